@@ -1,0 +1,41 @@
+# The two commands of the README, plus their set-up. Each target installs what it needs
+# on a fresh machine (a virtual environment from pyproject.toml; Debian's chromium for the
+# browser tests), so `make demo` and `make test` work from a clean clone.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup chromium test lint demo proto bench
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# Browser tests drive Debian's chromium (Playwright never downloads a browser here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+lint: setup
+	$(BIN)/ruff check .
+
+# The whole test suite (README: `make test`).
+test: setup chromium lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The main job (README: `make demo`): a real round robin between real bot processes.
+demo: setup
+	$(BIN)/python manage.py run_demo $(DEMO_ARGS)
+
+# Regenerate the gRPC/protobuf Python code from proto/ (checked in; a test diffs it).
+proto: setup
+	$(BIN)/python -m referee_service.protogen
+
+bench: setup
+	$(BIN)/python benchmarks/run_all.py
