@@ -43,6 +43,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "tournaments",
 ]
 
 MIDDLEWARE = [
@@ -130,3 +134,57 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# --- tournaments: REST API, Celery, referee (owned by the tournaments app) ---------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "tournaments.api.authentication.ApiTokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {"anon": "120/min", "user": "600/min"},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tiến Lên tournament platform API",
+    "DESCRIPTION": "Organise bot tournaments, register bots, read standings, ratings and replays.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# No-server quick start: kombu's filesystem transport under var/ when no broker is set.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = VAR_DIR / "celery-broker"
+    for _sub in ("out", "processed"):
+        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "out"),
+        "data_folder_out": str(_broker_dir / "out"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_DB_REUSE_MAX = 200
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "tournaments-tick": {
+        "task": "tournaments.tasks.tournaments_tick",
+        "schedule": float(os.environ.get("TIENLEN_TICK_SECONDS", "30")),
+    },
+}
+CELERY_TIMEZONE = TIME_ZONE
+
+REFEREE_TARGET = os.environ.get("REFEREE_TARGET", "127.0.0.1:50051")
+REFEREE_ORGANIZER_TOKEN = os.environ.get("REFEREE_ORGANIZER_TOKEN", "dev-organizer-token")
+# Bots not connected: a table retries with backoff until this many seconds have passed.
+TIENLEN_CONNECT_DEADLINE_S = int(os.environ.get("TIENLEN_CONNECT_DEADLINE_S", "300"))
+TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"))

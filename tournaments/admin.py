@@ -1,0 +1,83 @@
+"""Admin: browse everything; token hashes are read-only (tokens are rotated via the API)."""
+
+from django.contrib import admin
+
+from tournaments import models
+
+
+class EntrantInline(admin.TabularInline):
+    model = models.Entrant
+    extra = 0
+    raw_id_fields = ["bot"]
+
+
+class TableSeatInline(admin.TabularInline):
+    model = models.TableSeat
+    extra = 0
+    raw_id_fields = ["entrant"]
+
+
+class GameSeatInline(admin.TabularInline):
+    model = models.GameSeat
+    extra = 0
+    raw_id_fields = ["bot", "entrant", "version"]
+
+
+@admin.register(models.Bot)
+class BotAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "house_bot", "token_prefix", "revoked_at", "created_at"]
+    search_fields = ["name", "owner__username"]
+    readonly_fields = ["token_hash", "token_prefix", "token_created_at"]
+
+
+@admin.register(models.BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    list_display = ["bot", "version", "first_seen_at"]
+    search_fields = ["bot__name", "version"]
+
+
+@admin.register(models.ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["user", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["key_hash", "prefix"]
+
+
+@admin.register(models.RatingPool)
+class RatingPoolAdmin(admin.ModelAdmin):
+    list_display = ["preset", "seats", "k_factor", "games_rated"]
+    readonly_fields = ["games_rated"]
+
+
+@admin.register(models.Rating)
+class RatingAdmin(admin.ModelAdmin):
+    list_display = ["bot", "pool", "rating", "games", "updated_at"]
+    list_filter = ["pool"]
+    readonly_fields = ["rating", "games"]
+
+
+@admin.register(models.Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    list_display = ["name", "format", "status", "preset", "seats_per_table", "created_at"]
+    list_filter = ["format", "status", "preset"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [EntrantInline]
+
+
+@admin.register(models.Table)
+class TableAdmin(admin.ModelAdmin):
+    list_display = ["tournament", "round", "number", "status", "games_recorded", "attempts"]
+    list_filter = ["status"]
+    inlines = [TableSeatInline]
+
+
+@admin.register(models.Game)
+class GameAdmin(admin.ModelAdmin):
+    list_display = ["table", "index", "players", "recorded_at", "rating_seq"]
+    inlines = [GameSeatInline]
+
+
+@admin.register(models.RatingChange)
+class RatingChangeAdmin(admin.ModelAdmin):
+    list_display = ["pool", "seq", "bot", "rating_before", "rating_after"]
+    list_filter = ["pool"]

@@ -1,0 +1,1 @@
+"""The JSON API (DRF, OpenAPI schema by drf-spectacular)."""

@@ -1,0 +1,360 @@
+"""The data of the tournament platform.
+
+Uniqueness constraints carry the correctness arguments: a game is unique by (table, index),
+so a retried or replayed table can never record a game twice; a rating change is unique by
+(game, bot), so a game is never rated twice; a pool's rating sequence number is unique, so
+rating updates have one total order that `recompute_ratings` can replay exactly.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+DEFAULT_K_FACTOR = 12.0
+START_RATING = 1500.0
+
+name_validator = RegexValidator(
+    r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$",
+    "Use 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit.",
+)
+seats_validators = [MinValueValidator(2), MaxValueValidator(4)]
+
+
+class ApiToken(models.Model):
+    """A personal API token; only its SHA-256 is stored (the token is shown once)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=16)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.prefix}…"
+
+
+class Bot(models.Model):
+    """A bot owned by a user. House bots run inside the referee and have no token."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="bots"
+    )
+    name = models.CharField(max_length=63, unique=True, validators=[name_validator])
+    description = models.TextField(blank=True, max_length=2000)
+    house_bot = models.CharField(
+        max_length=63, blank=True, help_text="Name of a referee built-in bot (house bots only)."
+    )
+    token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    token_prefix = models.CharField(max_length=16, blank=True)
+    token_created_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class BotVersion(models.Model):
+    """A version string a bot reported when it connected (bots do not learn between games)."""
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=64)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["bot_id", "first_seen_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot", "version"], name="bot_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id}@{self.version}"
+
+
+class RatingPool(models.Model):
+    """Ratings are only comparable within one preset and one table size."""
+
+    preset = models.CharField(max_length=32)
+    seats = models.PositiveSmallIntegerField(validators=seats_validators)
+    k_factor = models.FloatField(default=DEFAULT_K_FACTOR, validators=[MinValueValidator(0.0)])
+    # Incremented under this row's lock: the total order of rating updates in the pool.
+    games_rated = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["preset", "seats"]
+        constraints = [
+            models.UniqueConstraint(fields=["preset", "seats"], name="pool_preset_seats_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.preset}/{self.seats}p"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.preset}-{self.seats}"
+
+
+class Rating(models.Model):
+    pool = models.ForeignKey(RatingPool, on_delete=models.CASCADE, related_name="ratings")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
+    rating = models.FloatField(default=START_RATING)
+    games = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pool_id", "-rating"]
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "bot"], name="rating_pool_bot_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} {self.rating:.1f} in {self.pool_id}"
+
+
+class Tournament(models.Model):
+    class Format(models.TextChoices):
+        ROUND_ROBIN = "round_robin", "Round robin"
+        KNOCKOUT = "knockout", "Knockout bracket"
+        LADDER = "ladder", "Rated ladder"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SCHEDULED = "scheduled", "Scheduled"
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        CANCELLED = "cancelled", "Cancelled"
+
+    name = models.CharField(max_length=120)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True, max_length=5000)
+    organiser = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="organised_tournaments"
+    )
+    format = models.CharField(max_length=16, choices=Format.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    preset = models.CharField(max_length=32, default="south")
+    options = models.JSONField(default=dict, blank=True)
+    seats_per_table = models.PositiveSmallIntegerField(default=4, validators=seats_validators)
+    # Each deal is played in every seat rotation (a duplicate set) unless games_per_table is set.
+    duplicate_sets = models.PositiveSmallIntegerField(default=1)
+    games_per_table = models.PositiveSmallIntegerField(null=True, blank=True)
+    move_time_ms = models.PositiveIntegerField(default=1000)
+    time_bank_ms = models.PositiveIntegerField(default=10000)
+    connect_deadline_s = models.PositiveIntegerField(default=300)
+    rated = models.BooleanField(default=True)
+    pool = models.ForeignKey(
+        RatingPool, null=True, blank=True, on_delete=models.PROTECT, related_name="tournaments"
+    )
+    seed = models.CharField(max_length=64)
+    # Round robin: how many times the whole design is repeated.
+    cycles = models.PositiveSmallIntegerField(default=1)
+    # Knockout: how many players of each table advance.
+    advance_per_table = models.PositiveSmallIntegerField(default=2)
+    # Ladder: tables started per scheduler tick; whether one owner's bots may share a table.
+    ladder_tables_per_tick = models.PositiveSmallIntegerField(default=1)
+    allow_same_owner = models.BooleanField(default=False)
+    design = models.CharField(max_length=64, blank=True)
+    starts_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status_reason = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [("organise_tournaments", "Can create and run tournaments")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def games_per_table_planned(self) -> int:
+        if self.games_per_table:
+            return self.games_per_table
+        return self.duplicate_sets * self.seats_per_table
+
+
+class Entrant(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        ELIMINATED = "eliminated", "Eliminated"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="entries")
+    seed_rank = models.PositiveIntegerField(null=True, blank=True)
+    rating_at_start = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["tournament_id", "seed_rank", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "bot"], name="entrant_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} in {self.tournament_id}"
+
+
+class Table(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        WAITING = "waiting", "Waiting for bots"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="tables")
+    round = models.PositiveIntegerField(default=1)
+    number = models.PositiveIntegerField()
+    seed = models.CharField(max_length=128)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    games_planned = models.PositiveIntegerField()
+    games_recorded = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tournament_id", "round", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tournament", "round", "number"], name="table_round_number_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["tournament", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.tournament_id} r{self.round} t{self.number}"
+
+
+class TableSeat(models.Model):
+    """The starting seat of an entrant at a table, and the table's outcome for it."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    entrant = models.ForeignKey(Entrant, on_delete=models.CASCADE, related_name="table_seats")
+    points = models.IntegerField(default=0)
+    place = models.PositiveSmallIntegerField(null=True, blank=True)
+    advanced = models.BooleanField(null=True, blank=True)
+    forfeited = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["table_id", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "seat"], name="table_seat_unique"),
+            models.UniqueConstraint(fields=["table", "entrant"], name="table_entrant_unique"),
+        ]
+
+
+class Game(models.Model):
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="games")
+    index = models.PositiveIntegerField()
+    seed = models.CharField(max_length=160, blank=True)
+    players = models.PositiveSmallIntegerField(validators=seats_validators)
+    finishing_order = models.JSONField(default=list)
+    points = models.JSONField(default=list)
+    strikes = models.JSONField(default=list)
+    forfeits = models.JSONField(default=list)
+    timing = models.JSONField(default=dict)
+    duration_ms = models.PositiveIntegerField(default=0)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    pool = models.ForeignKey(
+        RatingPool, null=True, blank=True, on_delete=models.PROTECT, related_name="games"
+    )
+    rating_seq = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["table_id", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "index"], name="game_table_index_unique"),
+            models.UniqueConstraint(
+                fields=["pool", "rating_seq"],
+                name="game_pool_seq_unique",
+                condition=Q(rating_seq__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"game {self.table_id}#{self.index}"
+
+
+class GameSeat(models.Model):
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    seat = models.PositiveSmallIntegerField()
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="game_seats")
+    entrant = models.ForeignKey(
+        Entrant, null=True, blank=True, on_delete=models.SET_NULL, related_name="game_seats"
+    )
+    version = models.ForeignKey(
+        BotVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="game_seats"
+    )
+    place = models.PositiveSmallIntegerField()
+    points = models.IntegerField()
+    strikes = models.PositiveSmallIntegerField(default=0)
+    forfeited = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["game_id", "seat"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "seat"], name="game_seat_unique"),
+            models.UniqueConstraint(fields=["game", "bot"], name="game_bot_unique"),
+        ]
+        indexes = [models.Index(fields=["bot", "game"])]
+
+
+class Replay(models.Model):
+    """The engine's replay JSON, zlib-compressed (about 4x smaller than the JSON text)."""
+
+    ENCODING = "zlib+json"
+
+    game = models.OneToOneField(Game, on_delete=models.CASCADE, primary_key=True)
+    schema = models.CharField(max_length=40)
+    encoding = models.CharField(max_length=16, default=ENCODING)
+    data = models.BinaryField()
+    raw_size = models.PositiveIntegerField()
+
+    def decoded_text(self) -> str:
+        return zlib.decompress(bytes(self.data)).decode("utf-8")
+
+
+class RatingChange(models.Model):
+    """One bot's rating change from one game: the rating history."""
+
+    pool = models.ForeignKey(RatingPool, on_delete=models.CASCADE, related_name="changes")
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="rating_changes")
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="rating_changes")
+    seq = models.PositiveBigIntegerField()
+    rating_before = models.FloatField()
+    rating_after = models.FloatField()
+
+    class Meta:
+        ordering = ["pool_id", "seq", "bot_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["game", "bot"], name="rating_change_unique")
+        ]
+        indexes = [models.Index(fields=["pool", "bot", "seq"])]
+
+    @property
+    def delta(self) -> float:
+        return self.rating_after - self.rating_before
