@@ -103,7 +103,7 @@ class PlayTableRequest(_message.Message):
     move_time_ms: _builtins.int
     """per move; 1000 when 0"""
     time_bank_ms: _builtins.int
-    """per seat per table; 2000 when unset"""
+    """per seat per table; 2000 when absent"""
     seed: _builtins.str
     """table seed; random (and reported) when empty"""
     first_game_index: _builtins.int
@@ -134,7 +134,7 @@ class PlayTableRequest(_message.Message):
         games: _builtins.int = ...,
         duplicate_sets: _builtins.int = ...,
         move_time_ms: _builtins.int = ...,
-        time_bank_ms: _builtins.int = ...,
+        time_bank_ms: _builtins.int | None = ...,
         seed: _builtins.str = ...,
         first_game_index: _builtins.int = ...,
         resume_leader: _builtins.int | None = ...,
@@ -144,18 +144,22 @@ class PlayTableRequest(_message.Message):
         max_illegal_attempts: _builtins.int = ...,
         disconnect_grace_ms: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "connect_deadline_ms", b"connect_deadline_ms", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "connect_deadline_ms", b"connect_deadline_ms", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__resume_leader: _TypeAlias = _typing.Literal["resume_leader"]  # noqa: Y015
     _WhichOneofArgType__resume_leader: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader"]  # noqa: Y015
     _WhichOneofReturnType__resume_starting: _TypeAlias = _typing.Literal["resume_starting"]  # noqa: Y015
     _WhichOneofArgType__resume_starting: _TypeAlias = _typing.Literal["_resume_starting", b"_resume_starting"]  # noqa: Y015
+    _WhichOneofReturnType__time_bank_ms: _TypeAlias = _typing.Literal["time_bank_ms"]  # noqa: Y015
+    _WhichOneofArgType__time_bank_ms: _TypeAlias = _typing.Literal["_time_bank_ms", b"_time_bank_ms"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__resume_leader) -> _WhichOneofReturnType__resume_leader | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__resume_starting) -> _WhichOneofReturnType__resume_starting | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__time_bank_ms) -> _WhichOneofReturnType__time_bank_ms | None: ...
 
 Global___PlayTableRequest: _TypeAlias = PlayTableRequest  # noqa: Y015
 
