@@ -41,8 +41,8 @@ class _MoveErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveErr
     """"card 9S not in your hand" """
     MOVE_ERROR_CODE_NOT_A_COMBINATION: _MoveErrorCode.ValueType  # 4
     """the cards form no combination"""
-    MOVE_ERROR_CODE_ILLEGAL_PLAY: _MoveErrorCode.ValueType  # 5
-    """a combination not legal now ("does not beat 7H")"""
+    MOVE_ERROR_CODE_DOES_NOT_BEAT: _MoveErrorCode.ValueType  # 5
+    """"does not beat 7♥" """
     MOVE_ERROR_CODE_CANNOT_PASS: _MoveErrorCode.ValueType  # 6
     """the round's leader must play"""
     MOVE_ERROR_CODE_EMPTY_PLAY: _MoveErrorCode.ValueType  # 7
@@ -55,6 +55,14 @@ class _MoveErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveErr
     """no such table (or not yours)"""
     MOVE_ERROR_CODE_WRONG_GAME: _MoveErrorCode.ValueType  # 11
     """game_index is not the current game"""
+    MOVE_ERROR_CODE_MUST_CONTAIN_START_CARD: _MoveErrorCode.ValueType  # 12
+    """"the first play must contain 3♠" """
+    MOVE_ERROR_CODE_LOCKED_OUT: _MoveErrorCode.ValueType  # 13
+    """"you passed this round" """
+    MOVE_ERROR_CODE_NOT_OFFERED: _MoveErrorCode.ValueType  # 14
+    """during an offer only the offered plays are legal"""
+    MOVE_ERROR_CODE_ILLEGAL_PLAY: _MoveErrorCode.ValueType  # 15
+    """any other illegal play (see reason)"""
 
 class MoveErrorCode(_MoveErrorCode, metaclass=_MoveErrorCodeEnumTypeWrapper): ...
 
@@ -67,8 +75,8 @@ MOVE_ERROR_CODE_NOT_IN_HAND: MoveErrorCode.ValueType  # 3
 """"card 9S not in your hand" """
 MOVE_ERROR_CODE_NOT_A_COMBINATION: MoveErrorCode.ValueType  # 4
 """the cards form no combination"""
-MOVE_ERROR_CODE_ILLEGAL_PLAY: MoveErrorCode.ValueType  # 5
-"""a combination not legal now ("does not beat 7H")"""
+MOVE_ERROR_CODE_DOES_NOT_BEAT: MoveErrorCode.ValueType  # 5
+""""does not beat 7♥" """
 MOVE_ERROR_CODE_CANNOT_PASS: MoveErrorCode.ValueType  # 6
 """the round's leader must play"""
 MOVE_ERROR_CODE_EMPTY_PLAY: MoveErrorCode.ValueType  # 7
@@ -81,6 +89,14 @@ MOVE_ERROR_CODE_UNKNOWN_TABLE: MoveErrorCode.ValueType  # 10
 """no such table (or not yours)"""
 MOVE_ERROR_CODE_WRONG_GAME: MoveErrorCode.ValueType  # 11
 """game_index is not the current game"""
+MOVE_ERROR_CODE_MUST_CONTAIN_START_CARD: MoveErrorCode.ValueType  # 12
+""""the first play must contain 3♠" """
+MOVE_ERROR_CODE_LOCKED_OUT: MoveErrorCode.ValueType  # 13
+""""you passed this round" """
+MOVE_ERROR_CODE_NOT_OFFERED: MoveErrorCode.ValueType  # 14
+"""during an offer only the offered plays are legal"""
+MOVE_ERROR_CODE_ILLEGAL_PLAY: MoveErrorCode.ValueType  # 15
+"""any other illegal play (see reason)"""
 Global___MoveErrorCode: _TypeAlias = MoveErrorCode  # noqa: Y015
 
 class _StrikeReason:
