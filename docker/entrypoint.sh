@@ -1,0 +1,51 @@
+#!/bin/sh
+# One entry point for every role of the platform image, so compose files, Kubernetes
+# manifests and `docker run` all name roles instead of repeating long commands.
+# Every role is configured by environment variables (documented in docker/env.example).
+set -eu
+
+role="${1:-web}"
+[ "$#" -gt 0 ] && shift
+
+case "$role" in
+  web)
+    # ASGI (uvicorn) so the live progress stream works; static files come from WhiteNoise.
+    exec uvicorn tienlen_site.asgi:application \
+      --host 0.0.0.0 --port "${WEB_PORT:-8000}" \
+      --workers "${WEB_CONCURRENCY:-2}" \
+      --proxy-headers --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}" \
+      --no-server-header "$@"
+    ;;
+  migrate)
+    exec python manage.py migrate --noinput "$@"
+    ;;
+  worker)
+    exec celery -A tienlen_site.celery:app worker \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --concurrency "${CELERY_CONCURRENCY:-2}" \
+      --queues "${CELERY_QUEUES:-celery}" \
+      --hostname "${CELERY_WORKER_NAME:-worker}@%h" "$@"
+    ;;
+  beat)
+    exec celery -A tienlen_site.celery:app beat \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --scheduler django_celery_beat.schedulers:DatabaseScheduler \
+      --pidfile= "$@"
+    ;;
+  referee)
+    exec tienlen-referee \
+      --listen "${REFEREE_LISTEN:-0.0.0.0:50051}" \
+      --token-store "${REFEREE_TOKEN_STORE:-tournaments.token_store:DjangoTokenStore}" "$@"
+    ;;
+  bot)
+    # TIENLEN_BOT: an example bot name (random, greedy, heuristic), a bot file or module:Class.
+    exec tienlen-bot run "${TIENLEN_BOT:?set TIENLEN_BOT}" \
+      --server "${TIENLEN_SERVER:?set TIENLEN_SERVER (host:port of the referee)}" "$@"
+    ;;
+  manage)
+    exec python manage.py "$@"
+    ;;
+  *)
+    exec "$role" "$@"
+    ;;
+esac
