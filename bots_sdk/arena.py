@@ -1,0 +1,362 @@
+"""Local games between bots with the referee's engine, no server: the author's test bench.
+
+Deals, seat rotation and the fallback for a failing bot follow the referee
+(docs/protocol.md): in duplicate mode, set `d` deals from `"<seed>/set/<d>"` and seat `s` of
+rotation `r` is played by lineup entry `(s + r) % n`; without duplicates, game `i` deals
+from `"<seed>/game/<i>"` and the lineup is rotated by `i % n` so seats stay balanced. Every
+arena game is a starting game, so games are independent and results do not depend on how
+they are split between processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bots_sdk.bot import (
+    Bot,
+    GameInfo,
+    GameResult,
+    TableInfo,
+    TableResult,
+    View,
+    normalize_move,
+    safe_move,
+)
+from bots_sdk.stats import GameRecord
+
+__all__ = ["ArenaConfig", "ArenaResult", "GameTask", "Lineup", "play_task", "run_arena"]
+
+
+@dataclass(frozen=True, slots=True)
+class GameTask:
+    index: int  # game number within the arena run
+    unit: int  # duplicate set (or game) index: the sampling unit of the statistics
+    rotation: int
+    seed: str  # deal seed
+
+
+@dataclass(frozen=True)
+class Lineup:
+    """Who plays: entrants (distinct bot specs) and, per seat of rotation 0, an entrant."""
+
+    specs: tuple[str, ...]  # one per entrant
+    names: tuple[str, ...]
+    seats: tuple[int, ...]  # entrant index per seat, rotation 0
+
+    @classmethod
+    def build(cls, specs: Sequence[str], players: int, names: Sequence[str] | None = None) -> Lineup:
+        """Repeating a spec puts the same bot in several seats (one row in the results);
+        fewer specs than seats are cycled to fill the table: `A B` at 4 seats is A B A B."""
+        if not specs:
+            raise ValueError("name at least one bot")
+        if len(specs) > players:
+            raise ValueError(f"{len(specs)} bots for {players} seats; use --players {len(specs)}")
+        unique: list[str] = []
+        for s in specs:
+            if s not in unique:
+                unique.append(s)
+        seats = tuple(unique.index(specs[i % len(specs)]) for i in range(players))
+        if names is None:
+            names = unique
+        return cls(tuple(unique), tuple(names), seats)
+
+    def entrants_for(self, rotation: int) -> tuple[int, ...]:
+        n = len(self.seats)
+        return tuple(self.seats[(s + rotation) % n] for s in range(n))
+
+
+@dataclass(frozen=True)
+class ArenaConfig:
+    lineup: Lineup
+    games: int = 100
+    preset: str = "south"
+    players: int = 4
+    duplicate: bool = False
+    seed: str = "arena"
+    jobs: int = 1
+    replays_dir: Path | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def tasks(self) -> list[GameTask]:
+        n = self.players
+        if self.duplicate:
+            sets = -(-self.games // n)
+            return [
+                GameTask(d * n + r, d, r, f"{self.seed}/set/{d}") for d in range(sets) for r in range(n)
+            ]
+        return [GameTask(i, i, i % n, f"{self.seed}/game/{i}") for i in range(self.games)]
+
+
+@dataclass
+class ArenaResult:
+    config: ArenaConfig
+    records: list[GameRecord]
+    elapsed_s: float
+    errors: list[str]  # one line per strike: what the bot did wrong
+
+    @property
+    def games_per_second(self) -> float:
+        return len(self.records) / self.elapsed_s if self.elapsed_s else 0.0
+
+
+# ------------------------------------------------------------------ one game
+
+
+class _Runner:
+    """Plays arena games in one process; bots are loaded once per process."""
+
+    def __init__(self, config: ArenaConfig) -> None:
+        from bots_sdk.loader import load_bot_class
+        from bots_sdk.rules import Game, IllegalMove
+
+        self.config = config
+        self.classes: list[type[Bot]] = [load_bot_class(s) for s in config.lineup.specs]
+        self.Game = Game
+        self.IllegalMove = IllegalMove
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _await(self, value: Any) -> Any:
+        if inspect.isawaitable(value):
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+            return self._loop.run_until_complete(value)  # type: ignore[arg-type]
+        return value
+
+    def _hook(self, bot: Bot, name: str, arg: Any, errors: list[str], label: str) -> None:
+        try:
+            self._await(getattr(bot, name)(arg))
+        except Exception as exc:
+            errors.append(f"{label}: {name}() raised {type(exc).__name__}: {exc}")
+
+    def play(self, task: GameTask, errors: list[str]) -> tuple[GameRecord, dict[str, Any]]:
+        cfg = self.config
+        n = cfg.players
+        entrants = cfg.lineup.entrants_for(task.rotation)
+        names = cfg.lineup.names
+        random.seed(f"{task.seed}/{task.rotation}")  # bots using `random` are reproducible
+        game = self.Game.from_seed(
+            task.seed, n, preset=cfg.preset, starting=True, options=cfg.options or None
+        )
+        table_id = f"arena-{task.index}"
+        bots = [self.classes[e]() for e in entrants]
+        labels = [f"game {task.index} seat {s} ({names[e]})" for s, e in enumerate(entrants)]
+        hands = [tuple(h) for h in game.hands]
+        for s, bot in enumerate(bots):
+            self._hook(bot, "on_table_start", TableInfo(table_id, s, n, cfg.preset, dict(cfg.options), 1), errors, labels[s])
+            self._hook(bot, "on_game_start", GameInfo(table_id, 0, s, hands[s], True, None), errors, labels[s])
+        strikes = [0] * n
+        think = [0.0] * n
+        moves = [0] * n
+        perf = time.perf_counter
+        IllegalMove = self.IllegalMove
+        while not game.is_over:
+            seat = game.to_move
+            sv = game.view(seat)
+            view = View(sv, table_id, 0)
+            bot = bots[seat]
+            t0 = perf()
+            try:
+                raw = bot.play(view)
+                if inspect.isawaitable(raw):
+                    raw = self._await(raw)
+                cards = normalize_move(raw)
+            except Exception as exc:
+                think[seat] += perf() - t0
+                moves[seat] += 1
+                strikes[seat] += 1
+                errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}")
+                self._fallback(game, sv)
+                continue
+            think[seat] += perf() - t0
+            moves[seat] += 1
+            try:
+                if cards is None:
+                    game.pass_turn()
+                else:
+                    game.play(list(cards))
+            except IllegalMove as exc:
+                strikes[seat] += 1
+                shown = "pass" if cards is None else " ".join(str(c) for c in cards)
+                errors.append(f"{labels[seat]}: illegal move {shown}: {exc}")
+                self._fallback(game, sv)
+        points = tuple(game.points)
+        order = tuple(game.finishing_order)
+        replay = game.replay()
+        for s, bot in enumerate(bots):
+            self._hook(
+                bot,
+                "on_game_end",
+                GameResult(table_id, 0, s, order, points, game.instant_winner, replay),
+                errors,
+                labels[s],
+            )
+            self._hook(bot, "on_table_end", TableResult(table_id, s, points, 1), errors, labels[s])
+        record = GameRecord(
+            unit=task.unit,
+            entrants=entrants,
+            points=points,
+            finishing_order=order,
+            strikes=tuple(strikes),
+            think_s=tuple(think),
+            moves=tuple(moves),
+        )
+        return record, replay
+
+    @staticmethod
+    def _fallback(game: Any, sv: Any) -> None:
+        cards = safe_move(sv.can_pass, sv.legal_plays)
+        if cards is None:
+            game.pass_turn()
+        else:
+            game.play(list(cards))
+
+
+def _replay_name(task: GameTask) -> str:
+    return f"game-{task.index:06d}.json"
+
+
+def _write_replay(directory: Path, task: GameTask, replay: dict[str, Any]) -> None:
+    # Exactly the engine's replay JSON, so the platform's viewer and replay_game() read it.
+    (directory / _replay_name(task)).write_text(json.dumps(replay, separators=(",", ":")))
+
+
+def _write_index(directory: Path, config: ArenaConfig, tasks: Sequence[GameTask]) -> None:
+    """index.json: which bot sat where in each replay (replays themselves name no bots)."""
+    lineup = config.lineup
+    games = [
+        {
+            "file": _replay_name(t),
+            "seed": t.seed,
+            "unit": t.unit,
+            "rotation": t.rotation,
+            "seats": [lineup.names[e] for e in lineup.entrants_for(t.rotation)],
+        }
+        for t in tasks
+    ]
+    doc = {
+        "schema": "tienlen.arena-index/1",
+        "preset": config.preset,
+        "players": config.players,
+        "duplicate": config.duplicate,
+        "seed": config.seed,
+        "bots": dict(zip(lineup.names, lineup.specs, strict=True)),
+        "games": games,
+    }
+    (directory / "index.json").write_text(json.dumps(doc, indent=1))
+
+
+# ------------------------------------------------------------------ worker processes
+
+_WORKER: _Runner | None = None
+
+
+def _worker_init(config: ArenaConfig) -> None:
+    global _WORKER
+    _WORKER = _Runner(config)
+
+
+def play_task(tasks: Sequence[GameTask]) -> tuple[list[GameRecord], list[str]]:
+    """Play a chunk of games in a worker process (also used in-process with --jobs 1)."""
+    assert _WORKER is not None
+    records: list[GameRecord] = []
+    errors: list[str] = []
+    cfg = _WORKER.config
+    for task in tasks:
+        record, replay = _WORKER.play(task, errors)
+        records.append(record)
+        if cfg.replays_dir is not None:
+            _write_replay(cfg.replays_dir, task, replay)
+    return records, errors
+
+
+def _chunks(tasks: list[GameTask], size: int) -> Iterator[list[GameTask]]:
+    for i in range(0, len(tasks), size):
+        yield tasks[i : i + size]
+
+
+def run_arena(
+    config: ArenaConfig, progress: Callable[[int, int], None] | None = None
+) -> ArenaResult:
+    """Play every game of `config` and return the records (sorted by game index)."""
+    if config.players not in (2, 3, 4):
+        raise ValueError(f"--players must be 2, 3 or 4, got {config.players}")
+    if config.games < 1:
+        raise ValueError("--games must be at least 1")
+    if config.replays_dir is not None:
+        config.replays_dir.mkdir(parents=True, exist_ok=True)
+    tasks = config.tasks()
+    total = len(tasks)
+    records: list[GameRecord] = []
+    errors: list[str] = []
+    started = time.perf_counter()
+    if progress:
+        progress(0, total)
+    if config.jobs <= 1:
+        _worker_init(config)
+        # Small chunks keep the progress bar moving without measurable overhead.
+        for chunk in _chunks(tasks, max(1, min(50, total // 100 or 1))):
+            recs, errs = play_task(chunk)
+            records.extend(recs)
+            errors.extend(errs)
+            if progress:
+                progress(len(records), total)
+    else:
+        jobs = min(config.jobs, os.cpu_count() or config.jobs, total)
+        size = max(1, min(100, total // (jobs * 8) or 1))
+        # Chunks alternate between workers; the result does not depend on the split since
+        # every game is seeded from its own task.
+        with ProcessPoolExecutor(
+            max_workers=jobs, initializer=_worker_init, initargs=(config,)
+        ) as pool:
+            for recs, errs in pool.map(play_task, list(_chunks(tasks, size))):
+                records.extend(recs)
+                errors.extend(errs)
+                if progress:
+                    progress(len(records), total)
+    elapsed = time.perf_counter() - started
+    if config.replays_dir is not None:
+        _write_index(config.replays_dir, config, tasks)
+    records.sort(key=lambda r: (r.unit, r.entrants))
+    return ArenaResult(config, records, elapsed, errors)
+
+
+class ProgressBar:
+    """A plain stderr progress bar: games done, rate and time left. Redraws at most ten
+    times a second, and only on a terminal (CI logs stay readable)."""
+
+    def __init__(self, stream: Any = None, width: int = 30) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.started = time.perf_counter()
+        self.last = 0.0
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < total and now - self.last < 0.1:
+            return
+        self.last = now
+        elapsed = now - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = (total - done) / rate if rate > 0 else 0.0
+        filled = int(self.width * done / total) if total else self.width
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(
+            f"\r[{bar}] {done}/{total} games  {rate:6.1f} games/s  {left:5.0f} s left "
+        )
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()

@@ -1,0 +1,290 @@
+"""`tienlen-bot`: run, test, create and inspect bots from the command line.
+
+Every error a user can cause (a missing file, a class that is not there, a bot that
+raises on import, a malformed replay) is printed as one line, `tienlen-bot: error: ...`,
+with exit status 2; tracebacks are for bugs in the SDK itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; shown as one line."""
+
+
+def _parse_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from bots_sdk.runner import add_connection_args
+
+    parser = argparse.ArgumentParser(
+        prog="tienlen-bot", description="Write, test and run Tiến Lên bots."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="play on a referee (tienlen-bot run bot.py --server H:P)")
+    p.add_argument("bot", help="bot file, file.py:Class, module:Class or an example name")
+    add_connection_args(p)
+
+    p = sub.add_parser("arena", help="play local games between bots, no server needed")
+    p.add_argument("bots", nargs="+", metavar="BOT", help="2-4 bots: files, module:Class or random/greedy/heuristic")
+    p.add_argument("--games", type=int, default=100, help="games to play (default %(default)s)")
+    p.add_argument("--preset", default="south", help="rule preset (default %(default)s)")
+    p.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game")
+    p.add_argument("--duplicate", action="store_true", help="replay each deal in every seat rotation (less luck)")
+    p.add_argument("--seed", default="arena", help="deal seed (same seed, same deals)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default %(default)s)")
+    p.add_argument("--replays", type=Path, metavar="DIR", help="write each game's replay JSON here")
+    p.add_argument("--option", type=_parse_option, action="append", default=[], metavar="KEY=VALUE", help="override a rule option")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--show-errors", type=int, default=10, metavar="N", help="list the first N bot errors (default %(default)s)")
+
+    p = sub.add_parser("new", help="create a starter bot project")
+    p.add_argument("name", help="project directory / bot name, e.g. my_bot")
+    p.add_argument("--force", action="store_true", help="write into an existing non-empty directory")
+
+    p = sub.add_parser("replay", help="print a replay move by move")
+    p.add_argument("file", type=Path, help="replay JSON (tienlen.replay/1)")
+    p.add_argument("--symbols", action="store_true", help="print suits as ♠♣♦♥")
+
+    p = sub.add_parser("check", help="certify a bot before it joins a ladder")
+    p.add_argument("bot", help="bot file, file.py:Class, module:Class or an example name")
+    p.add_argument("--games", type=int, default=6, help="local games per preset and table size (default %(default)s)")
+    p.add_argument("--move-time-ms", type=int, default=1000, help="the ladder's time per move (default %(default)s)")
+    p.add_argument("--skip-server", action="store_true", help="skip the protocol round trip")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from bots_sdk.loader import BotLoadError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {
+        "run": cmd_run,
+        "arena": cmd_arena,
+        "new": cmd_new,
+        "replay": cmd_replay,
+        "check": cmd_check,
+    }[args.command]
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("tienlen-bot: interrupted", file=sys.stderr)
+        return 130
+    except (BotLoadError, UsageError) as exc:
+        print(f"tienlen-bot: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from bots_sdk.client import ClientError
+
+        if isinstance(exc, ClientError | ValueError | OSError):
+            print(f"tienlen-bot: error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+# ------------------------------------------------------------------ run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from bots_sdk.loader import load_bot_class
+    from bots_sdk.runner import configure_logging, connect_and_play
+
+    bot_cls = load_bot_class(args.bot)
+    configure_logging(args.log_level)
+    return connect_and_play(bot_cls, args)
+
+
+# ------------------------------------------------------------------ arena
+
+
+def cmd_arena(args: argparse.Namespace) -> int:
+    from bots_sdk.arena import ArenaConfig, Lineup, ProgressBar, run_arena
+    from bots_sdk.loader import describe_spec
+    from bots_sdk.stats import format_report, pairwise, summarize
+
+    if len(args.bots) > args.players:
+        raise UsageError(f"{len(args.bots)} bots for {args.players} seats; use --players {len(args.bots)}")
+    if args.games < 1:
+        raise UsageError("--games must be at least 1")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    _check_preset(args.preset, dict(args.option))
+    unique = list(dict.fromkeys(args.bots))
+    names = _unique_names([describe_spec(s) for s in unique])
+    lineup = Lineup.build(args.bots, args.players, names)
+    config = ArenaConfig(
+        lineup=lineup,
+        games=args.games,
+        preset=args.preset,
+        players=args.players,
+        duplicate=args.duplicate,
+        seed=args.seed,
+        jobs=args.jobs,
+        replays_dir=args.replays,
+        options=dict(args.option),
+    )
+    progress = None if args.quiet or args.json else ProgressBar()
+    result = run_arena(config, progress)
+    rows = summarize(result.records, lineup.names)
+    pairs = pairwise(result.records, lineup.names)
+    units = len({r.unit for r in result.records})
+    if args.json:
+        print(json.dumps(_arena_json(result, rows, pairs), indent=2))
+        return 0
+    mode = "duplicate sets" if args.duplicate else "games"
+    print(
+        f"{len(result.records)} games, preset {args.preset}, {args.players} players, "
+        f"{'duplicate' if args.duplicate else 'independent'} deals, seed {args.seed!r}, "
+        f"{result.elapsed_s:.1f} s ({result.games_per_second:.1f} games/s)"
+    )
+    print()
+    print(format_report(rows, pairs, units=units, unit_name=mode))
+    if result.errors:
+        print()
+        print(f"{len(result.errors)} bot error(s) (each replaced by the referee's fallback move):")
+        for line in result.errors[: args.show_errors]:
+            print(f"  {line}")
+        if len(result.errors) > args.show_errors:
+            print(f"  ... {len(result.errors) - args.show_errors} more (--show-errors N)")
+    if args.replays:
+        print(f"\nreplays written to {args.replays}/ (index.json says who sat where)")
+    return 0
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
+def _check_preset(preset: str, options: dict[str, Any]) -> None:
+    from bots_sdk.rules import PRESETS
+
+    if preset not in PRESETS:
+        raise UsageError(f"unknown preset {preset!r} (known: {', '.join(sorted(PRESETS))})")
+    if options:
+        merged = PRESETS[preset].to_dict()
+        merged.update(options)
+        try:
+            type(PRESETS[preset]).from_dict(merged)
+        except (ValueError, TypeError) as exc:
+            raise UsageError(f"bad --option: {exc}") from None
+
+
+def _arena_json(result: Any, rows: Any, pairs: Any) -> dict[str, Any]:
+    def est(e: Any) -> dict[str, Any]:
+        return {"mean": e.mean, "ci95": [e.low, e.high] if e.n > 1 else None, "n": e.n}
+
+    return {
+        "games": len(result.records),
+        "seconds": result.elapsed_s,
+        "bots": [
+            {
+                "name": r.name,
+                "games": r.games,
+                "first_places": r.firsts,
+                "average_place": r.avg_place,
+                "points_per_game": est(r.points),
+                "strikes": r.strikes,
+                "ms_per_move": r.ms_per_move,
+            }
+            for r in rows
+        ],
+        "pairwise": [
+            {"a": p.a, "b": p.b, "difference": est(p.diff), "significant": p.diff.excludes_zero}
+            for p in pairs
+        ],
+        "errors": result.errors,
+    }
+
+
+# ------------------------------------------------------------------ new
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from bots_sdk.templates import write_project
+
+    written = write_project(Path(args.name), force=args.force)
+    print(f"created {len(written)} files in {args.name}/:")
+    for path in written:
+        print(f"  {path}")
+    bot = Path(args.name) / "bot.py"
+    print("\nnext:")
+    print(f"  tienlen-bot arena {bot} greedy --games 200 --duplicate   # how strong is it?")
+    print(f"  python -m pytest {args.name}                            # its tests")
+    print(f"  tienlen-bot check {bot}                                 # ready for a ladder?")
+    return 0
+
+
+# ------------------------------------------------------------------ replay
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from bots_sdk.replay_print import format_replay
+
+    try:
+        doc = json.loads(args.file.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"replay file {str(args.file)!r} not found") from None
+    except ValueError as exc:
+        raise UsageError(f"{args.file} is not JSON: {exc}") from None
+    names = _seat_names_from_index(args.file)
+    print(format_replay(doc, seat_names=names, symbols=args.symbols))
+    return 0
+
+
+def _seat_names_from_index(path: Path) -> list[str] | None:
+    index = path.parent / "index.json"
+    try:
+        doc = json.loads(index.read_text())
+        for g in doc.get("games", []):
+            if g.get("file") == path.name:
+                return list(g["seats"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
+# ------------------------------------------------------------------ check
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from bots_sdk.certify import certify
+    from bots_sdk.loader import load_bot_class
+
+    bot_cls = load_bot_class(args.bot)
+    report = certify(
+        bot_cls,
+        games=args.games,
+        move_time_ms=args.move_time_ms,
+        server=not args.skip_server,
+        out=sys.stdout,
+    )
+    return 0 if report.passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,539 @@
+"""The gRPC bot client: connects a Bot class to the referee and keeps it playing.
+
+One stream carries every table of this process (docs/protocol.md). The client never lets
+the bot's own failures end the process: an exception, a timeout or an illegal answer is
+logged with the referee's reason and replaced by the fallback move the referee itself
+would play (pass where allowed, else the weakest play), which spares the bot a strike
+where that is still possible. Connection failures are retried with exponential backoff;
+the referee resumes our seats when we come back within its grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import signal
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from bots_sdk.bot import (
+    Bot,
+    GameInfo,
+    GameResult,
+    TableInfo,
+    TableResult,
+    View,
+    call_hook,
+    normalize_move,
+    safe_move,
+)
+from bots_sdk.cards import Card, format_cards
+
+__all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
+
+log = logging.getLogger("bots_sdk.client")
+
+PROTOCOL_VERSION = 1
+SDK_NAME = "tienlen-python-sdk"
+SDK_VERSION = "0.1.0"
+
+# docs/protocol.md "Limits and keepalive": the server refuses pings more often than 10 s.
+CHANNEL_OPTIONS = [
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
+]
+
+# Errors after which retrying cannot help: the token or the request is wrong.
+_FATAL_CODES = {
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.UNIMPLEMENTED,
+}
+
+
+class ClientError(Exception):
+    """The client cannot go on (e.g. the token was refused); the message says why."""
+
+
+def parse_target(server: str) -> str:
+    """Validate HOST:PORT early so a typo is a one-line error, not a hung connection."""
+    host, sep, port = server.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ClientError(f"--server must be HOST:PORT, got {server!r}")
+    return server
+
+
+@dataclass
+class _TableState:
+    table_id: str
+    bot: Bot
+    seat: int
+    players: int
+    preset: str
+    game_index: int = -1
+    score: int = 0  # this bot's points so far at the table
+    strikes: int = 0
+    illegal: int = 0
+    # move_id -> (view, cards already sent) for answering a rejection with the fallback
+    pending: dict[int, tuple[View, tuple[Card, ...] | None]] = field(default_factory=dict)
+
+
+@dataclass
+class ClientStats:
+    moves: int = 0
+    rejected: int = 0
+    fallbacks: int = 0
+    strikes: int = 0
+    tables_done: int = 0
+    games_done: int = 0
+    reconnects: int = 0
+
+
+class BotClient:
+    """Plays `bot_factory()` instances (one per table) over one referee stream.
+
+    `run()` returns when `stop()` was called and the running tables are finished (or at
+    once when `stop(force=True)`), and raises ClientError when the referee refuses us."""
+
+    def __init__(
+        self,
+        bot_factory: Callable[[], Bot],
+        *,
+        target: str,
+        token: str,
+        max_tables: int = 1,
+        bot_name: str | None = None,
+        bot_version: str | None = None,
+        credentials: grpc.ChannelCredentials | None = None,
+        reconnect: bool = True,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        max_connect_attempts: int | None = None,
+        safety_margin_ms: int = 30,
+        stop_when_idle: bool = False,
+    ) -> None:
+        if not token:
+            raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
+        self.bot_factory = bot_factory
+        self.target = target
+        self.token = token
+        self.max_tables = max(1, max_tables)
+        probe = bot_factory if isinstance(bot_factory, type) else type(bot_factory())
+        self.bot_name = bot_name or getattr(probe, "display_name", lambda: probe.__name__)()
+        self.bot_version = bot_version or getattr(probe, "version", "0")
+        self.credentials = credentials
+        self.reconnect = reconnect
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.max_connect_attempts = max_connect_attempts
+        self.safety_margin_ms = safety_margin_ms
+        self.stop_when_idle = stop_when_idle
+        self.stats = ClientStats()
+        self.tables: dict[str, _TableState] = {}
+        self.welcome: Any = None
+        self._executor = ThreadPoolExecutor(
+            max_workers=self.max_tables, thread_name_prefix="bot-play"
+        )
+        self._stopping = False
+        self._force = False
+        self._stop_event: asyncio.Event | None = None
+        self._call: Any = None
+        self._write_lock: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.connected: asyncio.Event | None = None  # set while welcomed (run() creates it)
+
+    # ------------------------------------------------------------------ lifecycle
+    def stop(self, force: bool = False) -> None:
+        """Ask the client to leave: finish the running tables (or not, with force)."""
+        self._stopping = True
+        self._force = self._force or force
+        if self._stop_event is not None:
+            self._stop_event.set()
+
+    async def run(self) -> None:
+        from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2_grpc
+
+        self._stop_event = asyncio.Event()
+        self._write_lock = asyncio.Lock()
+        self.connected = asyncio.Event()
+        attempt = 0
+        delay = self.backoff_initial_s
+        try:
+            while True:
+                attempt += 1
+                channel = (
+                    grpc.aio.secure_channel(self.target, self.credentials, options=CHANNEL_OPTIONS)
+                    if self.credentials
+                    else grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
+                )
+                try:
+                    stub = bot_gateway_pb2_grpc.BotGatewayStub(channel)
+                    welcomed = await self._session(stub)
+                    if welcomed:
+                        attempt, delay = 0, self.backoff_initial_s
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() in _FATAL_CODES:
+                        raise ClientError(
+                            f"referee refused the connection: {exc.code().name}: {exc.details()}"
+                        ) from None
+                    log.warning(
+                        "connection to %s lost: %s: %s", self.target, exc.code().name, exc.details()
+                    )
+                finally:
+                    self.connected.clear()
+                    await channel.close(grace=None)
+                if self._stopping and (self._force or not self.tables):
+                    return
+                if not self.reconnect:
+                    raise ClientError(f"connection to {self.target} closed")
+                if self.max_connect_attempts and attempt >= self.max_connect_attempts:
+                    raise ClientError(
+                        f"cannot reach the referee at {self.target} after {attempt} attempts"
+                    )
+                wait = delay * (0.5 + random.random() / 2)
+                log.info("reconnecting in %.1f s", wait)
+                self.stats.reconnects += 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop_event.wait(), wait)
+                if self._stopping and (self._force or not self.tables):
+                    return
+                delay = min(self.backoff_max_s, delay * 2)
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _session(self, stub: Any) -> bool:
+        """One stream from Hello to its end. Returns whether the referee welcomed us."""
+        from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+
+        call = stub.Connect()
+        self._call = call
+        hello = gw.Hello(
+            token=self.token,
+            bot_name=self.bot_name,
+            bot_version=str(self.bot_version),
+            max_tables=self.max_tables,
+            protocol_version=PROTOCOL_VERSION,
+            sdk_name=SDK_NAME,
+            sdk_version=SDK_VERSION,
+        )
+        await self._write(gw.BotMessage(hello=hello))
+        welcomed = False
+        stop_waiter = asyncio.ensure_future(self._stop_event.wait())  # type: ignore[union-attr]
+        goodbye_sent = False
+        try:
+            while True:
+                read = asyncio.ensure_future(call.read())
+                done, _ = await asyncio.wait({read, stop_waiter}, return_when=asyncio.FIRST_COMPLETED)
+                if stop_waiter in done and not goodbye_sent:
+                    goodbye_sent = True
+                    if self._force or not self.tables:
+                        read.cancel()
+                        call.cancel()
+                        return welcomed
+                    log.info("stopping: finishing %d running table(s)", len(self.tables))
+                    await self._write(gw.BotMessage(goodbye=gw.Goodbye(reason="client stopping")))
+                    stop_waiter = asyncio.ensure_future(asyncio.Event().wait())
+                    if read not in done:
+                        done, _ = await asyncio.wait({read})
+                msg = await read
+                if msg is grpc.aio.EOF:
+                    status = await call.code()
+                    if status in _FATAL_CODES:
+                        raise ClientError(
+                            f"referee refused the connection: {status.name}: {await call.details()}"
+                        )
+                    return welcomed
+                kind = msg.WhichOneof("body")
+                if kind == "welcome":
+                    welcomed = True
+                    self.welcome = msg.welcome
+                    self.connected.set()  # type: ignore[union-attr]
+                    log.info(
+                        "connected to %s as %s (bot id %s, up to %d tables, %d seats resumed)",
+                        self.target,
+                        msg.welcome.bot_name or self.bot_name,
+                        msg.welcome.bot_id,
+                        msg.welcome.max_tables,
+                        msg.welcome.resumed_seats,
+                    )
+                else:
+                    await self._dispatch(kind, getattr(msg, kind))
+                if self._stopping and not self.tables and goodbye_sent:
+                    call.cancel()
+                    return welcomed
+                if self.stop_when_idle and welcomed and not self.tables and self.stats.tables_done:
+                    self.stop()
+        finally:
+            stop_waiter.cancel()
+
+    async def _write(self, message: Any) -> None:
+        assert self._write_lock is not None
+        async with self._write_lock:
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                await self._call.write(message)
+
+    # ------------------------------------------------------------------ messages
+    async def _dispatch(self, kind: str | None, body: Any) -> None:
+        if kind == "table_start":
+            await self._on_table_start(body)
+        elif kind == "game_start":
+            await self._on_game_start(body)
+        elif kind == "move_request":
+            self._spawn(self._on_move_request(body))
+        elif kind == "move_rejected":
+            await self._on_move_rejected(body)
+        elif kind == "move_accepted":
+            state = self.tables.get(body.table_id)
+            if state:
+                state.pending.pop(body.move_id, None)
+        elif kind == "strike":
+            self._on_strike(body)
+        elif kind == "game_end":
+            await self._on_game_end(body)
+        elif kind == "table_end":
+            await self._on_table_end(body)
+        elif kind == "error":
+            level = logging.ERROR if body.fatal else logging.WARNING
+            log.log(level, "referee error %s: %s", _enum_name(body, "code", body.code), body.reason)
+        elif kind == "pong":
+            pass
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _on_table_start(self, m: Any) -> None:
+        state = self.tables.get(m.table_id)
+        if state is not None and m.resumed:
+            log.info("table %s resumed (seat %d)", m.table_id, m.seat)
+            return
+        bot = self.bot_factory()
+        state = _TableState(m.table_id, bot, m.seat, m.players, m.preset)
+        self.tables[m.table_id] = state
+        import json
+
+        try:
+            options = json.loads(m.options_json) if m.options_json else {}
+        except ValueError:
+            options = {}
+        log.info(
+            "table %s: seat %d of %d, preset %s, %d games%s, %d ms per move",
+            m.table_id,
+            m.seat,
+            m.players,
+            m.preset,
+            m.games,
+            " (duplicate)" if m.duplicate else "",
+            m.move_time_ms,
+        )
+        info = TableInfo(
+            table_id=m.table_id,
+            seat=m.seat,
+            players=m.players,
+            preset=m.preset,
+            options=options,
+            games=m.games or None,
+            move_time_ms=m.move_time_ms or None,
+        )
+        await self._hook(state, "on_table_start", info)
+
+    async def _on_game_start(self, m: Any) -> None:
+        state = self.tables.get(m.table_id)
+        if state is None:
+            return
+        if state.game_index == m.game_index:
+            return  # re-sent after a reconnection
+        state.game_index = m.game_index
+        state.seat = m.seat
+        hand = tuple(Card.from_index(i) for i in m.hand)
+        log.debug("table %s game %d: seat %d, hand %s", m.table_id, m.game_index, m.seat, format_cards(hand))
+        info = GameInfo(
+            table_id=m.table_id,
+            game_index=m.game_index,
+            seat=m.seat,
+            hand=hand,
+            starting=m.starting,
+            leader=m.leader if m.HasField("leader") else None,
+        )
+        await self._hook(state, "on_game_start", info)
+
+    async def _on_move_request(self, m: Any) -> None:
+        from bots_sdk.wire import move_message, seat_view_from_proto
+
+        state = self.tables.get(m.table_id)
+        if state is None:
+            log.warning("move request for unknown table %s ignored", m.table_id)
+            return
+        view = View(
+            seat_view_from_proto(m.view),
+            table_id=m.table_id,
+            game_index=m.game_index,
+            time_left_ms=m.time_left_ms,
+            table_score=state.score,
+        )
+        started = time.perf_counter()
+        budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
+        cards: tuple[Card, ...] | None
+        try:
+            raw = await asyncio.wait_for(self._call_play(state.bot, view), budget_s)
+            cards = normalize_move(raw)
+        except TimeoutError:
+            cards = safe_move(view.can_pass, view.legal_plays())
+            log.warning(
+                "table %s game %d move %d: play() took longer than %d ms; sending the fallback %s",
+                m.table_id, m.game_index, m.move_id, m.time_left_ms, _describe(cards),
+            )
+            self.stats.fallbacks += 1
+        except Exception as exc:  # the bot's bug must not end the process
+            cards = safe_move(view.can_pass, view.legal_plays())
+            log.warning(
+                "table %s game %d move %d: play() raised %s: %s; sending the fallback %s",
+                m.table_id, m.game_index, m.move_id, type(exc).__name__, exc, _describe(cards),
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            self.stats.fallbacks += 1
+        thinking_us = int((time.perf_counter() - started) * 1e6)
+        state.pending[m.move_id] = (view, cards)
+        self.stats.moves += 1
+        await self._write(move_message(m.table_id, m.game_index, m.move_id, cards, min(thinking_us, 2**32 - 1)))
+
+    async def _call_play(self, bot: Bot, view: View) -> Any:
+        import inspect
+
+        if inspect.iscoroutinefunction(bot.play):
+            return await bot.play(view)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, bot.play, view)
+        return await call_hook(result)
+
+    async def _on_move_rejected(self, m: Any) -> None:
+        from bots_sdk.wire import move_message
+
+        state = self.tables.get(m.table_id)
+        code = _enum_name(m, "code", m.code)
+        if state is None or m.move_id not in state.pending:
+            log.warning("referee rejected a stale answer (%s): %s", code, m.reason)
+            return
+        self.stats.rejected += 1
+        state.illegal += 1
+        view, sent = state.pending[m.move_id]
+        fallback = safe_move(view.can_pass, view.legal_plays())
+        log.warning(
+            "table %s game %d move %d: illegal move %s: %s (%s); sending the fallback %s",
+            m.table_id, m.game_index, m.move_id, _describe(sent), m.reason, code, _describe(fallback),
+        )
+        if fallback == sent or m.attempts_left == 0:
+            return  # the referee plays the same fallback itself
+        state.pending[m.move_id] = (view, fallback)
+        self.stats.fallbacks += 1
+        await self._write(move_message(m.table_id, m.game_index, m.move_id, fallback, 0))
+
+    def _on_strike(self, m: Any) -> None:
+        state = self.tables.get(m.table_id)
+        if state is not None:
+            state.strikes = m.strikes
+        self.stats.strikes += 1
+        fallback = None if m.fallback_pass else tuple(Card.from_index(i) for i in m.fallback_cards)
+        log.warning(
+            "STRIKE %d/%d at table %s game %d move %d: %s%s; the referee played %s%s",
+            m.strikes, m.max_strikes, m.table_id, m.game_index, m.move_id,
+            _enum_name(m, "reason", m.reason), f" ({m.detail})" if m.detail else "",
+            _describe(fallback), " - seat forfeited" if m.forfeited else "",
+        )
+
+    async def _on_game_end(self, m: Any) -> None:
+        from bots_sdk.wire import game_result
+
+        state = self.tables.get(m.table_id)
+        if state is None:
+            return
+        r = game_result(m.result)
+        state.pending.clear()
+        self.stats.games_done += 1
+        points = r["points"]
+        if m.seat < len(points):
+            state.score += points[m.seat]
+        log.info(
+            "table %s game %d over: seat %d scored %+d (finishing order %s)",
+            m.table_id, m.game_index, m.seat, points[m.seat] if m.seat < len(points) else 0,
+            list(r["finishing_order"]),
+        )
+        result = GameResult(
+            table_id=m.table_id,
+            game_index=m.game_index,
+            seat=m.seat,
+            finishing_order=r["finishing_order"],
+            points=points,
+            instant_winner=r["instant_winner"],
+        )
+        await self._hook(state, "on_game_end", result)
+
+    async def _on_table_end(self, m: Any) -> None:
+        state = self.tables.pop(m.table_id, None)
+        reason = _enum_name(m, "reason", m.reason)
+        self.stats.tables_done += 1
+        log.info(
+            "table %s ended (%s%s): %d games, totals %s, %d strikes",
+            m.table_id, reason, f": {m.detail}" if m.detail else "", m.games_played,
+            list(m.totals), state.strikes if state else 0,
+        )
+        if state is None:
+            return
+        result = TableResult(
+            table_id=m.table_id,
+            seat=state.seat,
+            totals=tuple(m.totals),
+            games_played=m.games_played,
+            forfeited=reason.endswith("FORFEITED"),
+        )
+        await self._hook(state, "on_table_end", result)
+
+    async def _hook(self, state: _TableState, name: str, arg: Any) -> None:
+        try:
+            await call_hook(getattr(state.bot, name)(arg))
+        except Exception as exc:
+            log.warning("table %s: %s() raised %s: %s", state.table_id, name, type(exc).__name__, exc)
+
+    def _margin_ms(self, time_left_ms: int) -> int:
+        return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)
+
+
+def _describe(cards: tuple[Card, ...] | None) -> str:
+    return "pass" if cards is None else format_cards(cards)
+
+
+def _enum_name(msg: Any, field_name: str, value: int) -> str:
+    try:
+        return msg.DESCRIPTOR.fields_by_name[field_name].enum_type.values_by_number[value].name
+    except (KeyError, AttributeError):
+        return str(value)
+
+
+def install_signal_handlers(client: BotClient) -> None:
+    """Ctrl-C once: finish running tables and leave; twice: leave now."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if client._stopping:
+            log.warning("second interrupt: leaving now")
+            client.stop(force=True)
+        else:
+            log.warning("interrupt: finishing running tables (Ctrl-C again to leave now)")
+            client.stop()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal)

@@ -1,0 +1,22 @@
+"""Always the weakest legal play; passes only when it cannot play. The next baseline up
+from random: it never wastes a turn, but spends its 2s and bombs on anything."""
+
+from __future__ import annotations
+
+from bots_sdk.bot import Bot, Move, View
+
+
+def _strength(play: tuple) -> tuple[int, int]:
+    # Lowest top card first; on a tie shed more cards.
+    return (max(c.index for c in play), -len(play))
+
+
+class GreedyBot(Bot):
+    name = "greedy"
+    version = "1.0.0"
+
+    def play(self, view: View) -> Move:
+        plays = view.seat_view.legal_plays
+        if not plays:
+            return None
+        return min(plays, key=_strength)

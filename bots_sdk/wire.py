@@ -1,0 +1,100 @@
+"""Conversions between the protocol's messages and the SDK's types.
+
+Kept apart from the client so the conversions can be tested without a network, and so the
+engine's `SeatView` stays the one shape a bot sees whether it plays in the arena or
+against the referee.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bots_sdk.cards import Card
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+
+__all__ = ["game_result", "move_message", "seat_view_from_proto"]
+
+_KIND_NAMES = {
+    pb.COMBINATION_KIND_SINGLE: "single",
+    pb.COMBINATION_KIND_PAIR: "pair",
+    pb.COMBINATION_KIND_TRIPLE: "triple",
+    pb.COMBINATION_KIND_STRAIGHT: "straight",
+    pb.COMBINATION_KIND_PAIR_SEQUENCE: "pair_sequence",
+    pb.COMBINATION_KIND_FOUR_OF_A_KIND: "four_of_a_kind",
+}
+
+
+def _cards(values: Any) -> tuple[Card, ...]:
+    return tuple(Card.from_index(int(v)) for v in values)
+
+
+def _names(values: Any) -> list[str]:
+    return [str(Card.from_index(int(v))) for v in values]
+
+
+def seat_view_from_proto(v: pb.SeatView) -> Any:
+    """The engine's SeatView for a protocol SeatView (card lists in the engine's shapes)."""
+    from bots_sdk.rules import SeatView
+
+    table = None
+    if v.HasField("table"):
+        table = {
+            "seat": v.table.seat,
+            "cards": _names(v.table.cards),
+            "kind": v.table.kind_name or _KIND_NAMES.get(v.table.kind, ""),
+        }
+    history = []
+    for m in v.history:
+        if getattr(m, "pass"):
+            history.append({"seat": m.seat, "pass": True})
+        else:
+            history.append({"seat": m.seat, "cards": _names(m.cards)})
+    return SeatView(
+        seat=v.seat,
+        players=v.players,
+        preset=v.preset,
+        hand=_cards(v.hand),
+        card_counts=tuple(v.card_counts),
+        to_move=v.to_move if v.HasField("to_move") else None,
+        can_pass=v.can_pass,
+        offer=v.offer or None,
+        table=table,
+        locked_out=tuple(v.locked_out),
+        finished=tuple(v.finished),
+        history=tuple(history),
+        points=tuple(v.points) if v.over else None,
+        legal_plays=tuple(_cards(p.cards) for p in v.legal_plays),
+    )
+
+
+def move_message(
+    table_id: str, game_index: int, move_id: int, cards: tuple[Card, ...] | None, thinking_us: int
+) -> gw.BotMessage:
+    if cards is None:
+        fields = {"pass": True}  # `pass` is a Python keyword
+        move = gw.Move(
+            table_id=table_id,
+            game_index=game_index,
+            move_id=move_id,
+            thinking_us=thinking_us,
+            **fields,
+        )
+    else:
+        move = gw.Move(
+            table_id=table_id,
+            game_index=game_index,
+            move_id=move_id,
+            cards=[c.index for c in cards],
+            thinking_us=thinking_us,
+        )
+    return gw.BotMessage(move=move)
+
+
+def game_result(r: pb.GameResult) -> dict[str, Any]:
+    return {
+        "finishing_order": tuple(r.finishing_order),
+        "points": tuple(r.points),
+        "instant_winner": r.instant_winner if r.HasField("instant_winner") else None,
+        "frozen": tuple(r.frozen),
+    }
