@@ -1,0 +1,105 @@
+"""`tienlen-referee` / `python -m referee_service`: run the referee server.
+
+Every flag has an environment variable, so the Docker image is configured by environment
+alone. SIGTERM or Ctrl-C shuts down gracefully (running tables get --shutdown-grace
+seconds to finish, then are aborted with a resumable result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from referee_service import logs
+from referee_service.auth import load_token_store
+from referee_service.server import Referee, RefereeConfig
+
+log = logging.getLogger("referee_service.main")
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name, default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tienlen-referee",
+        description="The Tiến Lên referee: a gRPC server playing tables between bots.")
+    parser.add_argument("--listen", default=_env("TIENLEN_REFEREE_LISTEN", "127.0.0.1:50051"),
+                        help="host:port to listen on (env TIENLEN_REFEREE_LISTEN)")
+    parser.add_argument("--organizer-token",
+                        default=_env("TIENLEN_ORGANIZER_TOKEN", _env("REFEREE_ORGANIZER_TOKEN")),
+                        help="credential of the organiser API (env TIENLEN_ORGANIZER_TOKEN "
+                             "or REFEREE_ORGANIZER_TOKEN); without it the API refuses calls")
+    parser.add_argument("--token-store", default=_env("TIENLEN_TOKEN_STORE", "env"),
+                        help="bot tokens: 'env' (TIENLEN_BOT_TOKENS=bot_id:token,...), "
+                             "'file:PATH' (JSON), or 'module:Class', e.g. "
+                             "tournaments.token_store:DjangoTokenStore (env TIENLEN_TOKEN_STORE)")
+    parser.add_argument("--max-message-bytes", type=int,
+                        default=int(_env("TIENLEN_MAX_MESSAGE_BYTES", "65536") or 65536))
+    parser.add_argument("--rate-limit", type=int,
+                        default=int(_env("TIENLEN_RATE_LIMIT", "200") or 200),
+                        help="messages per second per bot stream (burst: twice that)")
+    parser.add_argument("--max-tables-per-stream", type=int,
+                        default=int(_env("TIENLEN_MAX_TABLES_PER_STREAM", "64") or 64))
+    parser.add_argument("--shutdown-grace", type=float,
+                        default=float(_env("TIENLEN_SHUTDOWN_GRACE", "30") or 30),
+                        help="seconds running tables get to finish on shutdown")
+    parser.add_argument("--log-level", default=_env("TIENLEN_LOG_LEVEL", "info"))
+    parser.add_argument("--log-format", choices=("json", "text"),
+                        default=_env("TIENLEN_LOG_FORMAT", "json"))
+    return parser
+
+
+def _ensure_platform_on_path() -> None:
+    # A Django-backed token store lives in the platform; its project package is under
+    # platform/, which is a source root (never a package: it would shadow the stdlib).
+    platform_dir = Path(__file__).resolve().parent.parent / "platform"
+    if platform_dir.is_dir() and str(platform_dir) not in sys.path:
+        sys.path.append(str(platform_dir))
+
+
+async def _serve(args: argparse.Namespace) -> int:
+    _ensure_platform_on_path()
+    try:
+        store = load_token_store(args.token_store)
+    except (ValueError, ImportError) as exc:
+        print(f"tienlen-referee: {exc}", file=sys.stderr)
+        return 2
+    config = RefereeConfig(
+        listen=args.listen, organizer_token=args.organizer_token,
+        max_message_bytes=args.max_message_bytes, rate_limit=args.rate_limit,
+        max_tables_per_stream=args.max_tables_per_stream,
+        shutdown_grace_s=args.shutdown_grace)
+    referee = Referee(config, store)
+    try:
+        await referee.start()
+    except (OSError, RuntimeError) as exc:
+        print(f"tienlen-referee: cannot listen on {args.listen}: {exc}", file=sys.stderr)
+        return 1
+    if not args.organizer_token:
+        log.warning("no organiser token: the organiser API refuses every call",
+                    extra={"event": "organizer_disabled"})
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down", extra={"event": "shutdown", "grace_s": args.shutdown_grace})
+    await referee.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logs.configure(args.log_level, args.log_format)
+    return asyncio.run(_serve(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,185 @@
+"""The bot side of the referee: one `BotGateway.Connect` stream per bot process.
+
+The method is registered with raw-bytes (de)serialisers, so a message that does not even
+parse is answered with an Error instead of killing the stream, and the handler parses
+exactly once. Reading and writing run in separate tasks; everything the tables want to
+say goes through the session's outbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from referee_service.auth import TokenStore, bearer_token
+from referee_service.ratelimit import TokenBucket
+from referee_service.sessions import BotSession, SessionRegistry
+
+log = logging.getLogger("referee_service.gateway")
+PROTOCOL_VERSION = 1
+SERVICE_NAME = "tienlen.v1.BotGateway"
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayLimits:
+    max_message_bytes: int = 64 * 1024
+    rate_limit: int = 200
+    max_tables_per_stream: int = 64
+    hello_timeout_s: float = 10.0
+
+
+def _error(code: int, reason: str, *, fatal: bool = False, table_id: str = "",
+           move_id: int = 0) -> bytes:
+    return gw.RefereeMessage(error=gw.Error(
+        code=code, reason=reason, fatal=fatal, table_id=table_id, move_id=move_id,
+    )).SerializeToString()
+
+
+class BotGateway:
+    """Authenticates a stream, then routes its messages until it closes."""
+
+    def __init__(self, registry: SessionRegistry, token_store: TokenStore,
+                 limits: GatewayLimits) -> None:
+        self.registry = registry
+        self.token_store = token_store
+        self.limits = limits
+        self.accepting = True
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, {
+            "Connect": grpc.stream_stream_rpc_method_handler(self.connect),
+        })
+
+    async def connect(self, requests: AsyncIterator[bytes],
+                      context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+        session = await self._hello(requests, context)
+        if session is None:
+            return
+        yield gw.RefereeMessage(welcome=gw.Welcome(
+            session_id=session.session_id, bot_id=session.bot_id, bot_name=session.bot_name,
+            protocol_version=PROTOCOL_VERSION, max_tables=session.max_tables,
+            max_message_bytes=self.limits.max_message_bytes,
+            max_messages_per_second=self.limits.rate_limit,
+        )).SerializeToString()
+        resumed = self.registry.add(session)
+        if resumed:
+            log.info("seats resumed", extra={"event": "seats_resumed",
+                                             "bot_id": session.bot_id, "seats": len(resumed)})
+        reader = asyncio.get_running_loop().create_task(self._read(session, requests))
+        try:
+            while True:
+                data = await session.outbox.get()
+                if data is None:
+                    break
+                yield data
+        finally:
+            reader.cancel()
+            self.registry.remove(session)
+            log.info("bot disconnected", extra={
+                "event": "bot_disconnected", "bot_id": session.bot_id,
+                "session": session.session_id})
+
+    async def _hello(self, requests: AsyncIterator[bytes],
+                     context: grpc.aio.ServicerContext) -> BotSession | None:
+        try:
+            raw = await asyncio.wait_for(anext(requests), self.limits.hello_timeout_s)
+        except (StopAsyncIteration, TimeoutError):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "send Hello first (within "
+                                f"{self.limits.hello_timeout_s:g} s)")
+        try:
+            first = gw.BotMessage.FromString(raw)
+        except DecodeError:
+            first = gw.BotMessage()
+        if first.WhichOneof("body") != "hello":
+            await context.write(_error(gw.ERROR_CODE_HELLO_REQUIRED,
+                                       "the first message must be Hello", fatal=True))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                "the first message must be Hello")
+        hello = first.hello
+        if hello.protocol_version not in (0, PROTOCOL_VERSION):
+            reason = (f"protocol version {hello.protocol_version} is not supported "
+                      f"(this referee speaks {PROTOCOL_VERSION})")
+            await context.write(_error(gw.ERROR_CODE_UNSUPPORTED_PROTOCOL, reason, fatal=True))
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
+        token = hello.token or bearer_token(context.invocation_metadata()) or ""
+        try:
+            identity = await asyncio.to_thread(self.token_store.authenticate_bot, token)
+        except Exception:
+            log.exception("token store failed")
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                "the referee cannot check tokens right now; retry later")
+        if identity is None:
+            log.info("bot refused", extra={"event": "bot_refused", "peer": context.peer(),
+                                           "reason": "unknown or revoked token"})
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "unknown or revoked bot token")
+        if not self.accepting:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
+        max_tables = min(max(hello.max_tables, 1), self.limits.max_tables_per_stream)
+        session = BotSession(
+            bot_id=identity.bot_id, bot_name=(hello.bot_name or identity.name)[:64],
+            bot_version=hello.bot_version[:64], max_tables=max_tables,
+            omit_legal_plays=hello.omit_legal_plays, peer=context.peer())
+        log.info("bot connected", extra={
+            "event": "bot_connected", "bot_id": session.bot_id, "bot_name": session.bot_name,
+            "bot_version": session.bot_version, "max_tables": max_tables,
+            "session": session.session_id, "peer": session.peer})
+        return session
+
+    async def _read(self, session: BotSession, requests: AsyncIterator[bytes]) -> None:
+        bucket = TokenBucket(self.limits.rate_limit)
+        warned_at = -1.0
+        try:
+            async for raw in requests:
+                if not bucket.allow():
+                    if bucket.flooding():
+                        session.send(gw.RefereeMessage(error=gw.Error(
+                            code=gw.ERROR_CODE_RATE_LIMITED, fatal=True,
+                            reason="message flood: stream closed")))
+                        log.warning("flood", extra={"event": "stream_flood",
+                                                    "bot_id": session.bot_id})
+                        break
+                    if bucket.window != warned_at:
+                        warned_at = bucket.window
+                        session.send(gw.RefereeMessage(error=gw.Error(
+                            code=gw.ERROR_CODE_RATE_LIMITED,
+                            reason=f"over {self.limits.rate_limit} messages/s: dropped")))
+                    continue
+                self._dispatch(session, raw)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the transport failed (e.g. message over the size limit)
+            log.info("stream ended", extra={"event": "stream_error", "bot_id": session.bot_id,
+                                            "error": type(exc).__name__})
+        finally:
+            session.close()
+
+    def _dispatch(self, session: BotSession, raw: bytes) -> None:
+        try:
+            message = gw.BotMessage.FromString(raw)
+        except DecodeError:
+            session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,
+                                             "message does not parse as BotMessage"))
+            return
+        kind = message.WhichOneof("body")
+        if kind == "move":
+            session.route_move(message.move)
+        elif kind == "ping":
+            session.send(gw.RefereeMessage(pong=gw.Pong(nonce=message.ping.nonce)))
+        elif kind == "goodbye":
+            session.draining = True
+            self.registry.released()
+        elif kind == "hello":
+            session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,
+                                             "Hello was already received on this stream"))
+        else:
+            session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,
+                                             "empty BotMessage (no body set)"))
+

@@ -1,0 +1,39 @@
+"""A token bucket per bot stream, so one flooding bot cannot starve the event loop."""
+
+from __future__ import annotations
+
+import time
+
+
+class TokenBucket:
+    """`rate` messages per second sustained, bursts up to `burst`.
+
+    Also counts what it refused in the current second, so a stream that keeps flooding
+    far past the limit can be closed instead of merely throttled."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp", "refused", "window")
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        self.rate = float(rate)
+        self.burst = float(burst if burst is not None else 2 * rate)
+        self.tokens = self.burst
+        self.stamp = time.monotonic()
+        self.refused = 0
+        self.window = self.stamp
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if now - self.window >= 1.0:
+            self.window = now
+            self.refused = 0
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        self.refused += 1
+        return False
+
+    def flooding(self, factor: float = 5.0) -> bool:
+        """True when more than `factor` x rate messages were refused within a second."""
+        return self.refused > factor * self.rate

@@ -1,0 +1,213 @@
+"""Assembling and running the referee: the grpc.aio server, health, reflection, shutdown.
+
+`Referee` is what `tienlen-referee` runs and what tests and the SDK's `check` command
+start in-process on a free loopback port (`RefereeThread` for code that is not async).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health_pb2
+from grpc_health.v1.health import aio as health_aio
+from grpc_health.v1.health_pb2_grpc import add_HealthServicer_to_server
+from grpc_reflection.v1alpha import reflection
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from referee_service.auth import StaticTokenStore, TokenStore
+from referee_service.gateway import SERVICE_NAME as GATEWAY_SERVICE
+from referee_service.gateway import BotGateway, GatewayLimits
+from referee_service.organizer import OrganizerService
+from referee_service.sessions import SessionRegistry
+
+log = logging.getLogger("referee_service.server")
+ORGANIZER_SERVICE = org.DESCRIPTOR.services_by_name["Organizer"].full_name
+
+#: Keepalive: ping idle clients every 30 s, drop them after 10 s of silence, and accept
+#: client pings down to every 10 s (docs/protocol.md tells clients to use >= 10 s).
+SERVER_KEEPALIVE = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 2),
+]
+
+
+@dataclass(slots=True)
+class RefereeConfig:
+    listen: str = "127.0.0.1:50051"
+    organizer_token: str | None = None
+    max_message_bytes: int = 64 * 1024
+    rate_limit: int = 200
+    max_tables_per_stream: int = 64
+    hello_timeout_s: float = 10.0
+    shutdown_grace_s: float = 30.0
+    extra_options: list[tuple[str, int | str]] = field(default_factory=list)
+
+
+class Referee:
+    """One referee server: bot gateway + organiser API + health + reflection."""
+
+    def __init__(self, config: RefereeConfig, token_store: TokenStore) -> None:
+        self.config = config
+        self.registry = SessionRegistry()
+        self.gateway = BotGateway(self.registry, token_store, GatewayLimits(
+            max_message_bytes=config.max_message_bytes, rate_limit=config.rate_limit,
+            max_tables_per_stream=config.max_tables_per_stream,
+            hello_timeout_s=config.hello_timeout_s))
+        self.organizer = OrganizerService(self.registry, config.organizer_token)
+        self.health = health_aio.HealthServicer()
+        self.server: grpc.aio.Server | None = None
+        self.port = 0
+
+    @property
+    def target(self) -> str:
+        host = self.config.listen.rsplit(":", 1)[0] or "127.0.0.1"
+        return f"{host}:{self.port}"
+
+    async def start(self) -> int:
+        options = [
+            ("grpc.max_receive_message_length", self.config.max_message_bytes),
+            ("grpc.so_reuseport", 0),
+            *SERVER_KEEPALIVE,
+            *self.config.extra_options,
+        ]
+        server = grpc.aio.server(options=options)
+        server.add_generic_rpc_handlers([self.gateway.handler()])
+        org_grpc.add_OrganizerServicer_to_server(self.organizer, server)
+        add_HealthServicer_to_server(self.health, server)
+        services = (GATEWAY_SERVICE, ORGANIZER_SERVICE, reflection.SERVICE_NAME,
+                    health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
+        reflection.enable_server_reflection(services, server)
+        self.port = server.add_insecure_port(self.config.listen)
+        if not self.port:
+            raise OSError(f"cannot listen on {self.config.listen}")
+        await server.start()
+        for name in ("", GATEWAY_SERVICE, ORGANIZER_SERVICE):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.server = server
+        log.info("referee listening", extra={"event": "listening", "target": self.target})
+        # make sure descriptors of the bot protocol are in the default pool for reflection
+        assert gw.DESCRIPTOR is not None
+        return self.port
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: refuse new tables and bots, let running tables finish for
+        up to `grace` seconds, then abort the rest (each reports ABORTED with the game
+        to resume from) and close the server."""
+        grace = self.config.shutdown_grace_s if grace is None else grace
+        self.organizer.accepting = False
+        self.gateway.accepting = False
+        await self.health.enter_graceful_shutdown()
+        runners = list(self.registry.tables.values())
+        tasks = [r.task for r in runners if r.task is not None]
+        if tasks:
+            log.info("waiting for tables", extra={"event": "shutdown_wait",
+                                                  "tables": len(tasks), "grace_s": grace})
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            for runner in runners:
+                if runner.task in pending:
+                    runner.abort("the referee is shutting down")
+            if pending:
+                await asyncio.wait(pending, timeout=5)
+        for streams in list(self.registry.sessions.values()):
+            for session in list(streams):
+                session.send(gw.RefereeMessage(error=gw.Error(
+                    code=gw.ERROR_CODE_SHUTTING_DOWN, reason="the referee is shutting down",
+                    fatal=True)))
+                session.close()
+        if self.server is not None:
+            await self.server.stop(1.0)
+        log.info("referee stopped", extra={"event": "stopped"})
+
+    async def wait(self) -> None:
+        if self.server is not None:
+            await self.server.wait_for_termination()
+
+
+@contextlib.asynccontextmanager
+async def running_referee(token_store: TokenStore | None = None, *,
+                          organizer_token: str | None = "organizer-secret",
+                          **config: object) -> AsyncIterator[Referee]:
+    """A referee on a free loopback port for the duration of the block (tests, tools)."""
+    referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=organizer_token,
+                                    **config),  # type: ignore[arg-type]
+                      token_store or StaticTokenStore())
+    await referee.start()
+    try:
+        yield referee
+    finally:
+        await referee.stop(grace=0)
+
+
+class RefereeThread:
+    """A referee running in a background thread with its own event loop, for code that
+    is not async (the SDK's `check`, the tournament tests, benchmarks)."""
+
+    def __init__(self, token_store: TokenStore | None = None, *,
+                 organizer_token: str | None = "organizer-secret", **config: object) -> None:
+        self._store = token_store or StaticTokenStore()
+        self._organizer_token = organizer_token
+        self._config = config
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="referee", daemon=True)
+        self.referee: Referee | None = None
+        self._error: BaseException | None = None
+        self._stop: asyncio.Event | None = None
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._serve())
+        self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with running_referee(self._store, organizer_token=self._organizer_token,
+                                       **self._config) as referee:
+                self.referee = referee
+                self._ready.set()
+                await self._stop.wait()
+        except BaseException as exc:  # reported to the starting thread
+            self._error = exc
+            self._ready.set()
+
+    def start(self) -> RefereeThread:
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise RuntimeError(f"referee failed to start: {self._error}") from self._error
+        return self
+
+    @property
+    def target(self) -> str:
+        assert self.referee is not None, "start() first"
+        return self.referee.target
+
+    def stop(self) -> None:
+        if self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(30)
+
+    def __enter__(self) -> RefereeThread:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def referee_in_thread(token_store: TokenStore | None = None,
+                      **kwargs: object) -> Iterator[RefereeThread]:
+    with RefereeThread(token_store, **kwargs) as thread:  # type: ignore[arg-type]
+        yield thread

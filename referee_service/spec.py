@@ -1,0 +1,178 @@
+"""A table to play, checked: the organiser's request turned into plain values.
+
+Every bad field is refused here, before any bot is contacted, with a message naming the
+field, so a tournament worker gets INVALID_ARGUMENT instead of a half-played table.
+The seeding and seat-rotation rules (docs/protocol.md) live here too, so they are
+testable without a server and a killed table can be replayed from any game index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+
+DEFAULT_MOVE_TIME_MS = 1000
+DEFAULT_TIME_BANK_MS = 2000
+DEFAULT_CONNECT_DEADLINE_MS = 10_000
+DEFAULT_MAX_STRIKES = 3
+DEFAULT_MAX_ILLEGAL_ATTEMPTS = 3
+DEFAULT_DISCONNECT_GRACE_MS = 10_000
+MAX_MOVE_TIME_MS = 600_000
+MAX_GAMES = 100_000
+_TABLE_ID_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}$")
+
+
+class SpecError(ValueError):
+    """A field of PlayTableRequest is unusable; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantSpec:
+    """One participant: a registered bot (`bot_id`) or a house bot (`house`)."""
+
+    bot_id: str | None = None
+    house: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"house:{self.house}" if self.house else f"bot:{self.bot_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    table_id: str
+    participants: tuple[ParticipantSpec, ...]
+    preset: str = "south"
+    overrides: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)  # every option value
+    games: int = 1
+    duplicate_sets: int = 0
+    move_time_ms: int = DEFAULT_MOVE_TIME_MS
+    time_bank_ms: int = DEFAULT_TIME_BANK_MS
+    seed: str = ""
+    first_game_index: int = 0
+    resume_leader: int | None = None
+    resume_starting: bool | None = None
+    connect_deadline_ms: int = DEFAULT_CONNECT_DEADLINE_MS
+    max_strikes: int = DEFAULT_MAX_STRIKES
+    max_illegal_attempts: int = DEFAULT_MAX_ILLEGAL_ATTEMPTS
+    disconnect_grace_ms: int = DEFAULT_DISCONNECT_GRACE_MS
+
+    @property
+    def players(self) -> int:
+        return len(self.participants)
+
+    @property
+    def duplicate(self) -> bool:
+        return self.duplicate_sets > 0
+
+    @property
+    def total_games(self) -> int:
+        return self.duplicate_sets * self.players if self.duplicate else self.games
+
+    def seating(self, game_index: int) -> list[int]:
+        """Participant index at each seat of game `game_index`."""
+        n = self.players
+        rotation = game_index % n if self.duplicate else 0
+        return [(seat + rotation) % n for seat in range(n)]
+
+    def deal_seed(self, game_index: int) -> str:
+        if self.duplicate:
+            return f"{self.seed}/set/{game_index // self.players}"
+        return f"{self.seed}/game/{game_index}"
+
+
+def resolve_options(preset: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """Every option value of `preset` with `overrides` applied (SpecError if invalid)."""
+    from bots_sdk.rules import PRESETS, Options
+
+    if preset not in PRESETS:
+        known = ", ".join(sorted(PRESETS))
+        raise SpecError(f"preset: unknown preset {preset!r} (known: {known})")
+    base = PRESETS[preset].to_dict()
+    try:
+        return Options.from_dict({**base, **overrides}).to_dict()
+    except (ValueError, TypeError) as exc:
+        raise SpecError(f"options_json: {exc}") from None
+
+
+def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[str]) -> TableSpec:
+    """Check a PlayTableRequest and turn it into a TableSpec (SpecError naming the field)."""
+    table_id = request.table_id.strip()
+    if not _TABLE_ID_RE.match(table_id):
+        raise SpecError(
+            "table_id: required, 1-128 characters of letters, digits and _ . : / -"
+        )
+    if not 2 <= len(request.seats) <= 4:
+        raise SpecError(f"seats: a table has 2 to 4 seats, got {len(request.seats)}")
+    participants = []
+    for number, seat in enumerate(request.seats):
+        which = seat.WhichOneof("player")
+        if which == "bot_id" and seat.bot_id.strip():
+            participants.append(ParticipantSpec(bot_id=seat.bot_id.strip()))
+        elif which == "house_bot":
+            if seat.house_bot not in house_bots:
+                known = ", ".join(sorted(house_bots))
+                raise SpecError(
+                    f"seats[{number}]: unknown house bot {seat.house_bot!r} (known: {known})"
+                )
+            participants.append(ParticipantSpec(house=seat.house_bot))
+        else:
+            raise SpecError(f"seats[{number}]: give a bot_id or a house_bot")
+    preset = request.preset or "south"
+    overrides: dict[str, Any] = {}
+    if request.options_json.strip():
+        try:
+            overrides = json.loads(request.options_json)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"options_json: not valid JSON ({exc})") from None
+        if not isinstance(overrides, dict):
+            raise SpecError("options_json: must be a JSON object of option values")
+    options = resolve_options(preset, overrides)
+    if request.duplicate_sets and request.games and request.games != request.duplicate_sets * len(participants):
+        raise SpecError("games: give either games or duplicate_sets, not both")
+    if request.duplicate_sets > MAX_GAMES or request.games > MAX_GAMES:
+        raise SpecError(f"games: at most {MAX_GAMES} games per table")
+    games = request.games if not request.duplicate_sets else 0
+    if not request.duplicate_sets and games == 0:
+        raise SpecError("games: play at least one game (or set duplicate_sets)")
+    move_time = request.move_time_ms or DEFAULT_MOVE_TIME_MS
+    if move_time > MAX_MOVE_TIME_MS:
+        raise SpecError(f"move_time_ms: at most {MAX_MOVE_TIME_MS}")
+    bank = request.time_bank_ms if request.HasField("time_bank_ms") else DEFAULT_TIME_BANK_MS
+    if bank > MAX_MOVE_TIME_MS:
+        raise SpecError(f"time_bank_ms: at most {MAX_MOVE_TIME_MS}")
+    spec = TableSpec(
+        table_id=table_id,
+        participants=tuple(participants),
+        preset=preset,
+        overrides=overrides,
+        options=options,
+        games=games,
+        duplicate_sets=request.duplicate_sets,
+        move_time_ms=move_time,
+        time_bank_ms=bank,
+        seed=request.seed or secrets.token_hex(8),
+        first_game_index=request.first_game_index,
+        resume_leader=request.resume_leader if request.HasField("resume_leader") else None,
+        resume_starting=(
+            request.resume_starting if request.HasField("resume_starting") else None
+        ),
+        connect_deadline_ms=request.connect_deadline_ms or DEFAULT_CONNECT_DEADLINE_MS,
+        max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
+        max_illegal_attempts=request.max_illegal_attempts or DEFAULT_MAX_ILLEGAL_ATTEMPTS,
+        disconnect_grace_ms=request.disconnect_grace_ms or DEFAULT_DISCONNECT_GRACE_MS,
+    )
+    if spec.first_game_index >= spec.total_games:
+        raise SpecError(
+            f"first_game_index: {spec.first_game_index} is past the last game "
+            f"({spec.total_games} games)"
+        )
+    if spec.resume_leader is not None and spec.resume_leader >= spec.players:
+        raise SpecError(f"resume_leader: seat {spec.resume_leader} does not exist")
+    return spec

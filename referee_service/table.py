@@ -1,0 +1,583 @@
+"""Playing one table: deals, seats, the move loop, time control, strikes and records.
+
+The engine is the only authority on the game; this module decides who is asked for a
+move, how long they get, and what happens when they do not answer properly. Each table
+runs in its own asyncio task and only touches its own game, so a misbehaving bot can
+slow down or forfeit its own seat but never another table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from referee_service import wire
+from referee_service.fallback import fallback_move
+from referee_service.house import HouseBot
+from referee_service.sessions import BotSession, SessionRegistry
+from referee_service.spec import TableSpec
+
+log = logging.getLogger("referee_service.table")
+_MOVE_IDS = itertools.count(1)
+
+_DISCONNECTED = object()  # put in a pending move's queue when the stream drops
+_FORFEITED = object()  # ... when the seat forfeits while its move is pending
+
+STRIKE_NAMES = {
+    gw.STRIKE_REASON_TIMEOUT: "timeout",
+    gw.STRIKE_REASON_ILLEGAL_MOVES: "illegal_moves",
+    gw.STRIKE_REASON_DISCONNECTED: "disconnected",
+}
+
+
+class TableFailure(Exception):
+    """The table cannot start (e.g. a bot never connected); carries a gRPC status name."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(slots=True)
+class PendingMove:
+    move_id: int
+    game_index: int
+    seat: int
+    answers: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+
+
+@dataclass(slots=True)
+class MoveTiming:
+    seat: int
+    move_id: int | None
+    elapsed_ms: float
+    thinking_ms: float | None = None
+    network_ms: float | None = None
+    attempts: int = 1
+    fallback: str | None = None
+    house: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "move_id": self.move_id,
+            "elapsed_ms": round(self.elapsed_ms, 3),
+            "thinking_ms": None if self.thinking_ms is None else round(self.thinking_ms, 3),
+            "network_ms": None if self.network_ms is None else round(self.network_ms, 3),
+            "attempts": self.attempts,
+            "fallback": self.fallback,
+            "house": self.house,
+        }
+
+
+def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
+    """Apply a bot's answer to the game; return (MoveErrorCode, reason) if it is illegal.
+
+    Everything a bot can put in a Move is checked here or by the engine, which leaves the
+    game unchanged when it refuses a move."""
+    from bots_sdk.cards import Card
+
+    cards = list(move.cards)
+    try:
+        if getattr(move, "pass"):
+            if cards:
+                return gw.MOVE_ERROR_CODE_PASS_WITH_CARDS, "a pass cannot carry cards"
+            game.pass_turn()
+            return None
+        if not cards:
+            return gw.MOVE_ERROR_CODE_EMPTY_PLAY, "no cards played; set pass = true to pass"
+        for card in cards:
+            if card > 51:
+                return (gw.MOVE_ERROR_CODE_UNKNOWN_CARD,
+                        f"unknown card {card} (cards are integers 0..51)")
+        if len(set(cards)) != len(cards):
+            twice = next(c for c in cards if cards.count(c) > 1)
+            return (gw.MOVE_ERROR_CODE_DUPLICATE_CARD,
+                    f"card {wire.CARD_TEXT[twice]} named twice")
+        game.play([Card.from_index(c) for c in cards])
+        return None
+    except ValueError as exc:  # the engine's IllegalMove is a ValueError
+        code = wire.MOVE_ERROR_CODES.get(getattr(exc, "code", ""), gw.MOVE_ERROR_CODE_ILLEGAL_PLAY)
+        return code, str(exc) or "illegal move"
+
+
+class Participant:
+    """One of the table's 2-4 players, whatever seat it has in the current game."""
+
+    house = False
+
+    def __init__(self, runner: TableRunner, index: int, name: str) -> None:
+        self.runner = runner
+        self.index = index
+        self.name = name
+        self.seat = index
+        self.strikes = 0
+        self.forfeited = False
+        self.bank_ms = float(runner.spec.time_bank_ms)
+
+    def play_fallback(self, game: Any, seat: int) -> tuple[Any, ...] | None:
+        move = fallback_move(game)
+        if move is None:
+            game.pass_turn()
+        else:
+            game.play(list(move))
+        return move
+
+    async def move(self, game: Any, seat: int) -> MoveTiming:
+        raise NotImplementedError
+
+
+class HouseParticipant(Participant):
+    """An in-process house bot (the SDK's example bots)."""
+
+    house = True
+
+    def __init__(self, runner: TableRunner, index: int, policy: str) -> None:
+        super().__init__(runner, index, f"house:{policy}")
+        self.bot = HouseBot(policy, seed=f"{runner.spec.seed}/house/{index}")
+
+    async def move(self, game: Any, seat: int) -> MoveTiming:
+        start = time.perf_counter()
+        fallback = None
+        try:
+            cards = await self.bot.choose(game, seat, self.runner.spec.table_id,
+                                          self.runner.game_index)
+            if cards is None:
+                game.pass_turn()
+            else:
+                game.play(list(cards))
+        except Exception as exc:  # a house bot bug must not stop the table
+            log.warning("house bot %s failed: %s", self.name, exc)
+            self.play_fallback(game, seat)
+            fallback = "house_error"
+        elapsed = (time.perf_counter() - start) * 1000
+        return MoveTiming(seat=seat, move_id=None, elapsed_ms=elapsed, thinking_ms=elapsed,
+                          network_ms=0.0, fallback=fallback, house=True)
+
+    def forfeit(self, reason: str) -> None:
+        self.forfeited = True
+
+
+class RemoteParticipant(Participant):
+    """A registered bot playing over one of its streams."""
+
+    def __init__(self, runner: TableRunner, index: int, bot_id: str) -> None:
+        super().__init__(runner, index, bot_id)
+        self.bot_id = bot_id
+        self.session: BotSession | None = None
+        self.pending: PendingMove | None = None
+        self.connected = asyncio.Event()
+        self.attached_once = False
+        self.disconnected_at: float | None = None
+        self.disconnect_struck = False
+        self._grace_task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------ stream binding
+    def attach(self, session: BotSession, *, resumed: bool = False) -> None:
+        self.session = session
+        self.name = session.bot_name or self.bot_id
+        session.bind(self)
+        self.attached_once = True
+        self.disconnected_at = None
+        self.disconnect_struck = False
+        if self._grace_task is not None:
+            self._grace_task.cancel()
+            self._grace_task = None
+        if resumed:
+            self.runner.log_event("seat_resumed", participant=self.index, bot_id=self.bot_id,
+                                  session=session.session_id)
+            session.send(self.runner.table_start_message(self, resumed=True))
+            if self.runner.game is not None:
+                session.send(self.runner.game_start_message(self))
+        self.connected.set()
+
+    def detach(self, session: BotSession) -> None:
+        if self.session is not session:
+            return
+        self.session = None
+        self.connected.clear()
+        if self.forfeited or self.runner.finished:
+            return
+        self.disconnected_at = time.monotonic()
+        self.runner.log_event("seat_disconnected", participant=self.index, bot_id=self.bot_id)
+        if self.pending is not None:
+            self.pending.answers.put_nowait(_DISCONNECTED)
+        grace = self.runner.spec.disconnect_grace_ms / 1000
+        self._grace_task = asyncio.get_running_loop().create_task(self._grace_expiry(grace))
+
+    async def _grace_expiry(self, grace: float) -> None:
+        await asyncio.sleep(grace)
+        if self.session is None and not self.forfeited and not self.runner.finished:
+            self.forfeit(f"disconnected for more than {grace:g} s")
+
+    def release(self) -> None:
+        if self._grace_task is not None:
+            self._grace_task.cancel()
+            self._grace_task = None
+        if self.session is not None:
+            self.session.unbind(self)
+
+    def forfeit(self, reason: str) -> None:
+        self.forfeited = True
+        self.runner.log_event("seat_forfeited", participant=self.index, bot_id=self.bot_id,
+                              reason=reason)
+        if self.pending is not None:
+            self.pending.answers.put_nowait(_FORFEITED)
+        if self.session is not None:
+            self.session.send(self.runner.table_end_message(
+                self, gw.TABLE_END_REASON_FORFEITED, f"forfeited: {reason}"))
+            self.session.unbind(self)
+            self.session = None
+            self.runner.registry.released()
+
+    def send(self, message: gw.RefereeMessage) -> None:
+        if self.session is not None and not self.forfeited:
+            self.session.send(message)
+
+    # ------------------------------------------------------------ one move
+    async def move(self, game: Any, seat: int) -> MoveTiming:
+        runner = self.runner
+        spec = runner.spec
+        if self.forfeited:
+            self.play_fallback(game, seat)
+            return MoveTiming(seat=seat, move_id=None, elapsed_ms=0.0, attempts=0,
+                              fallback="forfeited")
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        budget = (spec.move_time_ms + self.bank_ms) / 1000
+        deadline = start + budget
+        pending = PendingMove(next(_MOVE_IDS), runner.game_index, seat)
+        self.pending = pending
+        attempts = 0
+        must_send = True
+        strike_reason = None
+        detail = ""
+        thinking = None
+        try:
+            while True:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    strike_reason, detail = gw.STRIKE_REASON_TIMEOUT, "no legal move in time"
+                    break
+                if self.forfeited:
+                    break
+                session = self.session
+                if session is None:
+                    try:
+                        await asyncio.wait_for(self.connected.wait(), remaining)
+                    except TimeoutError:
+                        strike_reason = gw.STRIKE_REASON_DISCONNECTED
+                        detail = "disconnected when the move was due"
+                        break
+                    must_send = True
+                    continue
+                if must_send:
+                    session.send(runner.move_request_message(
+                        self, game, pending, remaining, attempts + 1,
+                        legal=not session.omit_legal_plays))
+                    must_send = False
+                try:
+                    answer = await asyncio.wait_for(pending.answers.get(), remaining)
+                except TimeoutError:
+                    strike_reason, detail = gw.STRIKE_REASON_TIMEOUT, "no legal move in time"
+                    break
+                if answer is _DISCONNECTED:
+                    must_send = True
+                    continue
+                if answer is _FORFEITED:
+                    break
+                attempts += 1
+                error = apply_answer(game, answer)
+                elapsed_ms = (loop.time() - start) * 1000
+                if error is None:
+                    if answer.thinking_us:
+                        thinking = min(answer.thinking_us / 1000, elapsed_ms)
+                    self.send(gw.RefereeMessage(move_accepted=gw.MoveAccepted(
+                        table_id=spec.table_id, game_index=pending.game_index,
+                        move_id=pending.move_id, elapsed_ms=int(elapsed_ms))))
+                    break
+                code, reason = error
+                left = spec.max_illegal_attempts - attempts
+                runner.log_event("illegal_move", participant=self.index, seat=seat,
+                                 move_id=pending.move_id, reason=reason)
+                self.send(gw.RefereeMessage(move_rejected=gw.MoveRejected(
+                    table_id=spec.table_id, game_index=pending.game_index,
+                    move_id=pending.move_id, code=code, reason=reason,
+                    time_left_ms=max(0, int((deadline - loop.time()) * 1000)),
+                    attempts_left=max(0, left))))
+                if left <= 0:
+                    strike_reason = gw.STRIKE_REASON_ILLEGAL_MOVES
+                    detail = f"{attempts} illegal answers; last: {reason}"
+                    break
+        finally:
+            self.pending = None
+        elapsed_ms = (loop.time() - start) * 1000
+        self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - spec.move_time_ms))
+        timing = MoveTiming(seat=seat, move_id=pending.move_id, elapsed_ms=elapsed_ms,
+                            thinking_ms=thinking, attempts=max(attempts, 1))
+        if thinking is not None:
+            timing.network_ms = elapsed_ms - thinking
+        if strike_reason is None and not self.forfeited:
+            return timing
+        if strike_reason is None:  # forfeited while waiting
+            self.play_fallback(game, seat)
+            timing.fallback = "forfeited"
+            return timing
+        played = self.play_fallback(game, seat)
+        timing.fallback = STRIKE_NAMES[strike_reason]
+        # One disconnection is one strike, however many moves it covers.
+        counts = not (strike_reason == gw.STRIKE_REASON_DISCONNECTED and self.disconnect_struck)
+        if strike_reason == gw.STRIKE_REASON_DISCONNECTED:
+            self.disconnect_struck = True
+        if counts:
+            self.strikes += 1
+        forfeits = self.strikes >= spec.max_strikes
+        runner.log_event("strike", participant=self.index, seat=seat, move_id=pending.move_id,
+                         reason=timing.fallback, detail=detail, strikes=self.strikes,
+                         counted=counts)
+        self.send(gw.RefereeMessage(strike=gw.Strike(
+            table_id=spec.table_id, game_index=pending.game_index, move_id=pending.move_id,
+            reason=strike_reason, detail=detail, fallback_pass=played is None,
+            fallback_cards=wire.card_indices(played or ()), strikes=self.strikes,
+            max_strikes=spec.max_strikes, forfeited=forfeits)))
+        if forfeits and not self.forfeited:
+            self.forfeit(f"{self.strikes} strikes")
+        return timing
+
+
+class TableRunner:
+    """Plays one table to the end and puts TableEvents in `events` as games finish."""
+
+    def __init__(self, spec: TableSpec, registry: SessionRegistry) -> None:
+        self.spec = spec
+        self.registry = registry
+        self.events: asyncio.Queue[org.TableEvent | TableFailure] = asyncio.Queue()
+        self.participants: list[Participant] = []
+        for index, p in enumerate(spec.participants):
+            if p.house:
+                self.participants.append(HouseParticipant(self, index, p.house))
+            else:
+                assert p.bot_id is not None
+                self.participants.append(RemoteParticipant(self, index, p.bot_id))
+        self.game: Any = None
+        self.game_index = spec.first_game_index
+        self.seating: list[int] = spec.seating(spec.first_game_index)
+        self.history = wire.HistoryEncoder()
+        self.totals = [0] * spec.players
+        self.games_played = 0
+        self.finished = False
+        self.next_leader: int | None = spec.resume_leader
+        self.next_starting = (spec.resume_starting if spec.resume_starting is not None
+                              else spec.resume_leader is None)
+        self.task: asyncio.Task[None] | None = None
+        self._abort_reason = ""
+
+    # ------------------------------------------------------------ lifecycle
+    def start(self) -> asyncio.Task[None]:
+        self.registry.tables[self.spec.table_id] = self
+        self.task = asyncio.get_running_loop().create_task(self._run(),
+                                                           name=f"table:{self.spec.table_id}")
+        return self.task
+
+    def abort(self, reason: str) -> None:
+        if self.task is not None and not self.task.done():
+            self._abort_reason = reason
+            self.task.cancel()
+
+    def remote_participants(self) -> list[RemoteParticipant]:
+        return [p for p in self.participants if isinstance(p, RemoteParticipant)]
+
+    def log_event(self, event: str, **fields: Any) -> None:
+        log.info(event, extra={"event": event, "table_id": self.spec.table_id,
+                               "game_index": self.game_index, **fields})
+
+    async def _run(self) -> None:
+        status = org.TABLE_STATUS_COMPLETED
+        detail = ""
+        try:
+            await self._attach_all()
+            self.events.put_nowait(org.TableEvent(started=org.TableStarted(
+                table_id=self.spec.table_id, seed=self.spec.seed,
+                games=self.spec.total_games,
+                participants=[p.label for p in self.spec.participants])))
+            self.log_event("table_started", players=self.spec.players,
+                           preset=self.spec.preset, games=self.spec.total_games)
+            for participant in self.remote_participants():
+                participant.send(self.table_start_message(participant, resumed=False))
+            for index in range(self.spec.first_game_index, self.spec.total_games):
+                await self._play_game(index)
+        except TableFailure as failure:
+            self.finished = True
+            self._release()
+            self.events.put_nowait(failure)
+            return
+        except asyncio.CancelledError:
+            status = org.TABLE_STATUS_ABORTED
+            detail = self._abort_reason or "cancelled"
+        except Exception as exc:  # an engine bug: end this table only, keep its records
+            log.exception("table %s failed", self.spec.table_id)
+            status = org.TABLE_STATUS_ABORTED
+            detail = f"internal error: {exc}"
+        self.finished = True
+        reason = (gw.TABLE_END_REASON_COMPLETED if status == org.TABLE_STATUS_COMPLETED
+                  else gw.TABLE_END_REASON_ABORTED)
+        for participant in self.remote_participants():
+            participant.send(self.table_end_message(participant, reason, detail))
+        self._release()
+        result = org.TableResult(
+            table_id=self.spec.table_id, status=status, detail=detail,
+            games_played=self.games_played,
+            next_game_index=self.spec.first_game_index + self.games_played,
+            totals=self.totals, strikes=[p.strikes for p in self.participants],
+            forfeited=[p.index for p in self.participants if p.forfeited],
+            next_starting=self.next_starting)
+        if self.next_leader is not None:
+            result.next_leader = self.next_leader
+        self.log_event("table_finished", status=org.TableStatus.Name(status),
+                       games_played=self.games_played, detail=detail)
+        self.events.put_nowait(org.TableEvent(result=result))
+
+    def _release(self) -> None:
+        for participant in self.remote_participants():
+            participant.release()
+        if self.registry.tables.get(self.spec.table_id) is self:
+            del self.registry.tables[self.spec.table_id]
+        self.registry.released()
+
+    async def _attach_all(self) -> None:
+        """Give every remote seat a stream, waiting up to the connect deadline."""
+        table_id = self.spec.table_id
+
+        def attach_available() -> bool:
+            for participant in self.remote_participants():
+                if participant.session is None:
+                    stream = self.registry.find_stream(participant.bot_id, table_id)
+                    if stream is None:
+                        return False
+                    participant.attach(stream)
+            return True
+
+        if not await self.registry.wait_for(attach_available,
+                                            self.spec.connect_deadline_ms / 1000):
+            missing = sorted({p.bot_id for p in self.remote_participants()
+                              if p.session is None})
+            connected = [b for b in missing if self.registry.sessions.get(b)]
+            absent = [b for b in missing if b not in connected]
+            parts = []
+            if absent:
+                parts.append("not connected: " + ", ".join(absent))
+            if connected:
+                parts.append("no free table slot: " + ", ".join(connected))
+            raise TableFailure("FAILED_PRECONDITION",
+                               f"bots unavailable after {self.spec.connect_deadline_ms} ms ("
+                               + "; ".join(parts) + ")")
+
+    # ------------------------------------------------------------ one game
+    async def _play_game(self, index: int) -> None:
+        from bots_sdk.rules import Game
+
+        spec = self.spec
+        self.game_index = index
+        self.seating = spec.seating(index)
+        if spec.duplicate:
+            starting, leader = True, None
+        else:
+            starting, leader = self.next_starting, self.next_leader
+            if starting:
+                leader = None
+        seed = spec.deal_seed(index)
+        game = Game.from_seed(seed, spec.players, preset=spec.preset, starting=starting,
+                              leader=leader, options=spec.overrides or None)
+        self.game = game
+        self.history = wire.HistoryEncoder()
+        for seat, p_index in enumerate(self.seating):
+            self.participants[p_index].seat = seat
+        for participant in self.remote_participants():
+            participant.send(self.game_start_message(participant))
+        timings: list[MoveTiming] = []
+        while not game.is_over:
+            seat = game.to_move
+            participant = self.participants[self.seating[seat]]
+            timings.append(await participant.move(game, seat))
+        self.game = None
+        for seat, p_index in enumerate(self.seating):
+            self.totals[p_index] += game.points[seat]
+        bot_result = wire.game_result(game, with_reasons=False)
+        for participant in self.remote_participants():
+            participant.send(gw.RefereeMessage(game_end=gw.GameEnd(
+                table_id=spec.table_id, game_index=index, seat=participant.seat,
+                result=bot_result)))
+        if not spec.duplicate:
+            self.next_leader = game.next_leader
+            self.next_starting = bool(game.next_starting)
+        self.games_played += 1
+        n = spec.players
+        record = org.GameRecord(
+            table_id=spec.table_id, game_index=index, seat_participants=self.seating,
+            seat_names=[self.participants[p].name for p in self.seating],
+            replay_json=json.dumps(game.replay(), separators=(",", ":")),
+            timing_json=json.dumps({"schema": "tienlen.timing/1",
+                                    "moves": [t.to_dict() for t in timings]},
+                                   separators=(",", ":")),
+            strikes=[p.strikes for p in self.participants],
+            forfeited=[p.index for p in self.participants if p.forfeited],
+            result=wire.game_result(game),
+            duplicate_set=index // n if spec.duplicate else 0,
+            rotation=index % n if spec.duplicate else 0,
+            seed=seed)
+        self.log_event("game_finished", moves=len(timings),
+                       points=list(game.points), fallbacks=sum(1 for t in timings if t.fallback))
+        self.events.put_nowait(org.TableEvent(game=record))
+
+    # ------------------------------------------------------------ messages to bots
+    def _seat_infos(self) -> list[gw.SeatInfo]:
+        return [gw.SeatInfo(seat=seat, name=self.participants[p].name,
+                            house=self.participants[p].house)
+                for seat, p in enumerate(self.seating)]
+
+    def table_start_message(self, participant: Participant, *, resumed: bool) -> gw.RefereeMessage:
+        spec = self.spec
+        return gw.RefereeMessage(table_start=gw.TableStart(
+            table_id=spec.table_id, seat=participant.seat, players=spec.players,
+            preset=spec.preset, options_json=json.dumps(spec.options, sort_keys=True),
+            seats=self._seat_infos(), games=spec.total_games, duplicate=spec.duplicate,
+            move_time_ms=spec.move_time_ms, time_bank_ms=int(participant.bank_ms),
+            max_strikes=spec.max_strikes, max_illegal_attempts=spec.max_illegal_attempts,
+            resumed=resumed))
+
+    def game_start_message(self, participant: Participant) -> gw.RefereeMessage:
+        game = self.game
+        seat = participant.seat
+        starting = bool(getattr(game, "starting", False))
+        message = gw.GameStart(
+            table_id=self.spec.table_id, game_index=self.game_index, seat=seat,
+            hand=wire.card_indices(game.hands[seat]), starting=starting,
+            seats=self._seat_infos())
+        leader = getattr(game, "leader", None)
+        if leader is not None and not starting:
+            message.leader = leader
+        return gw.RefereeMessage(game_start=message)
+
+    def move_request_message(self, participant: Participant, game: Any, pending: PendingMove,
+                             remaining: float, attempt: int, *, legal: bool) -> gw.RefereeMessage:
+        view = game.view(pending.seat)
+        return gw.RefereeMessage(move_request=gw.MoveRequest(
+            table_id=self.spec.table_id, game_index=pending.game_index,
+            move_id=pending.move_id, view=wire.seat_view(view, self.history, legal_plays=legal),
+            time_left_ms=int(remaining * 1000), time_bank_ms=int(participant.bank_ms),
+            attempt=attempt))
+
+    def table_end_message(self, participant: Participant, reason: int,
+                          detail: str) -> gw.RefereeMessage:
+        # totals per seat of the participant's first game seating
+        first = self.spec.seating(self.spec.first_game_index)
+        return gw.RefereeMessage(table_end=gw.TableEnd(
+            table_id=self.spec.table_id, reason=reason, detail=detail,
+            games_played=self.games_played, totals=[self.totals[p] for p in first]))
