@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_celery_beat",
     "tournaments",
+    "web",
 ]
 
 MIDDLEWARE = [

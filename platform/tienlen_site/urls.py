@@ -1,8 +1,9 @@
 """Top-level URL map: admin, the JSON API and the spectator site."""
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("web.urls")),
 ]

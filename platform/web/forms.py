@@ -1,0 +1,95 @@
+"""Forms of the site: validation gives a clear message per field and never loses input."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from tournaments.models import Bot, Tournament, name_validator
+
+PRESET_CHOICES = [
+    ("south", "south — Southern (miền Nam), default"),
+    ("south_extended", "south_extended — Southern with free four-pair chops"),
+    ("hue", "hue — Huế"),
+    ("danang", "danang — Đà Nẵng"),
+    ("north", "north — Northern (miền Bắc)"),
+]
+
+
+class SignUpForm(UserCreationForm):
+    email = forms.EmailField(required=False, help_text="Optional; only used to reach you about your bots.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+
+class BotRegisterForm(forms.Form):
+    name = forms.CharField(max_length=63, validators=[name_validator], help_text="Shown on leaderboards; letters, digits, '_', '.', '-'.")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=2000)
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if Bot.objects.filter(name__iexact=name).exists():
+            raise forms.ValidationError("A bot with this name already exists; pick another name.")
+        return name
+
+
+class TournamentForm(forms.Form):
+    name = forms.CharField(max_length=120)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000)
+    format = forms.ChoiceField(choices=Tournament.Format.choices)
+    preset = forms.ChoiceField(choices=PRESET_CHOICES, initial="south")
+    options = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": '{"count_stuck_on_instant_win": true}'}),
+        help_text="Rule option overrides as JSON (optional).",
+    )
+    seats_per_table = forms.TypedChoiceField(choices=[(4, "4"), (3, "3"), (2, "2")], coerce=int, initial=4)
+    games_per_table = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Leave empty to play duplicate sets (each deal in every seat rotation).")
+    duplicate_sets = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    cycles = forms.IntegerField(min_value=1, max_value=50, initial=1, help_text="Round robin: times the schedule is repeated.")
+    advance_per_table = forms.IntegerField(min_value=1, max_value=3, initial=2, help_text="Knockout: players advancing from each table.")
+    move_time_ms = forms.IntegerField(min_value=10, max_value=60000, initial=1000, label="Time per move (ms)")
+    time_bank_ms = forms.IntegerField(min_value=0, max_value=600000, initial=10000, label="Time bank (ms)")
+    rated = forms.BooleanField(required=False, initial=True)
+    entrants = forms.ModelMultipleChoiceField(
+        queryset=Bot.objects.filter(revoked_at__isnull=True).order_by("name"),
+        required=False,
+        help_text="Hold Ctrl/Cmd to select several.",
+    )
+    seed = forms.CharField(max_length=64, required=False, help_text="Leave empty for a random seed.")
+
+    def clean_options(self) -> dict:
+        import json
+
+        text = (self.cleaned_data.get("options") or "").strip()
+        if not text:
+            return {}
+        try:
+            value = json.loads(text)
+        except ValueError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}") from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Options must be a JSON object of option names to values.")
+        return value
+
+    def clean(self) -> dict:
+        data = super().clean()
+        options = data.get("options")
+        preset = data.get("preset")
+        if options and preset:
+            try:
+                from bots_sdk.rules import PRESETS
+
+                base = PRESETS[preset].to_dict()
+                base.update(options)
+                type(PRESETS[preset]).from_dict(base)
+            except ImportError:
+                pass
+            except (KeyError, ValueError, TypeError) as exc:
+                self.add_error("options", f"Invalid rule options: {exc}")
+        entrants = data.get("entrants")
+        seats = data.get("seats_per_table")
+        if entrants and seats and data.get("format") != Tournament.Format.LADDER and len(entrants) < seats:
+            self.add_error("entrants", f"Pick at least {seats} entrants for tables of {seats}.")
+        return data

@@ -1,0 +1,31 @@
+from django.urls import path
+
+from web import views, views_account, views_organise
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("tournaments/", views.tournament_list, name="tournament_list"),
+    path("tournaments/<slug:slug>/", views.tournament_detail, name="tournament_detail"),
+    path("tournaments/<slug:slug>/progress.json", views.tournament_progress_json, name="tournament_progress"),
+    path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
+    path("leaderboards/", views.leaderboards, name="leaderboards"),
+    path("leaderboards/<slug:pool>/", views.leaderboard, name="leaderboard"),
+    path("bots/", views.bot_list, name="bot_list"),
+    path("bots/<str:name>/", views.bot_detail, name="bot_detail"),
+    path("games/<int:game_id>/", views.game_detail, name="game_detail"),
+    path("games/<int:game_id>/replay.json", views.game_replay_json, name="game_replay"),
+    # accounts and bot registration
+    path("accounts/signup/", views_account.signup, name="signup"),
+    path("accounts/login/", views_account.SignInView.as_view(), name="login"),
+    path("accounts/logout/", views_account.SignOutView.as_view(), name="logout"),
+    path("me/bots/", views_account.my_bots, name="my_bots"),
+    path("me/bots/new/", views_account.bot_register, name="bot_register"),
+    path("me/bots/<str:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
+    # organisers
+    path("organise/", views_organise.organise, name="organise"),
+    path("organise/new/", views_organise.tournament_new, name="tournament_new"),
+    path("organise/<slug:slug>/start/", views_organise.tournament_start, name="tournament_start"),
+    path("organise/<slug:slug>/cancel/", views_organise.tournament_cancel, name="tournament_cancel"),
+]

@@ -1,0 +1,198 @@
+"""Spectator pages. Thin: each view fetches through `web.queries` and renders a template."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from tournaments.models import Bot, Game, Rating, RatingPool, Replay, Tournament
+from web import queries
+from web.replay_frames import replay_frames
+
+GAMES_PER_PAGE = 50
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    live = list(
+        queries.tournament_list_with_progress(
+            statuses=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED], limit=10
+        )
+    )
+    recent = list(
+        queries.tournament_list_with_progress(statuses=[Tournament.Status.FINISHED], limit=8)
+    )
+    return render(
+        request,
+        "web/home.html",
+        {
+            "live": live,
+            "recent": recent,
+            "leaderboards": queries.home_leaderboards(per_pool=5),
+            "notable": queries.notable_games(limit=6),
+        },
+    )
+
+
+@require_GET
+def tournament_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(queries.tournament_list_with_progress(), 30).get_page(request.GET.get("page"))
+    return render(request, "web/tournament_list.html", {"page": page})
+
+
+def _tournament(slug: str) -> Tournament:
+    return get_object_or_404(Tournament.objects.select_related("organiser", "pool"), slug=slug)
+
+
+@require_GET
+def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    tournament = _tournament(slug)
+    standings = queries.tournament_standings(tournament=tournament)
+    ctx = {
+        "t": tournament,
+        "progress": queries.tournament_progress(tournament=tournament),
+        "standings": standings,
+        "cross": None,
+        "bracket": None,
+        "tables": None,
+        "recent_games": list(queries.game_list(tournament=tournament)[:10]),
+        "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
+        "can_organise": _can_organise(request, tournament),
+    }
+    if tournament.format == Tournament.Format.KNOCKOUT:
+        ctx["bracket"] = queries.tournament_bracket(tournament=tournament)
+    else:
+        tables = queries.tournament_tables(tournament=tournament)
+        ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))
+    if tournament.format == Tournament.Format.ROUND_ROBIN and 1 < len(standings) <= 32:
+        ctx["cross"] = queries.tournament_cross_table(tournament=tournament, standings=standings)
+    return render(request, "web/tournament_detail.html", ctx)
+
+
+def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
+    user = request.user
+    return bool(
+        user.is_authenticated
+        and (user.is_staff or user.has_perm("tournaments.organise_tournaments") or tournament.organiser_id == user.id)
+    )
+
+
+@require_GET
+def tournament_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
+    """Polled by the tournament page every few seconds (works under WSGI and ASGI)."""
+    tournament = get_object_or_404(Tournament.objects.only("id", "status"), slug=slug)
+    data = queries.tournament_progress(tournament=tournament).to_dict()
+    response = JsonResponse(data)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_GET
+def tournament_games(request: HttpRequest, slug: str) -> HttpResponse:
+    tournament = _tournament(slug)
+    page = Paginator(queries.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "web/tournament_games.html", {"t": tournament, "page": page})
+
+
+@require_GET
+def leaderboards(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/leaderboards.html", {"pools": list(queries.pool_list())})
+
+
+def _pool(slug: str) -> RatingPool:
+    preset, _, seats = slug.rpartition("-")
+    if not preset or not seats.isdigit():
+        raise Http404("No such rating pool")
+    return get_object_or_404(RatingPool, preset=preset, seats=int(seats))
+
+
+@require_GET
+def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
+    rating_pool = _pool(pool)
+    rows = queries.pool_leaderboard(pool=rating_pool)
+    return render(
+        request,
+        "web/leaderboard.html",
+        {"pool": rating_pool, "rows": rows, "recent_days": queries.RECENT_CHANGE_DAYS},
+    )
+
+
+@require_GET
+def bot_list(request: HttpRequest) -> HttpResponse:
+    bots = Bot.objects.select_related("owner").order_by("name")
+    page = Paginator(bots, 60).get_page(request.GET.get("page"))
+    return render(request, "web/bot_list.html", {"page": page})
+
+
+@require_GET
+def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    history = queries.rating_history(bot=bot)
+    for s in history:
+        s["chart"] = queries.svg_chart(s["points"])
+    return render(
+        request,
+        "web/bot_detail.html",
+        {
+            "bot": bot,
+            "versions": list(bot.versions.order_by("-first_seen_at")),
+            "ratings": list(Rating.objects.filter(bot=bot).select_related("pool")),
+            "history": history,
+            "results": queries.bot_tournament_results(bot=bot),
+            "h2h": queries.bot_head_to_head(bot=bot),
+            "recent_games": list(queries.game_list(bot=bot)[:15]),
+            "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
+        },
+    )
+
+
+def _game(game_id: int) -> Game:
+    return get_object_or_404(
+        Game.objects.select_related("table__tournament"), id=game_id
+    )
+
+
+def _replay_dict(game: Game) -> dict:
+    try:
+        replay = Replay.objects.get(game=game)
+    except Replay.DoesNotExist as exc:
+        raise Http404("This game has no stored replay") from exc
+    return json.loads(replay.decoded_text())
+
+
+@require_GET
+def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _game(game_id)
+    seats = list(game.seats.select_related("bot", "version").order_by("seat"))
+    replay = _replay_dict(game)
+    names = {s.seat: s.bot.name for s in seats}
+    frames = replay_frames(replay, names=[names.get(i, f"Seat {i}") for i in range(replay.get("players", len(seats)))])
+    seat_param = request.GET.get("seat")
+    seat_view = int(seat_param) if seat_param and seat_param.isdigit() and int(seat_param) < frames["players"] else None
+    return render(
+        request,
+        "web/game_detail.html",
+        {
+            "game": game,
+            "t": game.table.tournament,
+            "seats": seats,
+            "frames": frames,
+            "seat_view": seat_view,
+            "payments": frames["payments"],
+        },
+    )
+
+
+@require_GET
+def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
+    game = _game(game_id)
+    replay = Replay.objects.filter(game=game).first()
+    if replay is None:
+        raise Http404("This game has no stored replay")
+    response = HttpResponse(replay.decoded_text(), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="tienlen-game-{game.id}.json"'
+    return response

@@ -1,0 +1,80 @@
+"""Sign-up, sign-in and bot registration (the token is shown exactly once)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView, LogoutView
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from tournaments.models import Bot
+from web import services
+from web.forms import BotRegisterForm, SignUpForm
+
+
+def referee_address() -> str:
+    return getattr(settings, "REFEREE_PUBLIC_ADDRESS", "") or "127.0.0.1:50051"
+
+
+def run_command(token: str) -> str:
+    return f"TIENLEN_TOKEN={token} tienlen-bot run my_bot.py --server {referee_address()}"
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("web:my_bots")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}! Register your first bot below.")
+        return redirect("web:bot_register")
+    return render(request, "web/signup.html", {"form": form})
+
+
+class SignInView(LoginView):
+    template_name = "web/login.html"
+    redirect_authenticated_user = True
+
+
+class SignOutView(LogoutView):
+    pass
+
+
+@login_required
+def my_bots(request: HttpRequest) -> HttpResponse:
+    bots = Bot.objects.filter(owner=request.user).order_by("name")
+    return render(request, "web/my_bots.html", {"bots": bots})
+
+
+@login_required
+def bot_register(request: HttpRequest) -> HttpResponse:
+    form = BotRegisterForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        bot, token = services.bot_register(
+            owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
+        )
+        return _token_page(request, bot, token, created=True)
+    return render(request, "web/bot_register.html", {"form": form})
+
+
+@login_required
+@require_POST
+def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name, owner=request.user)
+    token = services.bot_token_rotate(bot=bot)
+    return _token_page(request, bot, token, created=False)
+
+
+def _token_page(request: HttpRequest, bot: Bot, token: str, *, created: bool) -> HttpResponse:
+    response = render(
+        request,
+        "web/bot_token.html",
+        {"bot": bot, "token": token, "command": run_command(token), "created": created, "server": referee_address()},
+    )
+    response["Cache-Control"] = "no-store"  # the token must not sit in any cache
+    return response

@@ -1,0 +1,109 @@
+"""Organiser pages: create a tournament, start or cancel it, watch it (thin views).
+
+Permission: staff users and users with `tournaments.organise_tournaments`; an organiser
+may start or cancel only their own tournaments unless staff. The writes themselves are the
+tournaments app's services (they enqueue Celery work after commit).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from tournaments.models import Tournament
+from web import queries
+from web.forms import TournamentForm
+
+
+def _is_organiser(user) -> bool:
+    return bool(user.is_authenticated and (user.is_staff or user.has_perm("tournaments.organise_tournaments")))
+
+
+def _require_organiser(request: HttpRequest) -> None:
+    if not _is_organiser(request.user):
+        raise PermissionDenied("Only organisers can do this.")
+
+
+def _own_tournament(request: HttpRequest, slug: str) -> Tournament:
+    _require_organiser(request)
+    tournament = get_object_or_404(Tournament, slug=slug)
+    if not (request.user.is_staff or tournament.organiser_id == request.user.id):
+        raise PermissionDenied("This tournament belongs to another organiser.")
+    return tournament
+
+
+def _error_text(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(exc.messages)
+    return str(exc)
+
+
+@login_required
+def organise(request: HttpRequest) -> HttpResponse:
+    _require_organiser(request)
+    mine = queries.tournament_list_with_progress()
+    if not request.user.is_staff:
+        mine = mine.filter(organiser=request.user)
+    return render(request, "web/organise.html", {"tournaments": list(mine[:100])})
+
+
+@login_required
+def tournament_new(request: HttpRequest) -> HttpResponse:
+    _require_organiser(request)
+    form = TournamentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        from tournaments import services
+
+        data = dict(form.cleaned_data)
+        try:
+            tournament = services.tournament_create(organiser=request.user, **_create_kwargs(data))
+        except (ValidationError, ValueError) as exc:
+            form.add_error(None, _error_text(exc))
+        else:
+            messages.success(request, f"Tournament “{tournament.name}” created.")
+            return redirect("web:tournament_detail", slug=tournament.slug)
+    return render(request, "web/tournament_new.html", {"form": form})
+
+
+def _create_kwargs(data: dict) -> dict:
+    entrants = list(data.pop("entrants") or [])
+    seed = data.pop("seed") or None
+    out = {k: v for k, v in data.items() if v is not None and v != ""}
+    out["bots"] = entrants
+    if seed:
+        out["seed"] = seed
+    return out
+
+
+@login_required
+@require_POST
+def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
+    tournament = _own_tournament(request, slug)
+    from tournaments import services
+
+    try:
+        services.tournament_start(tournament=tournament)
+    except (ValidationError, ValueError) as exc:
+        messages.error(request, f"Could not start: {_error_text(exc)}")
+    else:
+        messages.success(request, "Tournament started: tables are being played.")
+    return redirect("web:tournament_detail", slug=tournament.slug)
+
+
+@login_required
+@require_POST
+def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
+    tournament = _own_tournament(request, slug)
+    from tournaments import services
+
+    try:
+        services.tournament_cancel(tournament=tournament, reason=f"cancelled by {request.user.username}")
+    except (ValidationError, ValueError) as exc:
+        messages.error(request, f"Could not cancel: {_error_text(exc)}")
+    else:
+        messages.success(request, "Tournament cancelled. Games already played are kept.")
+    return redirect("web:tournament_detail", slug=tournament.slug)

@@ -1,0 +1,259 @@
+"""Every page: status, what a visitor sees, permissions, empty states, pinned query counts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from tests.web.factories import load_replay, make_user, make_world
+from tournaments.models import Bot, Tournament
+
+pytestmark = pytest.mark.django_db
+
+
+# ------------------------------------------------------------------ empty site
+@pytest.mark.parametrize(
+    ("url", "text"),
+    [
+        ("/", "No tournament is running right now."),
+        ("/tournaments/", "No tournaments yet."),
+        ("/leaderboards/", "No rating pools yet"),
+        ("/bots/", "No bots registered yet."),
+    ],
+)
+def test_empty_site_pages_say_so(client, url, text):
+    response = client.get(url)
+    assert response.status_code == 200
+    assert text in response.content.decode()
+
+
+def test_unknown_objects_are_404(client):
+    assert client.get("/tournaments/nope/").status_code == 404
+    assert client.get("/bots/nobody/").status_code == 404
+    assert client.get("/games/999/").status_code == 404
+    assert client.get("/leaderboards/south-4/").status_code == 404
+    assert client.get("/leaderboards/garbage/").status_code == 404
+
+
+# ------------------------------------------------------------------ home
+def test_home_lists_running_finished_and_leaders(client):
+    make_world(slug="done-cup", replay=load_replay("game_2p_handmade.json"))
+    make_world(slug="live-cup", status=Tournament.Status.RUNNING, games_done_per_table=1,
+               replay=load_replay("game_2p_handmade.json"))
+    html = client.get("/").content.decode()
+    assert "Tournament live-cup" in html and "Tournament done-cup" in html
+    assert html.index("Tournament live-cup") < html.index("Recently finished") < html.index("Tournament done-cup")
+    assert "south · 2 players" in html
+    assert "2 / 4 games" in html  # running tournament's progress
+
+
+def test_home_query_count_is_fixed(client, django_assert_max_num_queries):
+    for i in range(3):
+        make_world(slug=f"cup{i}", replay=load_replay("game_2p_handmade.json"))
+    with django_assert_max_num_queries(8):
+        assert client.get("/").status_code == 200
+
+
+# ------------------------------------------------------------------ tournament
+def test_tournament_page_shows_progress_standings_and_cross_table(client):
+    w = make_world(bots=4, tables=3, games_per_table=2, replay=load_replay("game_2p_handmade.json"))
+    html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
+    assert 'id="progress-bar" style="width: 100.0%"' in html
+    assert "6</span> of <span id=\"games-planned\">6</span> games" in html
+    assert "± " in html  # confidence intervals
+    for b in w.bots:
+        assert b.name in html
+    assert 'id="cross-table"' in html
+    assert 'id="bracket"' not in html
+
+
+def test_tournament_progress_json_counts_games(client):
+    w = make_world(tables=2, games_per_table=4, games_done_per_table=1, status=Tournament.Status.RUNNING,
+                   replay=load_replay("game_2p_handmade.json"))
+    data = client.get(f"/tournaments/{w.tournament.slug}/progress.json").json()
+    assert data["games_done"] == 2 and data["games_planned"] == 8
+    assert data["percent"] == 25.0 and data["status"] == "running"
+    assert data["tables_total"] == 2 and data["tables_done"] == 0
+
+
+def test_knockout_draws_a_bracket(client):
+    w = make_world(fmt=Tournament.Format.KNOCKOUT, bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
+    html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
+    assert 'id="bracket"' in html and 'class="bracket-round"' in html
+    assert html.count('class="match"') == 3
+    assert "entrant winner" in html and "entrant loser" in html
+
+
+def test_tournament_without_entrants_has_empty_states(client):
+    org = make_user("org", staff=True)
+    Tournament.objects.create(name="Empty cup", slug="empty-cup", organiser=org, format="round_robin", seed="s")
+    html = client.get("/tournaments/empty-cup/").content.decode()
+    assert "No entrants yet." in html and "No tables scheduled yet." in html and "No games played yet." in html
+
+
+@pytest.mark.parametrize("games", [2, 40])
+def test_tournament_page_query_count_does_not_grow(client, django_assert_num_queries, games):
+    w = make_world(bots=8, tables=4, games_per_table=games // 4 or 1, replay=load_replay("game_2p_handmade.json"))
+    # tournament, entrants, standings, progress, latest games (+seats), incidents,
+    # cross-table, tables page (count, rows, seats)
+    with django_assert_num_queries(11):
+        assert client.get(f"/tournaments/{w.tournament.slug}/").status_code == 200
+
+
+def test_tournament_games_page_paginates(client, django_assert_num_queries):
+    w = make_world(tables=3, games_per_table=30, replay=load_replay("game_2p_handmade.json"))
+    with django_assert_num_queries(4):  # tournament, count, games, their seats
+        html = client.get(f"/tournaments/{w.tournament.slug}/games/").content.decode()
+    assert "90 games" in html and "page 1 of 2" in html
+    assert html.count('href="/games/') == 50
+
+
+# ------------------------------------------------------------------ leaderboard and bots
+def test_leaderboard_ranks_bots_with_owner_and_recent_change(client, django_assert_num_queries):
+    w = make_world(bots=4, replay=load_replay("game_2p_handmade.json"))
+    with django_assert_num_queries(3):
+        html = client.get(f"/leaderboards/{w.pool.slug}/").content.decode()
+    # highest rating first
+    names = [b.name for b in sorted(w.bots, key=lambda b: -b.ratings.get().rating)]
+    positions = [html.index(n) for n in names]
+    assert positions == sorted(positions)
+    assert "owner" in html and "+" in html
+
+
+def test_leaderboards_index_lists_pools(client):
+    w = make_world(replay=load_replay("game_2p_handmade.json"))
+    html = client.get("/leaderboards/").content.decode()
+    assert f"/leaderboards/{w.pool.slug}/" in html
+
+
+def test_bot_page_has_history_h2h_and_results(client):
+    w = make_world(bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
+    bot = w.bots[0]
+    html = client.get(f"/bots/{bot.name}/").content.decode()
+    assert "Test bot number 0" in html and "owner" in html
+    assert "<svg" in html  # rating chart
+    assert w.tournament.name in html
+    assert 'id="head-to-head"' in html and w.bots[1].name in html
+    assert "<code>1.0</code>" in html
+
+
+def test_bot_page_empty_states(client):
+    owner = make_user("solo")
+    Bot.objects.create(owner=owner, name="lonely")
+    html = client.get("/bots/lonely/").content.decode()
+    assert "Not rated yet." in html and "No tournament games yet." in html
+    assert "No games against other bots yet." in html and "This bot has not connected yet." in html
+
+
+# ------------------------------------------------------------------ game page
+def test_game_page_embeds_replay_and_seats(client):
+    w = make_world(replay=load_replay("game_2p_handmade.json"))
+    game = w.games[0]
+    response = client.get(f"/games/{game.id}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="replay-data"' in html and "replay.js" in html
+    data = json.loads(html.split('id="replay-data" type="application/json">')[1].split("</script>")[0])
+    assert len(data["moves"]) == 11 and len(data["states"]) == 12
+    assert data["hands"][0][0] == "3S"
+    assert data["names"][0] == w.bots[0].name
+    assert "Download replay JSON" in html
+
+
+def test_replay_download_is_the_stored_json(client):
+    replay = load_replay("game_2p_handmade.json")
+    w = make_world(replay=replay)
+    response = client.get(f"/games/{w.games[0].id}/replay.json")
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert json.loads(response.content) == replay
+
+
+# ------------------------------------------------------------------ accounts and bots
+def test_signup_logs_in_and_leads_to_bot_registration(client):
+    response = client.post("/accounts/signup/", {"username": "ann", "password1": "a-Long-pass-123", "password2": "a-Long-pass-123"})
+    assert response.status_code == 302 and response["Location"] == reverse("web:bot_register")
+    assert client.get("/me/bots/").status_code == 200
+
+
+def test_signup_errors_are_shown_and_keep_input(client):
+    html = client.post("/accounts/signup/", {"username": "ann", "password1": "x", "password2": "y"}).content.decode()
+    assert "errorlist" in html and 'value="ann"' in html
+
+
+def test_bot_registration_shows_token_once(client):
+    user = make_user("ann")
+    client.force_login(user)
+    response = client.post("/me/bots/new/", {"name": "ann-bot", "description": "mine"})
+    html = response.content.decode()
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    bot = Bot.objects.get(name="ann-bot")
+    token = html.split('id="bot-token">')[1].split("<")[0]
+    assert token.startswith("tlb_")
+    from tournaments.tokens import token_hash
+
+    assert bot.token_hash == token_hash(token) and token not in bot.token_hash
+    assert f"TIENLEN_TOKEN={token} tienlen-bot run" in html
+    # never shown again
+    assert token not in client.get("/me/bots/").content.decode()
+    assert token not in client.get("/bots/ann-bot/").content.decode()
+
+
+def test_bot_registration_rejects_bad_and_duplicate_names(client):
+    user = make_user("ann")
+    client.force_login(user)
+    Bot.objects.create(owner=user, name="taken")
+    html = client.post("/me/bots/new/", {"name": "Taken"}).content.decode()
+    assert "already exists" in html
+    html = client.post("/me/bots/new/", {"name": "bad name!"}).content.decode()
+    assert "Use 1-63 letters" in html
+    assert Bot.objects.count() == 1
+
+
+def test_token_rotation_only_by_owner(client):
+    owner = make_user("ann")
+    other = make_user("bob")
+    bot = Bot.objects.create(owner=owner, name="annbot", token_hash="x" * 64)
+    client.force_login(other)
+    assert client.post("/me/bots/annbot/token/").status_code == 404
+    client.force_login(owner)
+    html = client.post("/me/bots/annbot/token/").content.decode()
+    bot.refresh_from_db()
+    assert bot.token_hash != "x" * 64 and "previous token no longer works" in html
+
+
+def test_account_pages_need_login(client):
+    for url in ["/me/bots/", "/me/bots/new/", "/organise/", "/organise/new/"]:
+        response = client.get(url)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_login_page_and_logout(client):
+    make_user("ann", password="a-Long-pass-123")
+    assert client.get("/accounts/login/").status_code == 200
+    response = client.post("/accounts/login/", {"username": "ann", "password": "a-Long-pass-123"})
+    assert response.status_code == 302
+    assert "Sign out (ann)" in client.get("/").content.decode()
+    client.post("/accounts/logout/")
+    assert "Sign in" in client.get("/").content.decode()
+
+
+# ------------------------------------------------------------------ organiser
+def test_organiser_pages_forbidden_for_players(client):
+    client.force_login(make_user("player"))
+    assert client.get("/organise/").status_code == 403
+    assert client.get("/organise/new/").status_code == 403
+
+
+def test_tournament_form_reports_bad_fields(client):
+    client.force_login(make_user("boss", staff=True))
+    html = client.post("/organise/new/", {"name": "", "format": "swiss", "preset": "south", "options": "{not json",
+                                          "seats_per_table": 4, "duplicate_sets": 1, "cycles": 1,
+                                          "advance_per_table": 2, "move_time_ms": 5, "time_bank_ms": 0}).content.decode()
+    assert "This field is required." in html
+    assert "Select a valid choice" in html
+    assert "Not valid JSON" in html
+    assert "Ensure this value is greater than or equal to 10." in html
+    assert Tournament.objects.count() == 0
