@@ -1,0 +1,176 @@
+"""The bot stream's front door: authentication, Hello, and what a bot may throw at it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import grpc
+import pytest
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from referee_service.auth import StaticTokenStore
+from referee_service.server import Referee, running_referee
+
+from .harness import AUTH, RawBot, organizer_stub, token_of
+
+
+async def _finished(bot: RawBot) -> RawBot:
+    assert bot.task is not None
+    await asyncio.wait_for(bot.task, 10)
+    return bot
+
+
+async def test_known_token_is_welcomed_with_limits(referee: Referee) -> None:
+    bot = await RawBot(referee.target, "alice", max_tables=3).start().connected()
+    welcome = bot.of_kind("welcome")[0]
+    assert welcome.bot_id == "alice"
+    assert welcome.max_tables == 3
+    assert welcome.protocol_version == 1
+    assert welcome.max_message_bytes == 64 * 1024
+    await bot.close()
+
+
+async def test_unknown_token_is_unauthenticated_and_never_logged(
+        referee: Referee, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    secret = "not-a-real-token-7f3a9c"
+    bot = await _finished(RawBot(referee.target, "alice", token=secret).start())
+    assert bot.status == grpc.StatusCode.UNAUTHENTICATED
+    assert "unknown or revoked bot token" in bot.details
+    assert secret not in caplog.text
+    assert not bot.of_kind("welcome")
+
+
+async def test_revoked_token_is_refused(token_store: StaticTokenStore) -> None:
+    token_store.revoke(token_of("bob"))
+    async with running_referee(token_store) as ref:
+        bot = await _finished(RawBot(ref.target, "bob").start())
+    assert bot.status == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_token_may_come_as_bearer_metadata(referee: Referee) -> None:
+    channel = grpc.aio.insecure_channel(referee.target)
+    call = channel.stream_stream("/tienlen.v1.BotGateway/Connect",
+                                 request_serializer=gw.BotMessage.SerializeToString,
+                                 response_deserializer=gw.RefereeMessage.FromString)(
+        metadata=(("authorization", f"Bearer {token_of('carol')}"),))
+    await call.write(gw.BotMessage(hello=gw.Hello(bot_name="C", protocol_version=1)))
+    first = await call.read()
+    assert first.welcome.bot_id == "carol"
+    await call.done_writing()
+    await channel.close()
+
+
+async def test_first_message_must_be_hello(referee: Referee) -> None:
+    bot = RawBot(referee.target, "alice", hello=False).start()
+    bot.send(gw.BotMessage(ping=gw.Ping(nonce=1)))
+    await _finished(bot)
+    assert bot.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "first message must be Hello" in bot.details
+    assert bot.of_kind("error")[0].code == gw.ERROR_CODE_HELLO_REQUIRED
+
+
+async def test_unsupported_protocol_version_is_refused(referee: Referee) -> None:
+    bot = RawBot(referee.target, "alice", hello=False).start()
+    bot.send(gw.BotMessage(hello=gw.Hello(token=token_of("alice"), protocol_version=9)))
+    await _finished(bot)
+    assert bot.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "protocol version 9" in bot.details
+
+
+async def test_garbage_gets_errors_and_the_stream_survives(referee: Referee) -> None:
+    bot = await RawBot(referee.target, "alice").start().connected()
+    bot.send(b"\xff\xff\xff\xff not protobuf")
+    bot.send(gw.BotMessage())  # no body
+    bot.send(gw.BotMessage(hello=gw.Hello(token=token_of("alice"))))  # second hello
+    bot.send(gw.BotMessage(move=gw.Move(table_id="nope", move_id=5, cards=[1])))
+    bot.send(gw.BotMessage(ping=gw.Ping(nonce=42)))
+    for _ in range(100):
+        if bot.of_kind("pong"):
+            break
+        await asyncio.sleep(0.02)
+    errors = bot.of_kind("error")
+    assert [e.code for e in errors] == [gw.ERROR_CODE_MALFORMED_MESSAGE] * 3
+    assert "does not parse" in errors[0].reason
+    rejected = bot.of_kind("move_rejected")
+    assert rejected[0].code == gw.MOVE_ERROR_CODE_UNKNOWN_TABLE
+    assert bot.of_kind("pong")[0].nonce == 42
+    await bot.close()
+    assert bot.status == grpc.StatusCode.OK
+
+
+async def test_flood_is_rate_limited_then_closed(token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, rate_limit=20) as ref:
+        bot = await RawBot(ref.target, "alice").start().connected()
+        for i in range(400):
+            bot.send(gw.BotMessage(ping=gw.Ping(nonce=i)))
+        await _finished(bot)
+        codes = [e.code for e in bot.of_kind("error")]
+        assert gw.ERROR_CODE_RATE_LIMITED in codes
+        assert bot.of_kind("error")[-1].fatal
+        assert len(bot.of_kind("pong")) < 100
+        # the referee is fine: another bot connects and is answered
+        other = await RawBot(ref.target, "bob").start().connected()
+        await other.close()
+
+
+async def test_oversized_message_closes_only_that_stream(referee: Referee) -> None:
+    bot = await RawBot(referee.target, "alice").start().connected()
+    other = await RawBot(referee.target, "bob").start().connected()
+    bot.send(gw.BotMessage(move=gw.Move(table_id="x" * (200 * 1024))))
+    await _finished(bot)
+    assert bot.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+    other.send(gw.BotMessage(ping=gw.Ping(nonce=7)))
+    for _ in range(100):
+        if other.of_kind("pong"):
+            break
+        await asyncio.sleep(0.02)
+    assert other.of_kind("pong")[0].nonce == 7
+    await other.close()
+
+
+async def test_list_bots_shows_streams_and_capacity(referee: Referee) -> None:
+    a1 = await RawBot(referee.target, "alice", max_tables=2).start().connected()
+    a2 = await RawBot(referee.target, "alice", max_tables=5).start().connected()
+    b = await RawBot(referee.target, "bob", max_tables=1).start().connected()
+    channel, stub = organizer_stub(referee.target)
+    response = await stub.ListBots(org.ListBotsRequest(), metadata=AUTH)
+    bots = {bot.bot_id: bot for bot in response.bots}
+    assert set(bots) == {"alice", "bob"}
+    assert bots["alice"].streams == 2 and bots["alice"].max_tables == 7
+    assert bots["alice"].bot_name == "Alice" and bots["alice"].bot_version == "1.0"
+    await a1.close()
+    await asyncio.sleep(0.05)
+    response = await stub.ListBots(org.ListBotsRequest(), metadata=AUTH)
+    assert {x.bot_id: x.streams for x in response.bots} == {"alice": 1, "bob": 1}
+    await channel.close()
+    await a2.close()
+    await b.close()
+
+
+@pytest.mark.parametrize("metadata, expected", [
+    ((), "missing or wrong organiser token"),
+    ((("authorization", "Bearer wrong"),), "missing or wrong organiser token"),
+    ((("authorization", f"Bearer {token_of('alice')}"),), "missing or wrong organiser token"),
+])
+async def test_organizer_api_needs_its_own_credential(referee: Referee, metadata: tuple,
+                                                      expected: str) -> None:
+    channel, stub = organizer_stub(referee.target)
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await stub.ListBots(org.ListBotsRequest(), metadata=metadata)
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert expected in (info.value.details() or "")
+    await channel.close()
+
+
+async def test_organizer_api_disabled_without_a_configured_token(
+        token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, organizer_token=None) as ref:
+        channel, stub = organizer_stub(ref.target)
+        with pytest.raises(grpc.aio.AioRpcError) as info:
+            await stub.ListBots(org.ListBotsRequest(), metadata=AUTH)
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "disabled" in (info.value.details() or "")
+        await channel.close()
