@@ -72,7 +72,8 @@ class HistoryEncoder:
                 move = pb.PublicMove(seat=entry["seat"])
                 setattr(move, "pass", True)  # `pass` is a Python keyword
             else:
-                move = pb.PublicMove(seat=entry["seat"], cards=card_indices(entry["cards"]))
+                move = pb.PublicMove(seat=entry["seat"], cards=card_indices(entry["cards"]),
+                                     offer=entry.get("offer") or "")
             self.moves.append(move)
         return self.moves
 
@@ -91,6 +92,9 @@ def seat_view(view: Any, history: HistoryEncoder, *, legal_plays: bool = True) -
         finished=list(view.finished),
         history=history.update(view.history),
         over=view.points is not None,
+        starting=bool(getattr(view, "starting", False)),
+        leader=getattr(view, "leader", 0) or 0,
+        frozen=list(getattr(view, "frozen", ()) or ()),
     )
     if view.to_move is not None:
         message.to_move = view.to_move

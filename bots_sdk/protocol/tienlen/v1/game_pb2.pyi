@@ -117,7 +117,10 @@ class PublicMove(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     PASS_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
+    OFFER_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
+    offer: _builtins.str
+    """"" or the offer this play took up, e.g. "steal_lead" """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """the cards played (ascending) when pass is false"""
@@ -127,10 +130,11 @@ class PublicMove(_message.Message):
         *,
         seat: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.int] | None = ...,
+        offer: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "pass", b"pass", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "offer", b"offer", "pass", b"pass", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -189,6 +193,9 @@ class SeatView(_message.Message):
     OVER_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
     LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
+    STARTING_FIELD_NUMBER: _builtins.int
+    LEADER_FIELD_NUMBER: _builtins.int
+    FROZEN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     players: _builtins.int
     preset: _builtins.str
@@ -199,6 +206,12 @@ class SeatView(_message.Message):
     offer: _builtins.str
     """"" or the offer being made, e.g. "steal_lead" """
     over: _builtins.bool
+    starting: _builtins.bool
+    """move, or when the bot asked Hello.omit_legal_plays)
+    a starting game (the weakest dealt card leads)
+    """
+    leader: _builtins.int
+    """the seat that led this game's first round"""
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """this seat's cards, ascending"""
@@ -231,6 +244,10 @@ class SeatView(_message.Message):
     def legal_plays(self) -> _containers.RepeatedCompositeFieldContainer[Global___Cards]:
         """every legal play now (empty unless it is this seat's"""
 
+    @_builtins.property
+    def frozen(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """frozen seats (docs/rules.md section 6.2), once known"""
+
     def __init__(
         self,
         *,
@@ -249,10 +266,13 @@ class SeatView(_message.Message):
         over: _builtins.bool = ...,
         points: _abc.Iterable[_builtins.int] | None = ...,
         legal_plays: _abc.Iterable[Global___Cards] | None = ...,
+        starting: _builtins.bool = ...,
+        leader: _builtins.int = ...,
+        frozen: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_to_move", b"_to_move", "table", b"table", "to_move", b"to_move"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_move", b"_to_move", "can_pass", b"can_pass", "card_counts", b"card_counts", "finished", b"finished", "hand", b"hand", "history", b"history", "legal_plays", b"legal_plays", "locked_out", b"locked_out", "offer", b"offer", "over", b"over", "players", b"players", "points", b"points", "preset", b"preset", "seat", b"seat", "table", b"table", "to_move", b"to_move"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_move", b"_to_move", "can_pass", b"can_pass", "card_counts", b"card_counts", "finished", b"finished", "frozen", b"frozen", "hand", b"hand", "history", b"history", "leader", b"leader", "legal_plays", b"legal_plays", "locked_out", b"locked_out", "offer", b"offer", "over", b"over", "players", b"players", "points", b"points", "preset", b"preset", "seat", b"seat", "starting", b"starting", "table", b"table", "to_move", b"to_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_move: _TypeAlias = _typing.Literal["to_move"]  # noqa: Y015
     _WhichOneofArgType__to_move: _TypeAlias = _typing.Literal["_to_move", b"_to_move"]  # noqa: Y015
