@@ -1,0 +1,98 @@
+"""Fixtures for the tournaments tests: users, bots, tournaments and finished games."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth.models import Permission, User
+
+from tournaments import services
+from tournaments.referee import GameResult
+
+POINTS_BY_PLACE = {2: [2, -2], 3: [2, 0, -2], 4: [2, 1, -1, -2]}
+
+
+def make_result(index: int, order: list[int], seat_participants: list[int] | None = None,
+                instant_winner: int | None = None) -> GameResult:
+    """A finished game as the referee streams it: `order` is the finishing order of seats."""
+    n = len(order)
+    points = [0] * n
+    for place, seat in enumerate(order):
+        points[seat] = POINTS_BY_PLACE[n][place]
+    if instant_winner is not None:
+        points = [-4] * n
+        points[instant_winner] = 4 * (n - 1)
+    replay = {
+        "schema": "tienlen.replay/1",
+        "preset": "south",
+        "options": {},
+        "players": n,
+        "seed": f"seed/{index}",
+        "starting": True,
+        "leader": None,
+        "hands": [["3S"] * 13 for _ in range(n)],
+        "moves": [{"seat": s, "cards": ["3S"]} for s in range(n)] * 10,
+        "result": {
+            "finishing_order": order,
+            "points": points,
+            "instant_winner": instant_winner,
+            "frozen": [],
+            "payments": [],
+            "next_leader": order[0],
+            "next_starting": False,
+        },
+    }
+    text = json.dumps(replay, separators=(",", ":"))
+    timing = {"schema": "tienlen.timing/1", "moves": [{"seat": 0, "elapsed_ms": 1.5, "fallback": None}]}
+    return GameResult(
+        game_index=index,
+        seat_participants=seat_participants if seat_participants is not None else list(range(n)),
+        replay=replay,
+        replay_text=text,
+        timing=timing,
+        seed=f"seed/{index}",
+    )
+
+
+@pytest.fixture
+def organiser(db) -> User:
+    user = User.objects.create_user("org", password="pw-org-12345")
+    user.user_permissions.add(Permission.objects.get(codename="organise_tournaments"))
+    return User.objects.get(pk=user.pk)
+
+
+@pytest.fixture
+def owner(db) -> User:
+    return User.objects.create_user("owner", password="pw-owner-12345")
+
+
+@pytest.fixture
+def other_owner(db) -> User:
+    return User.objects.create_user("other", password="pw-other-12345")
+
+
+@pytest.fixture
+def bots(owner, other_owner):
+    made = []
+    for i in range(8):
+        bot, _ = services.bot_create(owner=owner if i % 2 == 0 else other_owner, name=f"bot{i}")
+        made.append(bot)
+    return made
+
+
+def running_round_robin(organiser, bots, **fields):
+    """A started round robin with tables created (no Celery involved)."""
+    from django.db import transaction
+
+    tournament = services.tournament_create(
+        organiser=organiser, name=fields.pop("name", "Spring cup"), format="round_robin", **fields
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    with transaction.atomic():
+        tournament.status = "scheduled"
+        tournament.save(update_fields=["status"])
+    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament.refresh_from_db()
+    return tournament

@@ -1,0 +1,1 @@
+"""Rating maths: multiplayer Elo (sequential, per pool) and Plackett-Luce (order-free)."""

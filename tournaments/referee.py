@@ -1,0 +1,227 @@
+"""The tournaments' side of the referee's organiser API.
+
+`OrganizerClient.play_table` yields one dict per event; this module turns those into plain
+dataclasses the services record, and owns the mapping between table seats and referee
+participants (`bot:<id>` / `house:<name>`), so the rest of the app never sees the wire.
+Channels are created lazily per process: gRPC channels made before a fork hang in the
+child (Celery prefork).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+
+
+class RefereeUnavailable(Exception):
+    """The referee cannot be reached or refused the table for now: retry later."""
+
+
+class BotsNotConnected(Exception):
+    """Some participants are not connected (FAILED_PRECONDITION); retry until the deadline."""
+
+    def __init__(self, message: str, missing: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.missing = list(missing)
+
+
+class RefereeRejected(Exception):
+    """The referee refused the request itself (INVALID_ARGUMENT): retrying cannot help."""
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """One finished game as recorded: seats map to participant indices (request order)."""
+
+    game_index: int
+    seat_participants: list[int]
+    replay: dict[str, Any]
+    replay_text: str
+    timing: dict[str, Any]
+    strikes: list[int] = field(default_factory=list)
+    forfeited: list[int] = field(default_factory=list)
+    seed: str = ""
+
+    @property
+    def players(self) -> int:
+        return len(self.seat_participants)
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return self.replay.get("result") or {}
+
+    @property
+    def points(self) -> list[int]:
+        return [int(p) for p in self.result.get("points", [])]
+
+    @property
+    def finishing_order(self) -> list[int]:
+        return [int(s) for s in self.result.get("finishing_order", [])]
+
+    def places(self) -> list[int]:
+        """1-based place per seat; players sharing last place get the same (last) place."""
+        n = self.players
+        order = self.finishing_order
+        instant = self.result.get("instant_winner")
+        shared = set(self.result.get("shared_last") or self.result.get("tied") or [])
+        if instant is not None:
+            shared = {s for s in range(n) if s != int(instant)}
+            order = [int(instant)]
+        places = [n] * n
+        for place, seat in enumerate(order, start=1):
+            if seat not in shared:
+                places[seat] = place
+        return places
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    completed: bool
+    next_game_index: int
+    detail: str = ""
+    totals: list[int] = field(default_factory=list)
+    forfeited: list[int] = field(default_factory=list)
+
+
+def participant_key(*, bot_id: int, house_bot: str) -> str:
+    return f"house:{house_bot}" if house_bot else f"bot:{bot_id}"
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _loads(value: Any) -> dict[str, Any]:
+    if not value:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    return json.loads(value)
+
+
+def event_parse(event: Any) -> GameResult | TableOutcome | None:
+    """One `play_table` event as a GameResult, a TableOutcome, or None (started/unknown)."""
+    kind = _get(event, "type") or _get(event, "kind")
+    game = _get(event, "game")
+    result = _get(event, "result")
+    if kind in ("game", "game_record") or (kind is None and _get(event, "replay_json")):
+        game = event
+    elif kind in ("result", "table_result") or (kind is None and _get(event, "next_game_index") is not None):
+        result = event
+    if game is not None and _get(game, "replay_json") is not None:
+        text = _get(game, "replay_json")
+        replay = _loads(text)
+        return GameResult(
+            game_index=int(_get(game, "game_index", 0)),
+            seat_participants=[int(p) for p in _get(game, "seat_participants", [])],
+            replay=replay,
+            replay_text=text if isinstance(text, str) else json.dumps(replay),
+            timing=_loads(_get(game, "timing_json")),
+            strikes=[int(s) for s in _get(game, "strikes", [])],
+            forfeited=[int(s) for s in _get(game, "forfeited", [])],
+            seed=str(_get(game, "seed", "") or replay.get("seed") or ""),
+        )
+    if result is not None and _get(result, "status") is not None:
+        status = _get(result, "status")
+        completed = status in (1, "TABLE_STATUS_COMPLETED", "completed", "COMPLETED")
+        return TableOutcome(
+            completed=completed,
+            next_game_index=int(_get(result, "next_game_index", 0) or 0),
+            detail=str(_get(result, "detail", "") or ""),
+            totals=[int(t) for t in _get(result, "totals", [])],
+            forfeited=[int(f) for f in _get(result, "forfeited", [])],
+        )
+    return None
+
+
+_local = threading.local()
+
+
+def _client() -> Any:
+    """One OrganizerClient per process (created after any fork)."""
+    pid = os.getpid()
+    cached = getattr(_local, "client", None)
+    if cached is None or cached[0] != pid:
+        from referee_service.organizer_client import OrganizerClient
+
+        cached = (pid, OrganizerClient(settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN))
+        _local.client = cached
+    return cached[1]
+
+
+def referee_play_table(
+    *,
+    table_id: str,
+    participants: Sequence[str],
+    preset: str,
+    options: Mapping[str, Any],
+    games: int,
+    duplicate_sets: int,
+    move_time_ms: int,
+    time_bank_ms: int,
+    seed: str,
+    first_game_index: int,
+    resume_leader: int | None,
+    resume_starting: bool | None,
+    connect_deadline_ms: int,
+) -> Iterator[GameResult | TableOutcome]:
+    """Play (or resume) a table on the referee, yielding parsed events as they stream in."""
+    import grpc
+
+    seats = []
+    for key in participants:
+        kind, _, value = key.partition(":")
+        seats.append({"house_bot": value} if kind == "house" else {"bot_id": value})
+    kwargs: dict[str, Any] = {
+        "table_id": table_id,
+        "seats": seats,
+        "preset": preset,
+        "options_json": json.dumps(dict(options)) if options else "",
+        "games": games,
+        "duplicate_sets": duplicate_sets,
+        "move_time_ms": move_time_ms,
+        "time_bank_ms": time_bank_ms,
+        "seed": seed,
+        "first_game_index": first_game_index,
+        "connect_deadline_ms": max(1, connect_deadline_ms),
+    }
+    if resume_leader is not None:
+        kwargs["resume_leader"] = resume_leader
+    if resume_starting is not None:
+        kwargs["resume_starting"] = resume_starting
+    try:
+        for event in _client().play_table(**kwargs):
+            parsed = event_parse(event)
+            if parsed is not None:
+                yield parsed
+    except grpc.RpcError as exc:
+        code = exc.code() if hasattr(exc, "code") else None
+        detail = exc.details() if hasattr(exc, "details") else str(exc)
+        if code == grpc.StatusCode.FAILED_PRECONDITION:
+            raise BotsNotConnected(detail or "bots not connected") from exc
+        if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED,
+                    grpc.StatusCode.UNAUTHENTICATED):
+            raise RefereeRejected(f"{code.name}: {detail}") from exc
+        raise RefereeUnavailable(f"{getattr(code, 'name', code)}: {detail}") from exc
+
+
+def referee_list_bots() -> dict[str, str] | None:
+    """Connected bots as {bot_id: version}; None when the referee cannot be reached."""
+    import grpc
+
+    try:
+        bots = _client().list_bots()
+    except (grpc.RpcError, OSError, ImportError):
+        return None
+    connected = {}
+    for bot in bots:
+        connected[str(_get(bot, "bot_id", ""))] = str(_get(bot, "bot_version", "") or "")
+    return connected

@@ -1,0 +1,761 @@
+"""Every write of the tournaments app.
+
+Services validate, write in one transaction, and enqueue follow-up work only after commit,
+so a rolled-back write never starts a task. Bad input raises Django's ValidationError with
+field errors (the API turns it into a 400). Recording is idempotent: a game is unique by
+(table, index), and the game, its replay and its rating updates commit together.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from tournaments.models import (
+    START_RATING,
+    ApiToken,
+    Bot,
+    BotVersion,
+    Entrant,
+    Game,
+    GameSeat,
+    Rating,
+    RatingChange,
+    RatingPool,
+    Replay,
+    Table,
+    TableSeat,
+    Tournament,
+)
+from tournaments.ratings.elo import elo_deltas
+from tournaments.referee import GameResult, participant_key
+from tournaments.scheduling.knockout import (
+    SeatResult,
+    knockout_advance_count,
+    knockout_rank_table,
+    knockout_tables,
+)
+from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
+from tournaments.scheduling.round_robin import round_robin_schedule
+from tournaments.tokens import (
+    API_TOKEN_PREFIX,
+    BOT_TOKEN_PREFIX,
+    token_display_prefix,
+    token_generate,
+    token_hash,
+)
+
+HOUSE_BOTS = ("random", "greedy", "heuristic")
+DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
+
+
+# --- users, tokens, bots ---------------------------------------------------------------
+
+
+def user_is_organiser(*, user) -> bool:
+    return bool(
+        user
+        and user.is_authenticated
+        and (user.is_staff or user.has_perm("tournaments.organise_tournaments"))
+    )
+
+
+def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
+    """A new API token; the clear token is returned once and never stored."""
+    key = token_generate(prefix=API_TOKEN_PREFIX)
+    token = ApiToken.objects.create(
+        user=user, name=name[:100], key_hash=token_hash(key), prefix=token_display_prefix(key)
+    )
+    return token, key
+
+
+def api_token_revoke(*, token: ApiToken) -> None:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+
+
+def bot_create(
+    *, owner, name: str, description: str = "", house_bot: str = ""
+) -> tuple[Bot, str | None]:
+    """Register a bot; returns the bot and its token (None for house bots), shown once."""
+    if house_bot and house_bot not in HOUSE_BOTS:
+        raise ValidationError({"house_bot": f"Unknown house bot; choose from {', '.join(HOUSE_BOTS)}."})
+    if house_bot and not owner.is_staff:
+        raise ValidationError({"house_bot": "Only staff can register house bots."})
+    if Bot.objects.filter(name__iexact=name).exists():
+        raise ValidationError({"name": "A bot with this name already exists."})
+    bot = Bot(owner=owner, name=name, description=description, house_bot=house_bot)
+    token = None
+    if not house_bot:
+        token = token_generate(prefix=BOT_TOKEN_PREFIX)
+        bot.token_hash = token_hash(token)
+        bot.token_prefix = token_display_prefix(token)
+        bot.token_created_at = timezone.now()
+    bot.full_clean()
+    bot.save()
+    return bot, token
+
+
+def bot_token_rotate(*, bot: Bot) -> str:
+    """Replace the bot's token (the old one stops working at once); also un-revokes."""
+    if bot.house_bot:
+        raise ValidationError({"house_bot": "House bots have no token."})
+    token = token_generate(prefix=BOT_TOKEN_PREFIX)
+    bot.token_hash = token_hash(token)
+    bot.token_prefix = token_display_prefix(token)
+    bot.token_created_at = timezone.now()
+    bot.revoked_at = None
+    bot.save(update_fields=["token_hash", "token_prefix", "token_created_at", "revoked_at"])
+    return token
+
+
+def bot_revoke(*, bot: Bot) -> None:
+    """Revoke the bot's token: it can no longer connect (its games stay)."""
+    bot.token_hash = None
+    bot.revoked_at = timezone.now()
+    bot.save(update_fields=["token_hash", "revoked_at"])
+
+
+def bot_update(*, bot: Bot, description: str | None = None) -> Bot:
+    if description is not None:
+        bot.description = description
+        bot.full_clean()
+        bot.save(update_fields=["description"])
+    return bot
+
+
+def bot_version_touch(*, bot_id: int, version: str) -> BotVersion | None:
+    if not version:
+        return None
+    obj, _ = BotVersion.objects.get_or_create(bot_id=bot_id, version=version[:64])
+    return obj
+
+
+# --- rating pools ----------------------------------------------------------------------
+
+
+def rating_pool_get(*, preset: str, seats: int) -> RatingPool:
+    pool, _ = RatingPool.objects.get_or_create(
+        preset=preset, seats=seats, defaults={"k_factor": settings.TIENLEN_DEFAULT_K_FACTOR}
+    )
+    return pool
+
+
+# --- tournaments -----------------------------------------------------------------------
+
+
+def _validate_rules(preset: str, options: dict, errors: dict) -> None:
+    try:
+        from bots_sdk.rules import PRESETS
+    except ImportError:  # engine not installed: accept, the referee validates again
+        return
+    if preset not in PRESETS:
+        errors["preset"] = f"Unknown preset {preset!r}; choose from {', '.join(sorted(PRESETS))}."
+        return
+    if not isinstance(options, dict):
+        errors["options"] = "Options must be a JSON object."
+        return
+    base = PRESETS[preset]
+    known = set(base.to_dict()) if hasattr(base, "to_dict") else set()
+    unknown = sorted(set(options) - known) if known else []
+    if unknown:
+        errors["options"] = f"Unknown option(s): {', '.join(unknown)}."
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60] or "tournament"
+    slug = base
+    while Tournament.objects.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    return slug
+
+
+def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournament:
+    """Create a tournament in draft; every field is validated before anything is saved."""
+    if not user_is_organiser(user=organiser):
+        raise PermissionError("Only organisers can create tournaments.")
+    errors: dict[str, str] = {}
+    options = fields.get("options") or {}
+    preset = fields.get("preset") or "south"
+    _validate_rules(preset, options, errors)
+    seats = fields.get("seats_per_table", 4)
+    if fields.get("games_per_table") and fields.get("duplicate_sets"):
+        errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
+    if format == Tournament.Format.KNOCKOUT and fields.get("advance_per_table", 2) >= seats:
+        errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    if errors:
+        raise ValidationError(errors)
+    if fields.get("games_per_table"):
+        fields["duplicate_sets"] = 0
+    tournament = Tournament(
+        organiser=organiser,
+        name=name,
+        format=format,
+        slug=fields.pop("slug", None) or _unique_slug(name),
+        seed=fields.pop("seed", None) or secrets.token_hex(8),
+        **fields,
+    )
+    tournament.preset = preset
+    tournament.options = options
+    tournament.full_clean()
+    if tournament.duplicate_sets == 0 and not tournament.games_per_table:
+        raise ValidationError({"duplicate_sets": "Play at least one duplicate set or one game."})
+    if tournament.rated:
+        tournament.pool = rating_pool_get(preset=tournament.preset, seats=tournament.seats_per_table)
+    tournament.save()
+    return tournament
+
+
+def _require_editable(tournament: Tournament) -> None:
+    if tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.SCHEDULED):
+        raise ValidationError({"status": f"The tournament is {tournament.status}; entrants are fixed."})
+
+
+def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
+    if tournament.format != Tournament.Format.LADDER:
+        _require_editable(tournament)
+    elif tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        raise ValidationError({"status": "The ladder is closed."})
+    if bot.revoked_at is not None:
+        raise ValidationError({"bot": "This bot is revoked."})
+    if Entrant.objects.filter(tournament=tournament, bot=bot).exists():
+        raise ValidationError({"bot": "This bot is already entered."})
+    return Entrant.objects.create(tournament=tournament, bot=bot)
+
+
+def tournament_entrant_remove(*, tournament: Tournament, bot: Bot) -> None:
+    if tournament.format == Tournament.Format.LADDER:
+        Entrant.objects.filter(tournament=tournament, bot=bot).update(
+            status=Entrant.Status.WITHDRAWN
+        )
+        return
+    _require_editable(tournament)
+    Entrant.objects.filter(tournament=tournament, bot=bot).delete()
+
+
+def tournament_start(*, tournament: Tournament, starts_at: datetime | None = None) -> Tournament:
+    """Schedule the tournament; play begins now or at `starts_at` (Celery beat checks)."""
+    if tournament.status != Tournament.Status.DRAFT:
+        raise ValidationError({"status": f"Only a draft can be started; this one is {tournament.status}."})
+    entrants = tournament.entrants.count()
+    minimum = 2 if tournament.format != Tournament.Format.ROUND_ROBIN else tournament.seats_per_table
+    if tournament.format == Tournament.Format.LADDER:
+        minimum = 0
+    if entrants < minimum:
+        raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {entrants}."})
+    with transaction.atomic():
+        updated = Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.DRAFT).update(
+            status=Tournament.Status.SCHEDULED, starts_at=starts_at
+        )
+        if not updated:
+            raise ValidationError({"status": "The tournament was started concurrently."})
+        if starts_at is None or starts_at <= timezone.now():
+            from tournaments.tasks import tournament_schedule_task
+
+            transaction.on_commit(lambda: tournament_schedule_task.delay(tournament.pk))
+    tournament.refresh_from_db()
+    return tournament
+
+
+def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament:
+    """Cancel: tables not yet played are cancelled; recorded games and ratings stay."""
+    if tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        raise ValidationError({"status": f"The tournament is already {tournament.status}."})
+    with transaction.atomic():
+        Tournament.objects.filter(pk=tournament.pk).update(
+            status=Tournament.Status.CANCELLED, finished_at=timezone.now(), status_reason=reason[:500]
+        )
+        tournament.tables.exclude(status__in=DONE_STATUSES).update(status=Table.Status.CANCELLED)
+    tournament.refresh_from_db()
+    return tournament
+
+
+def _bot_ratings(pool: RatingPool | None, bot_ids: Iterable[int]) -> dict[int, float]:
+    if pool is None:
+        return {}
+    return dict(Rating.objects.filter(pool=pool, bot_id__in=list(bot_ids)).values_list("bot_id", "rating"))
+
+
+def _table_create(tournament: Tournament, round_no: int, number: int, entrants: list[Entrant]) -> Table:
+    table = Table.objects.create(
+        tournament=tournament,
+        round=round_no,
+        number=number,
+        seed=f"{tournament.seed}/r{round_no}/t{number}",
+        games_planned=(
+            tournament.games_per_table or tournament.duplicate_sets * len(entrants)
+        ),
+    )
+    TableSeat.objects.bulk_create(
+        TableSeat(table=table, seat=s, entrant=e) for s, e in enumerate(entrants)
+    )
+    return table
+
+
+def tournament_schedule(*, tournament_id: int) -> list[int]:
+    """Create the tournament's first tables (idempotent); returns the tables to play."""
+    with transaction.atomic():
+        tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
+        if tournament.status == Tournament.Status.RUNNING:
+            return list(tournament.tables.filter(status=Table.Status.PENDING).values_list("id", flat=True))
+        if tournament.status != Tournament.Status.SCHEDULED:
+            return []
+        entrants = list(tournament.entrants.select_related("bot").order_by("id"))
+        ratings = _bot_ratings(tournament.pool, [e.bot_id for e in entrants])
+        # Seed by rating (unrated bots start at 1500), then by entry order.
+        entrants.sort(key=lambda e: (-ratings.get(e.bot_id, START_RATING), e.id))
+        for rank, entrant in enumerate(entrants, start=1):
+            entrant.seed_rank = rank
+            entrant.rating_at_start = ratings.get(entrant.bot_id, START_RATING)
+        Entrant.objects.bulk_update(entrants, ["seed_rank", "rating_at_start"])
+        k = tournament.seats_per_table
+        if tournament.format == Tournament.Format.ROUND_ROBIN:
+            schedule = round_robin_schedule(
+                len(entrants), k, seed=tournament.seed, cycles=tournament.cycles
+            )
+            tournament.design = schedule.design[:64]
+            for number, seats in enumerate(schedule.tables, start=1):
+                _table_create(tournament, 1, number, [entrants[i] for i in seats])
+        elif tournament.format == Tournament.Format.KNOCKOUT:
+            for number, group in enumerate(knockout_tables(entrants, k), start=1):
+                _table_create(tournament, 1, number, group)
+            tournament.design = "knockout, serpentine seeding"
+        else:
+            tournament.design = "ladder"
+        tournament.status = Tournament.Status.RUNNING
+        tournament.started_at = timezone.now()
+        tournament.save(update_fields=["status", "started_at", "design"])
+        return list(tournament.tables.filter(status=Table.Status.PENDING).values_list("id", flat=True))
+
+
+# --- playing tables --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """Everything a worker needs to play (or resume) a table on the referee."""
+
+    table_id: int
+    referee_table_id: str
+    participants: list[str]
+    preset: str
+    options: dict
+    games: int
+    duplicate_sets: int
+    move_time_ms: int
+    time_bank_ms: int
+    seed: str
+    first_game_index: int
+    resume_leader: int | None
+    resume_starting: bool | None
+    connect_deadline_ms: int
+    deadline_passed: bool
+    games_planned: int = 0
+    attempts: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def table_plan(*, table_id: int) -> TablePlan | None:
+    """Mark a table running and say where to resume; None when there is nothing to play."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().select_related("tournament").get(pk=table_id)
+        tournament = table.tournament
+        if table.status in DONE_STATUSES or tournament.status != Tournament.Status.RUNNING:
+            return None
+        now = timezone.now()
+        if table.started_at is None:
+            table.started_at = now
+        table.status = Table.Status.RUNNING
+        table.attempts += 1
+        table.save(update_fields=["started_at", "status", "attempts"])
+        seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
+        last = table.games.order_by("-index").select_related("replay").first()
+    first = 0 if last is None else last.index + 1
+    resume_leader = resume_starting = None
+    if last is not None and tournament.games_per_table:
+        result = _replay_dict(last.replay).get("result", {})
+        resume_leader = result.get("next_leader")
+        resume_starting = bool(result.get("next_starting", False))
+    waited = (now - table.started_at).total_seconds()
+    remaining_s = tournament.connect_deadline_s - waited
+    return TablePlan(
+        table_id=table.pk,
+        referee_table_id=f"t{tournament.pk}-r{table.round}-n{table.number}",
+        participants=[participant_key(bot_id=s.entrant.bot_id, house_bot=s.entrant.bot.house_bot) for s in seats],
+        preset=tournament.preset,
+        options=tournament.options or {},
+        games=tournament.games_per_table or 0,
+        duplicate_sets=0 if tournament.games_per_table else tournament.duplicate_sets,
+        move_time_ms=tournament.move_time_ms,
+        time_bank_ms=tournament.time_bank_ms,
+        seed=table.seed,
+        first_game_index=first,
+        resume_leader=resume_leader,
+        resume_starting=resume_starting,
+        connect_deadline_ms=int(max(1.0, min(remaining_s, 60.0)) * 1000),
+        deadline_passed=remaining_s <= 0,
+        games_planned=table.games_planned,
+        attempts=table.attempts,
+    )
+
+
+def _replay_dict(replay: Replay | None) -> dict:
+    import json
+
+    if replay is None:
+        return {}
+    return json.loads(replay.decoded_text())
+
+
+def _rate_game(game: Game, pool: RatingPool, bot_ids: list[int], places: list[int]) -> None:
+    """Apply one game's Elo update. Caller holds the pool row lock (the single writer)."""
+    ratings = {r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=bot_ids)}
+    missing = [Rating(pool=pool, bot_id=b, rating=START_RATING) for b in bot_ids if b not in ratings]
+    if missing:
+        Rating.objects.bulk_create(missing)
+        ratings.update({r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=[m.bot_id for m in missing])})
+    before = [ratings[b].rating for b in bot_ids]
+    deltas = elo_deltas(before, places, pool.k_factor)
+    seq = pool.games_rated + 1
+    changes = []
+    for bot_id, old, delta in zip(bot_ids, before, deltas, strict=True):
+        row = ratings[bot_id]
+        row.rating = old + delta
+        row.games += 1
+        changes.append(RatingChange(pool=pool, bot_id=bot_id, game=game, seq=seq, rating_before=old, rating_after=row.rating))
+    now = timezone.now()
+    for row in ratings.values():
+        row.updated_at = now
+    Rating.objects.bulk_update(list(ratings.values()), ["rating", "games", "updated_at"])
+    RatingChange.objects.bulk_create(changes)
+    RatingPool.objects.filter(pk=pool.pk).update(games_rated=seq)
+    pool.games_rated = seq
+    Game.objects.filter(pk=game.pk).update(pool=pool, rating_seq=seq)
+
+
+def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
+    """Record one finished game with its replay and rating updates, exactly once.
+
+    Returns None when the game was already recorded (a retried or replayed table).
+    """
+    try:
+        with transaction.atomic():
+            return _table_game_record(table_id, result)
+    except IntegrityError:
+        # A concurrent attempt recorded the same (table, index) first.
+        if Game.objects.filter(table_id=table_id, index=result.game_index).exists():
+            return None
+        raise
+
+
+def _table_game_record(table_id: int, result: GameResult) -> Game | None:
+    table = Table.objects.select_related("tournament").get(pk=table_id)
+    tournament = table.tournament
+    pool = None
+    if tournament.rated:
+        pool_id = rating_pool_get(preset=tournament.preset, seats=result.players).pk
+        # The pool row lock makes rating updates single-writer and totally ordered.
+        pool = RatingPool.objects.select_for_update().get(pk=pool_id)
+    if Game.objects.filter(table_id=table_id, index=result.game_index).exists():
+        return None
+    seats = list(table.seats.select_related("entrant").order_by("seat"))
+    if len(result.seat_participants) != len(seats) or sorted(result.seat_participants) != list(range(len(seats))):
+        raise ValueError(f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table")
+    points = result.points
+    places = result.places()
+    if len(points) != result.players or sum(points) != 0:
+        raise ValueError(f"game {result.game_index}: points {points} are not a zero-sum list per seat")
+    fallback = [0] * result.players
+    duration = 0.0
+    for move in result.timing.get("moves", []) or []:
+        duration += float(move.get("elapsed_ms") or 0.0)
+        seat = move.get("seat")
+        if move.get("fallback") and isinstance(seat, int) and 0 <= seat < result.players:
+            fallback[seat] += 1
+    game = Game.objects.create(
+        table=table,
+        index=result.game_index,
+        seed=result.seed[:160],
+        players=result.players,
+        finishing_order=result.finishing_order,
+        points=points,
+        strikes=result.strikes,
+        forfeits=result.forfeited,
+        timing=result.timing,
+        duration_ms=int(duration),
+    )
+    entrants = [seats[p].entrant for p in result.seat_participants]
+    GameSeat.objects.bulk_create(
+        GameSeat(
+            game=game,
+            seat=s,
+            bot_id=entrant.bot_id,
+            entrant=entrant,
+            place=places[s],
+            points=points[s],
+            strikes=fallback[s],
+            forfeited=result.seat_participants[s] in result.forfeited,
+        )
+        for s, entrant in enumerate(entrants)
+    )
+    raw = result.replay_text.encode("utf-8")
+    Replay.objects.create(
+        game=game,
+        schema=str(result.replay.get("schema", ""))[:40],
+        data=zlib.compress(raw, 6),
+        raw_size=len(raw),
+    )
+    Table.objects.filter(pk=table_id).update(games_recorded=F("games_recorded") + 1)
+    if pool is not None:
+        _rate_game(game, pool, [e.bot_id for e in entrants], places)
+    return game
+
+
+@dataclass
+class NextSteps:
+    tables_to_play: list[int] = field(default_factory=list)
+    tournament_finished: bool = False
+
+
+def _table_outcome(table: Table) -> list[SeatResult]:
+    seats = list(table.seats.select_related("entrant"))
+    stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}  # points, firsts, place sum, games
+    for entrant_id, points, place in GameSeat.objects.filter(game__table=table).values_list("entrant_id", "points", "place"):
+        row = stats.get(entrant_id)
+        if row is not None:
+            row[0] += points
+            row[1] += place == 1
+            row[2] += place
+            row[3] += 1
+    return [
+        SeatResult(
+            entrant=s.entrant_id,
+            seed_rank=s.entrant.seed_rank or 10**6,
+            points=stats[s.entrant_id][0],
+            firsts=stats[s.entrant_id][1],
+            place_sum=stats[s.entrant_id][2],
+            games=stats[s.entrant_id][3],
+            forfeited=s.forfeited,
+        )
+        for s in seats
+    ]
+
+
+def table_complete(
+    *, table_id: int, status: str = Table.Status.DONE, error: str = "", absent: Iterable[str] = ()
+) -> NextSteps:
+    """Close a table and, under the tournament's lock, decide what follows: the next
+    knockout round or the end of the tournament (exactly once)."""
+    steps = NextSteps()
+    with transaction.atomic():
+        table = Table.objects.select_related("tournament").get(pk=table_id)
+        tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
+        table.refresh_from_db()
+        if table.status in DONE_STATUSES:
+            return steps
+        absent = set(absent)
+        seats = list(table.seats.select_related("entrant__bot"))
+        for seat in seats:
+            key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
+            seat.forfeited = key in absent or str(seat.entrant.bot_id) in absent or seat.entrant.bot.name in absent
+        TableSeat.objects.bulk_update(seats, ["forfeited"])
+        ranked = knockout_rank_table(_table_outcome(table))
+        advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
+        by_entrant = {s.entrant_id: s for s in seats}
+        for place, result in enumerate(ranked, start=1):
+            seat = by_entrant[result.entrant]
+            seat.points = result.points
+            seat.place = place
+            if tournament.format == Tournament.Format.KNOCKOUT:
+                seat.advanced = place <= advance and not result.forfeited
+        TableSeat.objects.bulk_update(seats, ["points", "place", "advanced"])
+        table.status = status
+        table.last_error = error[:1000]
+        table.finished_at = timezone.now()
+        table.save(update_fields=["status", "last_error", "finished_at"])
+        if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
+            return steps
+        current = tournament.tables.filter(round=table.round)
+        if current.exclude(status__in=DONE_STATUSES).exists():
+            return steps
+        if tournament.format == Tournament.Format.KNOCKOUT and current.count() > 1:
+            steps.tables_to_play = _knockout_next_round(tournament, table.round)
+            if steps.tables_to_play:
+                return steps
+        steps.tournament_finished = tournament_finish(tournament_id=tournament.pk)
+    return steps
+
+
+def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
+    advancing = list(
+        Entrant.objects.filter(table_seats__table__tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=True)
+        .order_by("seed_rank", "id")
+    )
+    eliminated = Entrant.objects.filter(tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=False)
+    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
+    if len(advancing) < 2:
+        return []
+    created = []
+    for number, group in enumerate(knockout_tables(advancing, tournament.seats_per_table), start=1):
+        created.append(_table_create(tournament, round_no + 1, number, group).pk)
+    return created
+
+
+def tournament_finish(*, tournament_id: int) -> bool:
+    """Mark the tournament finished; True only for the one call that did it."""
+    updated = Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.RUNNING).update(
+        status=Tournament.Status.FINISHED, finished_at=timezone.now()
+    )
+    return bool(updated)
+
+
+def table_retry_note(*, table_id: int, error: str) -> None:
+    Table.objects.filter(pk=table_id).exclude(status__in=DONE_STATUSES).update(
+        status=Table.Status.WAITING, last_error=error[:1000]
+    )
+
+
+# --- ladder ----------------------------------------------------------------------------
+
+
+def ladder_tick(
+    *, tournament: Tournament, connected: dict[str, str] | None, rng: random.Random | None = None
+) -> list[int]:
+    """Start new ladder tables among connected, idle entrants with close ratings.
+
+    `connected` maps referee bot ids to reported versions (None: the referee is unknown,
+    so only house bots can be scheduled).
+    """
+    rng = rng or random.Random()
+    with transaction.atomic():
+        tournament = Tournament.objects.select_for_update().get(pk=tournament.pk)
+        if tournament.status != Tournament.Status.RUNNING or tournament.format != Tournament.Format.LADDER:
+            return []
+        busy = set(
+            TableSeat.objects.filter(table__tournament=tournament)
+            .exclude(table__status__in=DONE_STATUSES)
+            .values_list("entrant__bot_id", flat=True)
+        )
+        entrants = [
+            e for e in tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot")
+            if e.bot_id not in busy and e.bot.revoked_at is None
+            and (e.bot.house_bot or (connected is not None and str(e.bot_id) in connected))
+        ]
+        for e in entrants:
+            if connected and str(e.bot_id) in connected:
+                bot_version_touch(bot_id=e.bot_id, version=connected[str(e.bot_id)])
+        ratings = _bot_ratings(tournament.pool, [e.bot_id for e in entrants])
+        recent = dict.fromkeys((e.bot_id for e in entrants), 0)
+        candidates = [
+            Candidate(e.bot_id, e.bot.owner_id, ratings.get(e.bot_id, START_RATING), recent[e.bot_id])
+            for e in entrants
+        ]
+        picks = ladder_pick_tables(
+            candidates,
+            seats=tournament.seats_per_table,
+            tables=tournament.ladder_tables_per_tick,
+            rng=rng,
+            allow_same_owner=tournament.allow_same_owner,
+        )
+        by_bot = {e.bot_id: e for e in entrants}
+        last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
+        created = []
+        for offset, bot_ids in enumerate(picks, start=1):
+            created.append(_table_create(tournament, 1, last + offset, [by_bot[b] for b in bot_ids]).pk)
+        return created
+
+
+# --- ratings ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecomputeReport:
+    pool: str
+    games: int
+    bots: int
+    changed_ratings: int
+    max_difference: float
+
+
+def ratings_recompute(*, pool: RatingPool, write: bool = True, progress: Callable[[int], None] | None = None) -> RecomputeReport:
+    """Rebuild every rating of a pool from its games, in recorded order (rating_seq).
+
+    With the pool's K unchanged this reproduces the stored ratings bit for bit; the report
+    says how far the stored values were from the recomputed ones.
+    """
+    with transaction.atomic():
+        pool = RatingPool.objects.select_for_update().get(pk=pool.pk)
+        rows = (
+            GameSeat.objects.filter(game__pool=pool, game__rating_seq__isnull=False)
+            .order_by("game__rating_seq", "seat")
+            .values_list("game__rating_seq", "game_id", "bot_id", "place")
+            .iterator(chunk_size=20000)
+        )
+        current: dict[int, float] = {}
+        games: dict[int, int] = {}
+        history: dict[tuple[int, int], tuple[float, float]] = {}
+        k = pool.k_factor
+        count = 0
+
+        def flush(game_id: int, bots: list[int], places: list[int]) -> None:
+            before = [current.get(b, START_RATING) for b in bots]
+            deltas = elo_deltas(before, places, k)
+            for b, old, d in zip(bots, before, deltas, strict=True):
+                current[b] = old + d
+                games[b] = games.get(b, 0) + 1
+                history[(game_id, b)] = (old, old + d)
+
+        seq_prev = None
+        game_prev = None
+        bots: list[int] = []
+        places: list[int] = []
+        for seq, game_id, bot_id, place in rows:
+            if seq != seq_prev and bots:
+                flush(game_prev, bots, places)
+                count += 1
+                if progress and count % 10000 == 0:
+                    progress(count)
+                bots, places = [], []
+            seq_prev, game_prev = seq, game_id
+            bots.append(bot_id)
+            places.append(place)
+        if bots:
+            flush(game_prev, bots, places)
+            count += 1
+        stored = {r.bot_id: r for r in Rating.objects.filter(pool=pool)}
+        max_diff = 0.0
+        changed = []
+        for bot_id, value in current.items():
+            row = stored.get(bot_id)
+            old = row.rating if row else START_RATING
+            max_diff = max(max_diff, abs(old - value))
+            if row is None:
+                row = Rating(pool=pool, bot_id=bot_id)
+                stored[bot_id] = row
+            if row.rating != value or row.games != games[bot_id] or row.pk is None:
+                row.rating = value
+                row.games = games[bot_id]
+                changed.append(row)
+        if write:
+            Rating.objects.bulk_create([r for r in changed if r.pk is None])
+            Rating.objects.bulk_update([r for r in changed if r.pk is not None], ["rating", "games"], batch_size=1000)
+            stale = []
+            for change in RatingChange.objects.filter(pool=pool).only("id", "game_id", "bot_id", "rating_before", "rating_after").iterator(chunk_size=20000):
+                expected = history.get((change.game_id, change.bot_id))
+                if expected and (change.rating_before, change.rating_after) != expected:
+                    change.rating_before, change.rating_after = expected
+                    stale.append(change)
+            RatingChange.objects.bulk_update(stale, ["rating_before", "rating_after"], batch_size=1000)
+    return RecomputeReport(str(pool), count, len(current), len(changed), max_diff)

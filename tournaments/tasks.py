@@ -1,0 +1,146 @@
+"""Celery tasks: thin wrappers that call services and enqueue what follows.
+
+Every task may run twice (acks_late; a killed worker's message is redelivered): services
+make that harmless. A tournament finishes exactly once because the last table's completion
+is decided under the tournament's row lock and the finish is a conditional update (the
+database does what a chord would, and survives a lost chord callback too).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from tournaments import services
+from tournaments.models import Table, Tournament
+from tournaments.referee import (
+    BotsNotConnected,
+    GameResult,
+    RefereeRejected,
+    RefereeUnavailable,
+    TableOutcome,
+    referee_list_bots,
+    referee_play_table,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 60
+MAX_REFEREE_RETRIES = 30
+
+
+def backoff_seconds(attempt: int) -> int:
+    """2, 4, 8, ... seconds, capped at a minute."""
+    return min(MAX_BACKOFF_S, 2 ** max(1, min(attempt, 6)))
+
+
+def _enqueue_tables(table_ids: list[int]) -> None:
+    for table_id in table_ids:
+        transaction.on_commit(lambda t=table_id: table_play_task.delay(t))
+
+
+@shared_task(acks_late=True)
+def tournament_schedule_task(tournament_id: int) -> int:
+    table_ids = services.tournament_schedule(tournament_id=tournament_id)
+    _enqueue_tables(table_ids)
+    return len(table_ids)
+
+
+def _finish(table_id: int, **kwargs) -> None:
+    steps = services.table_complete(table_id=table_id, **kwargs)
+    _enqueue_tables(steps.tables_to_play)
+    if steps.tournament_finished:
+        log.info("tournament of table %s finished", table_id)
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def table_play_task(self, table_id: int) -> str:
+    """Play a table on the referee (or resume it), recording each game as it streams in."""
+    plan = services.table_plan(table_id=table_id)
+    if plan is None:
+        return "nothing to play"
+    if plan.first_game_index >= plan.games_planned:
+        _finish(table_id)
+        return "complete"
+    outcome: TableOutcome | None = None
+    recorded = 0
+    try:
+        for event in referee_play_table(
+            table_id=plan.referee_table_id,
+            participants=plan.participants,
+            preset=plan.preset,
+            options=plan.options,
+            games=plan.games,
+            duplicate_sets=plan.duplicate_sets,
+            move_time_ms=plan.move_time_ms,
+            time_bank_ms=plan.time_bank_ms,
+            seed=plan.seed,
+            first_game_index=plan.first_game_index,
+            resume_leader=plan.resume_leader,
+            resume_starting=plan.resume_starting,
+            connect_deadline_ms=plan.connect_deadline_ms,
+        ):
+            if isinstance(event, GameResult):
+                if services.table_game_record(table_id=table_id, result=event) is not None:
+                    recorded += 1
+            elif isinstance(event, TableOutcome):
+                outcome = event
+    except BotsNotConnected as exc:
+        if plan.deadline_passed:
+            connected = referee_list_bots() or {}
+            absent = [p for p in plan.participants if p.startswith("bot:") and p[4:] not in connected]
+            _finish(table_id, absent=absent or plan.participants, error=f"forfeit: {exc}")
+            return "forfeited"
+        services.table_retry_note(table_id=table_id, error=str(exc))
+        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+    except RefereeRejected as exc:
+        _finish(table_id, status=Table.Status.FAILED, error=str(exc))
+        return "failed"
+    except RefereeUnavailable as exc:
+        services.table_retry_note(table_id=table_id, error=str(exc))
+        if plan.attempts > MAX_REFEREE_RETRIES:
+            _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {exc}")
+            return "failed"
+        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+    if outcome is not None and not outcome.completed:
+        # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
+        services.table_retry_note(table_id=table_id, error=f"aborted: {outcome.detail}")
+        raise self.retry(countdown=backoff_seconds(plan.attempts))
+    _finish(table_id)
+    return f"recorded {recorded} games"
+
+
+@shared_task(acks_late=True)
+def tournaments_tick() -> dict:
+    """Celery beat: start due tournaments, feed ladders, re-enqueue forgotten tables."""
+    now = timezone.now()
+    started = 0
+    for tournament_id in Tournament.objects.filter(
+        status=Tournament.Status.SCHEDULED, starts_at__lte=now
+    ).values_list("id", flat=True):
+        tournament_schedule_task.delay(tournament_id)
+        started += 1
+    ladder_tables = 0
+    ladders = list(Tournament.objects.filter(status=Tournament.Status.RUNNING, format=Tournament.Format.LADDER))
+    if ladders:
+        connected = referee_list_bots()
+        for ladder in ladders:
+            ids = services.ladder_tick(tournament=ladder, connected=connected)
+            _enqueue_tables(ids)
+            ladder_tables += len(ids)
+    stale_before = now - timedelta(minutes=10)
+    stale = list(
+        Table.objects.filter(
+            tournament__status=Tournament.Status.RUNNING,
+            status=Table.Status.PENDING,
+            created_at__lt=stale_before,
+            attempts=0,
+        ).values_list("id", flat=True)
+    )
+    for table_id in stale:
+        table_play_task.delay(table_id)
+    return {"started": started, "ladder_tables": ladder_tables, "requeued": len(stale)}
