@@ -43,10 +43,9 @@ def card_index(card: Any) -> int:
     """Index of a Card, an int, or a card name as the engine's JSON shapes use ("10H")."""
     if isinstance(card, int):
         return card
-    index = getattr(card, "index", None)
-    if index is not None:
-        return int(index)
-    return _TEXT_INDEX[str(card).upper()]
+    if isinstance(card, str):
+        return _TEXT_INDEX[card.upper()]
+    return int(card.index)
 
 
 def card_indices(cards: Iterable[Any]) -> list[int]:

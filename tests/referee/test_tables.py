@@ -1,0 +1,191 @@
+"""Whole tables over real gRPC: every preset and table size, records, seeds, duplicates."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.rules import PRESETS, replay_game
+from referee_service.server import Referee
+
+from .harness import games_of, play_table, result_of, start_bots
+
+PRESET_NAMES = sorted(PRESETS)
+
+
+def check_record(record: org.GameRecord, players: int) -> dict:
+    replay = json.loads(record.replay_json)
+    replay_game(replay)  # re-simulates every move and checks the stored result
+    assert replay["players"] == players
+    assert sum(record.result.points) == 0
+    assert list(record.result.points) == replay["result"]["points"]
+    timing = json.loads(record.timing_json)
+    assert len(timing["moves"]) == len(replay["moves"])
+    assert [m["seat"] for m in timing["moves"]] == [m["seat"] for m in replay["moves"]]
+    return replay
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+async def test_full_table_in_every_preset_and_size(referee: Referee, preset: str,
+                                                   players: int) -> None:
+    names = ["alice", "bob", "carol", "dave"][:players]
+    bots = await start_bots(referee.target, names)
+    events = await play_table(referee.target, table_id=f"{preset}-{players}", seats=names,
+                              preset=preset, games=2, seed=f"seed-{preset}-{players}")
+    started = events[0].started
+    assert started.seed == f"seed-{preset}-{players}" and started.games == 2
+    records = games_of(events)
+    assert [r.game_index for r in records] == [0, 1]
+    for record in records:
+        replay = check_record(record, players)
+        assert replay["preset"] == preset
+        assert list(record.seat_names) == [n.title() for n in names]
+    result = result_of(events)
+    assert result.status == org.TABLE_STATUS_COMPLETED
+    assert result.games_played == 2 and result.next_game_index == 2
+    assert list(result.strikes) == [0] * players and not result.forfeited
+    assert list(result.totals) == [
+        sum(r.result.points[i] for r in records) for i in range(players)]
+    for bot in bots:
+        ends = bot.of_kind("table_end")
+        assert len(ends) == 1 and ends[0].reason == gw.TABLE_END_REASON_COMPLETED
+        assert len(bot.of_kind("game_end")) == 2
+        assert not bot.of_kind("move_rejected") and not bot.of_kind("strike")
+        await bot.close()
+
+
+async def test_house_bots_fill_seats(referee: Referee) -> None:
+    bots = await start_bots(referee.target, ["alice"])
+    events = await play_table(referee.target, table_id="house",
+                              seats=["alice", "house:random", "house:greedy", "house:heuristic"],
+                              games=3, seed="h")
+    records = games_of(events)
+    assert len(records) == 3
+    names = list(records[0].seat_names)
+    assert names == ["Alice", "house:random", "house:greedy", "house:heuristic"]
+    for record in records:
+        check_record(record, 4)
+        timing = json.loads(record.timing_json)["moves"]
+        assert all(m["house"] == (m["seat"] != 0) for m in timing)
+        assert not any(m["fallback"] for m in timing)
+    table_start = bots[0].of_kind("table_start")[0]
+    assert [s.house for s in table_start.seats] == [False, True, True, True]
+    await bots[0].close()
+
+
+async def test_game_records_stream_as_games_finish_and_carry_the_leader(
+        referee: Referee) -> None:
+    """Independent games: game i+1 starts from game i's next leader/starting flag."""
+    events = await play_table(referee.target, table_id="carry", games=6, seed="carry",
+                              seats=["house:greedy", "house:random", "house:greedy"])
+    replays = [json.loads(r.replay_json) for r in games_of(events)]
+    assert replays[0]["starting"] is True
+    for before, after in zip(replays, replays[1:], strict=False):
+        assert after["starting"] == before["result"]["next_starting"]
+        if not after["starting"]:
+            assert after["leader"] == before["result"]["next_leader"]
+    assert [r["seed"] for r in replays] == [f"carry/game/{i}" for i in range(6)]
+
+
+async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee) -> None:
+    events = await play_table(referee.target, table_id="dup", duplicate_sets=2, seed="dup",
+                              seats=["house:random", "house:greedy", "house:heuristic",
+                                     "house:random"])
+    records = games_of(events)
+    assert [r.game_index for r in records] == list(range(8))
+    for set_index in range(2):
+        games = records[4 * set_index: 4 * set_index + 4]
+        replays = [json.loads(r.replay_json) for r in games]
+        assert all(r["hands"] == replays[0]["hands"] for r in replays)
+        assert all(r["starting"] for r in replays)
+        assert {r.seed for r in games} == {f"dup/set/{set_index}"}
+        rotations = [list(r.seat_participants) for r in games]
+        assert rotations == [[(s + k) % 4 for s in range(4)] for k in range(4)]
+        # every participant held every hand exactly once in the set
+        for participant in range(4):
+            held = {rot.index(participant) for rot in rotations}
+            assert held == {0, 1, 2, 3}
+    assert replays[0]["hands"] != json.loads(records[0].replay_json)["hands"]
+    result = result_of(events)
+    totals = [0] * 4
+    for record in records:
+        for seat, participant in enumerate(record.seat_participants):
+            totals[participant] += record.result.points[seat]
+    assert list(result.totals) == totals
+
+
+async def test_a_killed_table_replays_identically_from_first_game_index(
+        referee: Referee) -> None:
+    seats = ["house:greedy", "house:greedy", "house:greedy"]  # deterministic players
+    full = games_of(await play_table(referee.target, table_id="full", games=4, seed="k",
+                                     seats=seats))
+    previous = json.loads(full[1].replay_json)["result"]
+    resumed = games_of(await play_table(
+        referee.target, table_id="resumed", games=4, seed="k", seats=seats,
+        first_game_index=2, resume_leader=previous["next_leader"] or 0,
+        resume_starting=previous["next_starting"]))
+    assert [r.game_index for r in resumed] == [2, 3]
+    for a, b in zip(full[2:], resumed, strict=True):
+        assert json.loads(a.replay_json) == json.loads(b.replay_json)
+    # duplicate tables resume from the set and rotation of the index alone
+    dup = games_of(await play_table(referee.target, table_id="dup-full", duplicate_sets=2,
+                                    seed="k", seats=seats))
+    dup_resumed = games_of(await play_table(referee.target, table_id="dup-res",
+                                            duplicate_sets=2, seed="k", seats=seats,
+                                            first_game_index=4))
+    assert [json.loads(r.replay_json) for r in dup[4:]] == [
+        json.loads(r.replay_json) for r in dup_resumed]
+    assert [list(r.seat_participants) for r in dup[4:]] == [
+        list(r.seat_participants) for r in dup_resumed]
+
+
+async def test_one_stream_plays_many_tables_at_once(referee: Referee) -> None:
+    bots = await start_bots(referee.target, ["alice", "bob"], max_tables=8)
+    results = await asyncio.gather(*[
+        play_table(referee.target, table_id=f"multi-{i}", seats=["alice", "bob"], games=1,
+                   seed=f"m{i}")
+        for i in range(6)])
+    assert all(result_of(e).status == org.TABLE_STATUS_COMPLETED for e in results)
+    starts = bots[0].of_kind("table_start")
+    assert len({s.table_id for s in starts}) == 6
+    # requests of different tables interleaved on the one stream
+    order = [m.move_request.table_id for m in bots[0].received
+             if m.WhichOneof("body") == "move_request"]
+    switches = sum(1 for a, b in zip(order, order[1:], strict=False) if a != b)
+    assert switches > 6
+    for bot in bots:
+        await bot.close()
+
+
+async def test_the_same_bot_may_hold_two_seats(referee: Referee) -> None:
+    bots = await start_bots(referee.target, ["alice", "bob"])
+    events = await play_table(referee.target, table_id="self", games=1, seed="self",
+                              seats=["alice", "alice", "bob"])
+    assert result_of(events).status == org.TABLE_STATUS_COMPLETED
+    seats_seen = {m.move_request.view.seat for m in bots[0].received
+                  if m.WhichOneof("body") == "move_request"}
+    assert seats_seen == {0, 1}
+    for bot in bots:
+        await bot.close()
+
+
+async def test_thirty_two_tables_concurrently(referee: Referee) -> None:
+    names = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"]
+    bots = await start_bots(referee.target, names, max_tables=16)
+    tables = []
+    for i in range(32):
+        seats = [names[(i + k) % 8] for k in range(4)]
+        tables.append(play_table(referee.target, table_id=f"c{i}", seats=seats, games=1,
+                                 seed=f"c{i}"))
+    results = await asyncio.gather(*tables)
+    for events in results:
+        assert result_of(events).status == org.TABLE_STATUS_COMPLETED
+        check_record(games_of(events)[0], 4)
+    assert max(len(b.of_kind("table_start")) for b in bots) == 16
+    for bot in bots:
+        await bot.close()
