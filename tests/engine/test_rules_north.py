@@ -1,0 +1,97 @@
+"""RULES.md §9 `north`: like beats like in play, no pair sequences, places when going out on
+a 2 (cấm về heo), freezing and stuck cards, and đền cả làng (the beat tables themselves are
+in test_rules_beats.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.conftest import C, assert_points, combo_set, make_game, run
+
+
+def test_a_single_is_followed_only_in_its_suit() -> None:
+    g = make_game("5S 9C", "7S 7H 2H 8C", "6D 9D", preset="north")
+    run(g, "A 5S")
+    assert combo_set(g.legal_plays()) == {frozenset(C("7S"))}
+    with pytest.raises(ValueError):
+        g.play(C("2H"))
+
+
+def test_a_four_pair_sequence_is_not_a_combination() -> None:
+    g = make_game("3S 3C 4S 4C 5S 5C 6S 6C 9H", "2S 8H", preset="north")
+    assert frozenset(C("3S 3C 4S 4C 5S 5C 6S 6C")) not in combo_set(g.legal_plays())
+    with pytest.raises(ValueError):
+        g.play(C("3S 3C 4S 4C 5S 5C"))
+
+
+def test_going_out_on_a_two_takes_the_lowest_place() -> None:
+    g = make_game("3S 2S", "4S 6S", "5S 7S", preset="north")
+    run(g, "A 3S; B 4S; C 5S; A 2S")
+    assert not g.is_over
+    run(g, "B pass; C pass; B 6S")
+    assert g.is_over
+    assert g.finishing_order == [1, 2, 0]
+    assert_points(g, [-2, 2, 0])
+
+
+def test_the_last_holder_can_take_first_place() -> None:
+    g = make_game("3S 2S", "4S 2C", "5S 9D", preset="north")
+    run(g, "A 3S; B 4S; C 5S; A 2S; B pass; C pass; B 2C")
+    assert g.is_over
+    assert g.finishing_order == [2, 1, 0]
+    assert_points(g, [-2, 0, 2])
+
+
+def test_freezing_is_judged_at_the_first_out_without_a_two() -> None:
+    g = make_game("3S 2S", "4S 6S 8S", "5H 7S 9S", preset="north")
+    run(g, "A 3S; B 4S; C pass; A 2S")
+    assert g.frozen == []  # an out on a 2 does not judge freezing
+    run(g, "B pass")  # C passed this round and is skipped; the lead goes to B
+    run(g, "B 6S; C 7S; B 8S")
+    assert g.frozen == []  # C played before B went out
+    assert g.finishing_order == [1, 2, 0]
+
+
+def test_frozen_player_takes_the_lowest_free_place_above_outs_on_a_two() -> None:
+    g = make_game("3S 2S", "4S 6S", "5H 7H", preset="north")
+    run(g, "A 3S; B 4S; C pass; A 2S; B pass; B 6S")
+    assert g.is_over
+    assert g.frozen == [2]
+    assert g.finishing_order == [1, 2, 0]
+    # A (last, on a 2) pays B 2; C's place payment is replaced by the frozen amount
+    assert_points(g, [-2, 6, -4])
+
+
+def test_frozen_players_pay_no_stuck_cards() -> None:
+    g = make_game("3S 4S", "2H 9D", preset="north")
+    run(g, "A 3S; B pass; A 4S")
+    assert g.frozen == [1]
+    assert_points(g, [4, -4])
+
+
+def test_stuck_twos_count_but_pair_sequences_do_not() -> None:
+    g = make_game("3S 5S", "4S 2H 7C 7D 8C 8D 9C 9D 10C 10D", preset="north")
+    run(g, "A 3S; B 4S; A 5S")
+    assert_points(g, [4, -4])
+
+
+def test_den_ca_lang_passer_pays_every_other_player() -> None:
+    g = make_game("3S 9S 5H", "4S KS 7H", "6S 10S", preset="north")
+    run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C 10S")
+    assert g.finishing_order == [2]
+    run(g, "A pass; A 5H")
+    assert g.finishing_order == [2, 0, 1]
+    # places: B pays C 2; B passed holding KS and C went out next: B pays A and C 2 each
+    assert_points(g, [2, -6, 4])
+
+
+def test_no_den_ca_lang_in_south() -> None:
+    g = make_game("3S 9S 5H", "4S KS 7H", "6S 10S", preset="south")
+    run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C 10S; A pass; A 5H")
+    assert_points(g, [0, -2, 2])
+
+
+def test_no_den_ca_lang_when_the_passer_had_no_legal_play() -> None:
+    g = make_game("3S 9S 5H", "4S 8S 7H", "6S 10S", preset="north")
+    run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C 10S; A pass; A 5H")
+    assert_points(g, [0, -2, 2])
