@@ -15,20 +15,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-BOMB_KINDS = ("three_pair_sequence", "four_of_a_kind", "pair_sequence", "bomb")
 FULL_DECK = [r + s for r in ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"] for s in "SCDH"]
-
-
-def _is_two(cards: list[str]) -> bool:
-    return bool(cards) and all(c[:-1] == "2" for c in cards) and len(cards) <= 2
-
-
-def _is_bomb(kind: str | None, cards: list[str]) -> bool:
-    if not kind:
-        return False
-    if kind in ("four_of_a_kind", "quads"):
-        return True
-    return "pair_seq" in kind and len(cards) >= 6
 
 
 def _kind_of(cards: list[str]) -> str | None:
@@ -78,13 +65,15 @@ def replay_frames(replay: dict[str, Any], *, names: list[str]) -> dict[str, Any]
 
 REASONS = {
     "place": "finishing places",
-    "places": "finishing places",
-    "finish": "finishing places",
+    "thua_nhi": "runner-up pays (thua nhì)",
     "frozen": "frozen (cóng)",
     "stuck": "stuck with 2s or bombs (thối)",
     "chop": "chop chain (chặt)",
     "instant_win": "instant win (tới trắng)",
-    "pay_for_table": "paying for the table (đền bài)",
+    "den_bai": "paying for the table (đền bài)",
+    "den_ca_lang": "paying everyone (đền cả làng)",
+    "blind_three": "blind three (ba mù)",
+    "four_pair_bonus": "four-pair bonus",
 }
 
 
@@ -113,84 +102,62 @@ def _plain(moves_in: list[dict[str, Any]], players: int) -> tuple[list[dict], li
 
 
 def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[dict]]:
-    from bots_sdk import rules
+    """Step the engine through the moves, recording what a spectator sees after each."""
+    from bots_sdk.rules import PRESETS, Game, Options
 
-    game = _new_game(rules, replay)
+    preset = replay.get("preset", "south")
+    options = Options.from_dict(replay.get("options") or {}, base=PRESETS[preset])
+    game = Game(replay["hands"], preset=preset, starting=bool(replay.get("starting", True)),
+                leader=replay.get("leader"), options=options, seed=replay.get("seed"))
     moves: list[dict[str, Any]] = []
-    states = [_state(game, players, chain=[])]
     chain: list[dict[str, Any]] = []
-    prev_table = None
-    finished_before: list[int] = []
-    for m in replay.get("moves") or []:
+    states = [_state(game, chain)]
+    for i, m in enumerate(replay.get("moves") or []):
         seat = int(m["seat"])
-        offer = getattr(game, "offer", None)
-        view_before = game.view(seat)
-        table_before = view_before.table
+        offer = game.offer
+        table_before = game.table
+        table_seat_before = game.table_seat
+        chain_before = len(getattr(game, "_chain", ()))
+        finished_before = len(game.finishing_order)
         if m.get("pass"):
-            game.pass_turn()
-            entry = {"seat": seat, "pass": True, "cards": None, "kind": None, "offer": offer}
+            game.pass_turn(seat=seat)
+            entry: dict[str, Any] = {"seat": seat, "pass": True, "cards": None, "kind": None}
+        elif "cards" in m:
+            game.play(m["cards"], seat=seat)
+            entry = {"seat": seat, "pass": False, "cards": [str(c) for c in m["cards"]]}
         else:
-            cards = [str(c) for c in m["cards"]]
-            game.play(cards)
-            entry = {"seat": seat, "pass": False, "cards": cards, "offer": offer}
-        st = _state(game, players, chain=chain)
+            raise ValueError(f"move {i} is neither a play nor a pass")
+        if offer:
+            entry["offer"] = offer
         if not entry["pass"]:
-            table = st["table"]
-            kind = (table or {}).get("kind") or _kind_of(entry["cards"])
-            entry["kind"] = kind
-            entry["lead"] = table_before is None
-            chopped = table_before is not None and (
-                (_is_two(list(map(str, table_before["cards"]))) or _is_bomb(str(table_before.get("kind")), list(table_before["cards"])))
-                and _is_bomb(kind, entry["cards"])
-            )
-            if chopped and replay.get("preset") in ("hue", "danang") and str(table_before.get("kind")) == kind:
-                chopped = False  # same-type higher bombs are normal beats in these presets
-            entry["chop"] = bool(chopped)
-            if table_before is None:
-                chain = []
-            if chopped:
+            played = game.table if game.table is not None and game.table_seat == seat else None
+            entry["kind"] = played.kind if played is not None else _kind_of(entry["cards"])
+            entry["lead"] = table_before is None and not offer
+            chopped = len(getattr(game, "_chain", ())) > chain_before
+            entry["chop"] = chopped
+            if chopped and table_before is not None:
                 if not chain:
-                    chain = [{"seat": int(table_before["seat"]), "cards": list(map(str, table_before["cards"]))}]
+                    chain = [{"seat": table_seat_before, "cards": [str(c) for c in table_before.cards]}]
                 chain = [*chain, {"seat": seat, "cards": entry["cards"]}]
-        if st["table"] is None:
+            elif table_before is None:
+                chain = []
+        order = game.finishing_order
+        if len(order) > finished_before and seat in order:
+            entry["out"] = order.index(seat) + 1
+        if game.table is None:
             chain = []
-        st["chain"] = chain
-        newly_out = [s for s in st["finished"] if s not in finished_before]
-        if seat in newly_out:
-            entry["out"] = st["finished"].index(seat) + 1
-        finished_before = list(st["finished"])
-        prev_table = st["table"]
         moves.append(entry)
-        states.append(st)
-    del prev_table
+        states.append(_state(game, chain))
     return moves, states
 
 
-def _new_game(rules: Any, replay: dict[str, Any]) -> Any:
-    from bots_sdk.cards import parse_cards
-
-    hands = [parse_cards(h) for h in replay["hands"]]
-    return rules.Game(
-        players=int(replay["players"]),
-        hands=hands,
-        preset=replay.get("preset", "south"),
-        options=replay.get("options"),
-        starting=bool(replay.get("starting", True)),
-        leader=replay.get("leader"),
-    )
-
-
-def _state(game: Any, players: int, *, chain: list[dict[str, Any]]) -> dict[str, Any]:
-    to_move = getattr(game, "to_move", None)
-    view = game.view(to_move if isinstance(to_move, int) else 0)
-    table = view.table
-    if table is not None:
-        table = {"seat": int(table["seat"]), "cards": [str(c) for c in table["cards"]], "kind": str(getattr(table.get("kind"), "value", table.get("kind")))}
+def _state(game: Any, chain: list[dict[str, Any]]) -> dict[str, Any]:
+    table = game.table
     return {
-        "table": table,
-        "to_move": view.to_move,
-        "locked": list(view.locked_out),
-        "finished": list(view.finished),
-        "offer": view.offer,
+        "table": None if table is None else {"seat": game.table_seat, "cards": [str(c) for c in table.cards], "kind": table.kind},
+        "to_move": game.to_move,
+        "locked": list(game.locked_out),
+        "finished": list(game.finishing_order),
+        "offer": game.offer,
         "chain": chain,
     }

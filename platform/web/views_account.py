@@ -7,12 +7,13 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView, LogoutView
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from tournaments import services
 from tournaments.models import Bot
-from web import services
 from web.forms import BotRegisterForm, SignUpForm
 
 
@@ -55,10 +56,14 @@ def my_bots(request: HttpRequest) -> HttpResponse:
 def bot_register(request: HttpRequest) -> HttpResponse:
     form = BotRegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        bot, token = services.bot_register(
-            owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
-        )
-        return _token_page(request, bot, token, created=True)
+        try:
+            bot, token = services.bot_create(
+                owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
+            )
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            return _token_page(request, bot, token or "", created=True)
     return render(request, "web/bot_register.html", {"form": form})
 
 
@@ -66,8 +71,21 @@ def bot_register(request: HttpRequest) -> HttpResponse:
 @require_POST
 def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name, owner=request.user)
-    token = services.bot_token_rotate(bot=bot)
+    try:
+        token = services.bot_token_rotate(bot=bot)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+        return redirect("web:my_bots")
     return _token_page(request, bot, token, created=False)
+
+
+def _form_errors(form, exc: ValidationError) -> None:
+    """Put a service's validation errors on the matching fields (or the whole form)."""
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, exc.messages)
 
 
 def _token_page(request: HttpRequest, bot: Bot, token: str, *, created: bool) -> HttpResponse:

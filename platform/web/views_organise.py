@@ -10,21 +10,20 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from tournaments import services
 from tournaments.models import Tournament
 from web import queries
 from web.forms import TournamentForm
-
-
-def _is_organiser(user) -> bool:
-    return bool(user.is_authenticated and (user.is_staff or user.has_perm("tournaments.organise_tournaments")))
+from web.views_account import _form_errors
 
 
 def _require_organiser(request: HttpRequest) -> None:
-    if not _is_organiser(request.user):
+    if not services.user_is_organiser(user=request.user):
         raise PermissionDenied("Only organisers can do this.")
 
 
@@ -56,35 +55,39 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
     _require_organiser(request)
     form = TournamentForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        from tournaments import services
-
-        data = dict(form.cleaned_data)
         try:
-            tournament = services.tournament_create(organiser=request.user, **_create_kwargs(data))
-        except (ValidationError, ValueError) as exc:
-            form.add_error(None, _error_text(exc))
+            tournament = _create_with_entrants(request, dict(form.cleaned_data))
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        except (ValueError, PermissionError) as exc:
+            form.add_error(None, str(exc))
         else:
             messages.success(request, f"Tournament “{tournament.name}” created.")
             return redirect("web:tournament_detail", slug=tournament.slug)
     return render(request, "web/tournament_new.html", {"form": form})
 
 
-def _create_kwargs(data: dict) -> dict:
-    entrants = list(data.pop("entrants") or [])
-    seed = data.pop("seed") or None
-    out = {k: v for k, v in data.items() if v is not None and v != ""}
-    out["bots"] = entrants
-    if seed:
-        out["seed"] = seed
-    return out
+@transaction.atomic
+def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
+    """The tournament and its entrants, all or nothing (a bad entrant saves no draft)."""
+    bots = list(data.pop("entrants") or [])
+    if not data.get("seed"):
+        data.pop("seed", None)
+    if data.get("games_per_table"):
+        data.pop("duplicate_sets", None)
+    else:
+        data.pop("games_per_table", None)
+    fields = {k: v for k, v in data.items() if v is not None}
+    tournament = services.tournament_create(organiser=request.user, **fields)
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    return tournament
 
 
 @login_required
 @require_POST
 def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _own_tournament(request, slug)
-    from tournaments import services
-
     try:
         services.tournament_start(tournament=tournament)
     except (ValidationError, ValueError) as exc:
@@ -98,8 +101,6 @@ def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _own_tournament(request, slug)
-    from tournaments import services
-
     try:
         services.tournament_cancel(tournament=tournament, reason=f"cancelled by {request.user.username}")
     except (ValidationError, ValueError) as exc:

@@ -106,7 +106,7 @@ def make_world(
     now = timezone.now()
     game_objs = Game.objects.bulk_create(game_rows)
     Replay.objects.bulk_create([Replay(game=g, schema="tienlen.replay/1", data=blob, raw_size=raw) for g in game_objs])
-    for k, table in enumerate(table_objs):
+    for table in table_objs:
         seat_rows.extend(
             TableSeat(table=table, seat=s, entrant=entrants[b], points=points[s] * done, place=places.get(s, players), advanced=(places.get(s, players) <= max(1, players // 2)) if fmt == Tournament.Format.KNOCKOUT else None)
             for s, b in enumerate(lineup[table.id])

@@ -203,7 +203,7 @@
   Viewer.prototype.play = function () {
     var self = this;
     if (this.step >= this.total) this.go(0);
-    this.playBtn.textContent = "\u23f8";
+    this.playBtn.textContent = "Pause";
     this.playBtn.setAttribute("aria-label", "Pause");
     this.root.classList.add("playing");
     this.timer = window.setInterval(function () {
@@ -215,7 +215,7 @@
   Viewer.prototype.pause = function () {
     if (this.timer) window.clearInterval(this.timer);
     this.timer = null;
-    this.playBtn.textContent = "\u25b6";
+    this.playBtn.textContent = "Play";
     this.playBtn.setAttribute("aria-label", "Play");
     this.root.classList.remove("playing");
   };
@@ -260,7 +260,7 @@
       tags.appendChild(el("span", { cls: "muted", text: hands[s].length + " cards" }));
       var place = finished.indexOf(s);
       if (place >= 0) tags.appendChild(el("span", { cls: "badge finished", text: "out #" + (place + 1) }));
-      if (locked.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge", text: "passed" }));
+      if (locked.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge passed", text: "passed" }));
       if (finalStep && frozen.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge frozen", text: "frozen" }));
       if (finalStep && data.result && data.result.points) {
         var pts = data.result.points[s];
