@@ -1,0 +1,145 @@
+"""Deal, replays, views and tables; invariants of whole random games (Hypothesis)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bots_sdk.cards import DECK, format_cards
+from bots_sdk.rules import PRESETS, REPLAY_SCHEMA, Game, SeatView, Table, deal, replay_game
+from tests.engine.conftest import C
+
+
+def reference_deal(seed: str, players: int) -> list[list[int]]:
+    """tienlen-deal-v1 written again from docs/contracts.md, word for word."""
+    stream = b""
+    counter = 0
+    while len(stream) < 4 * 400:
+        stream += hashlib.sha256(b"tienlen-deal-v1" + b"\x00" + seed.encode("utf-8") + b"\x00"
+                                 + counter.to_bytes(8, "big")).digest()
+        counter += 1
+    words = iter(int.from_bytes(stream[i:i + 4], "big") for i in range(0, len(stream), 4))
+    deck = list(range(52))
+    for i in range(51, 0, -1):
+        bound = i + 1
+        limit = 2**32 - (2**32 % bound)
+        u = next(words)
+        while u >= limit:
+            u = next(words)
+        j = u % bound
+        deck[i], deck[j] = deck[j], deck[i]
+    return [sorted(deck[13 * s:13 * s + 13]) for s in range(players)]
+
+
+def test_deal_matches_the_documented_algorithm_and_a_fixed_vector() -> None:
+    hands = deal("tienlen", 4)
+    assert [format_cards(h) for h in hands][0] == "3S 5D 6D 8S 8C 8D 10C JD QS KC KD AS AC"
+    assert format_cards(hands[3]) == "4S 4D 4H 5S 6C 7H 8H 10H JH QH KH AD 2H"
+    for seed in ("", "a", "tournament-7/game-3", "đôi thông"):
+        for players in (2, 3, 4):
+            got = [[c.index for c in h] for h in deal(seed, players)]
+            assert got == reference_deal(seed, players)
+    assert sorted(c for h in deal("x", 4) for c in h) == list(DECK)
+    with pytest.raises(ValueError):
+        deal("x", 5)
+
+
+def random_game(preset: str, seed: str, players: int, rng: random.Random,
+                starting: bool = True) -> Game:
+    game = Game.from_seed(seed, players, preset=preset, starting=starting,
+                          leader=None if starting else rng.randrange(players))
+    while not game.is_over:
+        plays = game.legal_plays()
+        k = rng.randrange(len(plays) + (1 if game.can_pass else 0))
+        if k == len(plays):
+            game.pass_turn()
+        else:
+            game.play(plays[k])
+    return game
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    preset=st.sampled_from(sorted(PRESETS)),
+    seed=st.text(max_size=8),
+    players=st.integers(2, 4),
+    starting=st.booleans(),
+    choice_seed=st.integers(0, 2**32),
+)
+def test_random_games_keep_every_invariant(preset, seed, players, starting, choice_seed):
+    game = random_game(preset, seed, players, random.Random(choice_seed), starting)
+    assert sum(game.points) == 0
+    assert sorted(game.finishing_order) == list(range(players))
+    # every card dealt was either played or is still in a hand
+    played = [c for m in game.history if "cards" in m for c in m["cards"]]
+    left = [str(c) for h in game.hands for c in h]
+    dealt = [str(c) for h in deal(seed, players) for c in h]
+    assert sorted(played + left) == sorted(dealt) and len(played) == len(set(played))
+    # at most one player holds cards at the end, except after early endings
+    if game.end_reason == "finished":
+        holders = [s for s, h in enumerate(game.hands) if h and s not in game.frozen]
+        assert len(holders) <= 1
+    # the replay re-simulates to the same result, through JSON
+    replay = json.loads(json.dumps(game.replay()))
+    assert replay["schema"] == REPLAY_SCHEMA
+    again = replay_game(replay)
+    assert again.points == game.points and again.finishing_order == game.finishing_order
+    assert game.next_leader is None or 0 <= game.next_leader < players
+
+
+def test_a_tampered_replay_is_rejected() -> None:
+    game = random_game("south", "tamper", 4, random.Random(3))
+    replay = game.replay()
+    replay["result"]["points"] = [p + (1 if i == 0 else 0) for i, p in
+                                  enumerate(replay["result"]["points"])]
+    with pytest.raises(ValueError, match="differs on 'points'"):
+        replay_game(replay)
+    broken = game.replay()
+    broken["moves"][0] = {"seat": broken["moves"][0]["seat"], "cards": ["2H", "2H"]}
+    with pytest.raises(ValueError, match="move 0"):
+        replay_game(broken)
+    with pytest.raises(ValueError, match="schema"):
+        replay_game({**game.replay(), "schema": "tienlen.replay/0"})
+
+
+def test_a_seat_view_shows_only_what_the_seat_may_know() -> None:
+    game = Game.from_seed("view", 4)
+    seat = game.to_move
+    game.play(game.legal_plays()[0])
+    other = game.to_move
+    view = game.view(other)
+    assert set(view.hand) == set(game.hands[other])
+    hidden = {str(c) for s, h in enumerate(game.hands) if s != other for c in h}
+    text = json.dumps(view.to_dict())
+    assert not any(f'"{c}"' in text for c in hidden)
+    assert view.card_counts == tuple(len(h) for h in game.hands)
+    assert view.to_move == other and view.can_pass and view.legal_plays
+    assert view.table["seat"] == seat
+    assert SeatView.from_dict(json.loads(text)) == view
+    idle = game.view(seat)
+    assert idle.legal_plays == () and not idle.can_pass and idle.points is None
+
+
+def test_a_table_carries_the_leader_and_the_starting_flag() -> None:
+    rng = random.Random(5)
+    table = Table(4)
+    previous: Game | None = None
+    for i in range(6):
+        game = table.new_game(seed=f"table-{i}")
+        assert game.starting == (previous is None or previous.next_starting)
+        if previous is not None and not game.starting:
+            assert game.leader == previous.next_leader
+        while not game.is_over:
+            plays = game.legal_plays()
+            k = rng.randrange(len(plays) + game.can_pass)
+            game.pass_turn() if k == len(plays) else game.play(plays[k])
+        table.finish_game(game)
+        previous = game
+    assert table.games_played == 6 and sum(table.totals) == 0
+    with pytest.raises(ValueError):
+        table.new_game(hands=[C("3S"), C("4S"), C("5S"), C("6S")], seed="x")
