@@ -260,6 +260,7 @@ class RemoteParticipant(Participant):
         strike_reason = None
         detail = ""
         thinking = None
+        answered: float | None = None
         try:
             while True:
                 remaining = deadline - loop.time()
@@ -294,8 +295,9 @@ class RemoteParticipant(Participant):
                 if answer is _FORFEITED:
                     break
                 attempts += 1
+                answered = loop.time()
+                elapsed_ms = (answered - start) * 1000
                 error = apply_answer(game, answer)
-                elapsed_ms = (loop.time() - start) * 1000
                 if error is None:
                     if answer.thinking_us:
                         thinking = min(answer.thinking_us / 1000, elapsed_ms)
@@ -318,7 +320,9 @@ class RemoteParticipant(Participant):
                     break
         finally:
             self.pending = None
-        elapsed_ms = (loop.time() - start) * 1000
+        # An accepted move is charged up to its arrival, not the referee's own work.
+        end = answered if strike_reason is None and answered is not None else loop.time()
+        elapsed_ms = (end - start) * 1000
         self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - spec.move_time_ms))
         timing = MoveTiming(seat=seat, move_id=pending.move_id, elapsed_ms=elapsed_ms,
                             thinking_ms=thinking, attempts=max(attempts, 1))

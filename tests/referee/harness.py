@@ -77,7 +77,7 @@ class RawBot:
         self.details = ""
         self.channel: grpc.aio.Channel | None = None
         self.task: asyncio.Task[None] | None = None
-        self.attempts: dict[int, int] = {}
+        self.requests: dict[int, gw.MoveRequest] = {}
 
     def of_kind(self, kind: str) -> list[Any]:
         return [getattr(m, kind) for m in self.received if m.WhichOneof("body") == kind]
@@ -112,14 +112,10 @@ class RawBot:
                 elif kind == "table_end":
                     self.table_ends[message.table_end.table_id] = message.table_end
                 elif kind == "move_request":
-                    request = message.move_request
-                    self.attempts[request.move_id] = self.attempts.get(request.move_id, 0) + 1
-                    answer = self.policy(request, self)
-                    for item in answer if isinstance(answer, list) else [answer]:
-                        if item is not None:
-                            self.send(item)
-                elif kind == "move_rejected" and self.policy_on_reject is not None:
-                    self.policy_on_reject(message.move_rejected, self)
+                    self.requests[message.move_request.move_id] = message.move_request
+                    self._answer(message.move_request)
+                elif kind == "move_rejected":
+                    self._retry(message.move_rejected)
             self.status = grpc.StatusCode.OK
         except grpc.aio.AioRpcError as exc:
             self.status = exc.code()
@@ -127,7 +123,26 @@ class RawBot:
         finally:
             await self.channel.close()
 
-    policy_on_reject: Callable[[gw.MoveRejected, RawBot], None] | None = None
+    def _answer(self, request: gw.MoveRequest) -> None:
+        answer = self.policy(request, self)
+        for item in answer if isinstance(answer, list) else [answer]:
+            if item is not None:
+                self.send(item)
+
+    def _retry(self, rejected: gw.MoveRejected) -> None:
+        """Answer a rejection again, as docs/protocol.md says a bot may: the policy sees
+        the original request with `attempt` counting the answers so far."""
+        request = self.requests.get(rejected.move_id)
+        if request is None or rejected.attempts_left == 0 or rejected.code in (
+                gw.MOVE_ERROR_CODE_STALE_MOVE, gw.MOVE_ERROR_CODE_UNKNOWN_TABLE,
+                gw.MOVE_ERROR_CODE_WRONG_GAME):
+            return
+        retry = gw.MoveRequest()
+        retry.CopyFrom(request)
+        retry.attempt = request.attempt + 1
+        retry.time_left_ms = rejected.time_left_ms
+        self.requests[rejected.move_id] = retry
+        self._answer(retry)
 
     def start(self) -> RawBot:
         self.task = asyncio.get_running_loop().create_task(self._run())

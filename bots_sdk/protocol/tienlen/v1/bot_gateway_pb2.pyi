@@ -609,7 +609,7 @@ class MoveRequest(_message.Message):
     time_bank_ms: _builtins.int
     """the part of time_left_ms that is the bank"""
     attempt: _builtins.int
-    """1 for the first request, higher after a rejection"""
+    """1 + the answers already refused for this move id"""
     @_builtins.property
     def view(self) -> _game_pb2.SeatView: ...
     def __init__(
