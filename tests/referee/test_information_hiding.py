@@ -6,17 +6,15 @@ import json
 
 import pytest
 
-from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from bots_sdk.cards import parse_cards
 from bots_sdk.rules import PRESETS
 from referee_service.server import Referee
 
 from .harness import RawBot, games_of, play_table, start_bots
 
-CARD_TEXT = [r + s for r in ("3 4 5 6 7 8 9 10 J Q K A 2".split()) for s in "SCDH"]
-
 
 def idx(names: list[str]) -> list[int]:
-    return [CARD_TEXT.index(n) for n in names]
+    return [card.index for card in parse_cards(names)]
 
 
 def public_moves(replay: dict) -> list[dict]:
