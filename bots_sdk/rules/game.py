@@ -29,7 +29,7 @@ from .combos import (
     classify_mask,
 )
 from .moves import (
-    HandIndex,
+    NIB_PAIRS,
     LegalPlays,
     answer_groups,
     lead_groups,
@@ -123,7 +123,6 @@ class Game:
         self._last_stealer: int | None = None
         self._first_card_bit = 0
         self._legal: LegalPlays | None = None
-        self._hidx: list[HandIndex | None] = [None] * n
         self._emp3 = [False] * n
         self._emp6 = [False] * n
         self._split3 = [False] * n
@@ -290,14 +289,6 @@ class Game:
         return d
 
     # ------------------------------------------------------------------ legal plays
-    def _index(self, seat: int) -> HandIndex:
-        hi = self._hidx[seat]
-        hand = self._hands[seat]
-        if hi is None or hi.hand != hand:
-            hi = HandIndex(hand, self.options)
-            self._hidx[seat] = hi
-        return hi
-
     def legal_plays(self) -> LegalPlays:
         """Every legal play now (distinct card sets, chops included); pass: ``can_pass``."""
         legal = self._legal
@@ -307,20 +298,20 @@ class Game:
         return legal
 
     def _groups(self, s: int) -> list:
-        hi = self._index(s)
+        hand = self._hands[s]
         offer = self._offer
         if offer == STEAL_LEAD:
             above = self._offer_combo[2] if self._offer_combo is not None else -1
-            return three_pair_groups(hi, above)
+            return three_pair_groups(hand, self.options, above)
         if offer == OUT_OF_TURN_CHOP:
-            return ps4_chop_groups(hi, self._table)
+            return ps4_chop_groups(hand, self._table, self.options)
         table = self._table
         if table is None:
-            groups = lead_groups(hi)
+            groups = lead_groups(hand, self.options)
             if self._first_card_bit:
                 groups = restrict_to_card(groups, self._first_card_bit)
         else:
-            groups = answer_groups(hi, table)
+            groups = answer_groups(hand, table, self.options)
         if self._emp3[s] or self._emp6[s]:
             groups = self._split_bomb_groups(s, groups)
         return groups
@@ -330,29 +321,29 @@ class Game:
         hand = self._hands[s]
         table = self._table
         out = []
-        for kind, size, factors, key in groups:
+        for kind, size, factors, key, count in groups:
             if len(factors) == 1:
                 if kind == SINGLE and self._emp3[s]:
                     factors = [[m for m in factors[0] if m != 1]]
                 elif kind == PAIR and self._emp6[s]:
                     factors = [[m for m in factors[0] if m & SIXES_MASK != m]]
-            out.append((kind, size, factors, key))
+                count = len(factors[0])
+            if count:
+                out.append((kind, size, factors, key, count))
         if self._emp3[s] and hand & 1:
             combo = (FOUR_OF_A_KIND, 4, 3, 1)
             if table is None or beat_kind(table, combo, self.options) != NOT_BEAT:
-                out.append((FOUR_OF_A_KIND, 4, [[1]], 3))
+                out.append((FOUR_OF_A_KIND, 4, [[1]], 3, 1))
         if self._emp6[s]:
             sixes = (hand >> 12) & 15
             virtual = []
-            from .moves import NIB_PAIRS
-
             for p in NIB_PAIRS[sixes]:
                 m = p << 12
                 combo = (PAIR_SEQUENCE, 8, m.bit_length() - 1, m)
                 if table is None or beat_kind(table, combo, self.options) != NOT_BEAT:
                     virtual.append(m)
             if virtual:
-                out.append((PAIR_SEQUENCE, 8, [virtual], -1))
+                out.append((PAIR_SEQUENCE, 8, [virtual], -1, len(virtual)))
         return out
 
     def _classify(self, s: int, m: int) -> Combo | None:
@@ -567,7 +558,7 @@ class Game:
             t = (s + k) % n
             if self._out[t]:
                 continue
-            if len(LegalPlays(ps4_chop_groups(self._index(t), combo))):
+            if ps4_chop_groups(self._hands[t], combo, self.options):
                 queue.append(t)
         return queue
 
@@ -578,7 +569,7 @@ class Game:
             t = (after + k) % n
             if self._out[t]:
                 continue
-            if len(LegalPlays(three_pair_groups(self._index(t), above))):
+            if three_pair_groups(self._hands[t], self.options, above):
                 queue.append(t)
         return queue
 
