@@ -2,7 +2,8 @@
 
 Deals, seat rotation and the fallback for a failing bot follow the referee
 (docs/protocol.md): in duplicate mode, set `d` deals from `"<seed>/set/<d>"` and seat `s` of
-rotation `r` is played by lineup entry `(s + r) % n`; without duplicates, game `i` deals
+rotation `r` is played by lineup entry `(s + r) % n` (rotations that would repeat a seating
+exactly, as `A B A B` does, are played once); without duplicates, game `i` deals
 from `"<seed>/game/<i>"` and the lineup is rotated by `i % n` so seats stay balanced. Every
 arena game is a starting game, so games are independent and results do not depend on how
 they are split between processes.
@@ -17,6 +18,7 @@ import os
 import random
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -33,7 +35,14 @@ from bots_sdk.bot import (
     normalize_move,
     safe_move,
 )
+from bots_sdk.liveview import _COUNTS_REFS, LiveSeatView, seal
 from bots_sdk.stats import GameRecord
+
+# References the arena loop itself holds when it seals a view (see liveview.seal): the
+# local variable, seal()'s parameter and getrefcount()'s argument; plus View.seat_view.
+_VIEW_REFS = 3
+_LIVE_REFS = 4
+_HOOKS = ("on_table_start", "on_game_start", "on_game_end", "on_table_end")
 
 __all__ = ["ArenaConfig", "ArenaResult", "GameTask", "Lineup", "play_task", "run_arena"]
 
@@ -75,6 +84,18 @@ class Lineup:
         n = len(self.seats)
         return tuple(self.seats[(s + rotation) % n] for s in range(n))
 
+    def rotations(self) -> list[int]:
+        """The rotations that give distinct seatings: all n for `A B C D`, but only 0 and 1
+        for `A B A B`, whose rotations 2 and 3 would replay rotations 0 and 1 exactly."""
+        seen: set[tuple[int, ...]] = set()
+        out = []
+        for r in range(len(self.seats)):
+            seating = self.entrants_for(r)
+            if seating not in seen:
+                seen.add(seating)
+                out.append(r)
+        return out
+
 
 @dataclass(frozen=True)
 class ArenaConfig:
@@ -91,9 +112,13 @@ class ArenaConfig:
     def tasks(self) -> list[GameTask]:
         n = self.players
         if self.duplicate:
-            sets = -(-self.games // n)
+            rotations = self.lineup.rotations()
+            k = len(rotations)
+            sets = -(-self.games // k)
             return [
-                GameTask(d * n + r, d, r, f"{self.seed}/set/{d}") for d in range(sets) for r in range(n)
+                GameTask(d * k + j, d, r, f"{self.seed}/set/{d}")
+                for d in range(sets)
+                for j, r in enumerate(rotations)
             ]
         return [GameTask(i, i, i % n, f"{self.seed}/game/{i}") for i in range(self.games)]
 
@@ -113,6 +138,18 @@ class ArenaResult:
 # ------------------------------------------------------------------ one game
 
 
+class _Labels:
+    """"game 12 seat 3 (greedy)" for error lines, built only when an error needs one."""
+
+    __slots__ = ("entrants", "index", "names")
+
+    def __init__(self, index: int, entrants: tuple[int, ...], names: tuple[str, ...]) -> None:
+        self.index, self.entrants, self.names = index, entrants, names
+
+    def __getitem__(self, seat: int) -> str:
+        return f"game {self.index} seat {seat} ({self.names[self.entrants[seat]]})"
+
+
 class _Runner:
     """Plays arena games in one process; bots are loaded once per process."""
 
@@ -122,6 +159,11 @@ class _Runner:
 
         self.config = config
         self.classes: list[type[Bot]] = [load_bot_class(s) for s in config.lineup.specs]
+        # Hooks a class leaves as the base no-op are not called (nor their arguments built):
+        # a replay costs a fifth of a random game.
+        self.hooks = [
+            {h for h in _HOOKS if getattr(cls, h) is not getattr(Bot, h)} for cls in self.classes
+        ]
         self.Game = Game
         self.IllegalMove = IllegalMove
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -139,69 +181,84 @@ class _Runner:
         except Exception as exc:
             errors.append(f"{label}: {name}() raised {type(exc).__name__}: {exc}")
 
-    def play(self, task: GameTask, errors: list[str]) -> tuple[GameRecord, dict[str, Any]]:
+    def play(self, task: GameTask, errors: list[str]) -> tuple[GameRecord, dict[str, Any] | None]:
         cfg = self.config
         n = cfg.players
         entrants = cfg.lineup.entrants_for(task.rotation)
         names = cfg.lineup.names
-        random.seed(f"{task.seed}/{task.rotation}")  # bots using `random` are reproducible
+        # Bots using `random` are reproducible (an int seed: hashing a str costs 14 us).
+        random.seed(zlib.crc32(task.seed.encode()) * 8 + task.rotation)
         game = self.Game.from_seed(
             task.seed, n, preset=cfg.preset, starting=True, options=cfg.options or None
         )
         table_id = f"arena-{task.index}"
         bots = [self.classes[e]() for e in entrants]
-        labels = [f"game {task.index} seat {s} ({names[e]})" for s, e in enumerate(entrants)]
-        hands = [tuple(h) for h in game.hands]
+        hooks = [self.hooks[e] for e in entrants]
+        labels = _Labels(task.index, entrants, names)
         for s, bot in enumerate(bots):
-            self._hook(bot, "on_table_start", TableInfo(table_id, s, n, cfg.preset, dict(cfg.options), 1), errors, labels[s])
-            self._hook(bot, "on_game_start", GameInfo(table_id, 0, s, hands[s], True, None), errors, labels[s])
+            if "on_table_start" in hooks[s]:
+                info = TableInfo(table_id, s, n, cfg.preset, dict(cfg.options), 1)
+                self._hook(bot, "on_table_start", info, errors, labels[s])
+            if "on_game_start" in hooks[s]:
+                hand = tuple(game.hands[s])
+                self._hook(bot, "on_game_start", GameInfo(table_id, 0, s, hand, True, None), errors, labels[s])
         strikes = [0] * n
         think = [0.0] * n
         moves = [0] * n
         perf = time.perf_counter
+        getrefcount = sys.getrefcount if _COUNTS_REFS else lambda _: 1 << 30
         IllegalMove = self.IllegalMove
         while not game.is_over:
-            seat = game.to_move
-            sv = game.view(seat)
-            view = View(sv, table_id, 0)
+            live = LiveSeatView.for_mover(game)
+            seat = live.seat
+            view = View(live, table_id)
             bot = bots[seat]
             t0 = perf()
             try:
                 raw = bot.play(view)
-                if inspect.isawaitable(raw):
-                    raw = self._await(raw)
-                cards = normalize_move(raw)
+                tr = type(raw)
+                if (tr is list or tr is tuple) and raw:
+                    cards = raw  # the engine checks the items (Card, "3S" or 0..51)
+                elif raw is None:
+                    cards = None
+                else:
+                    if inspect.isawaitable(raw):
+                        raw = self._await(raw)
+                    cards = normalize_move(raw)
             except Exception as exc:
                 think[seat] += perf() - t0
                 moves[seat] += 1
                 strikes[seat] += 1
                 errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}")
-                self._fallback(game, sv)
+                self._fallback(game, live)
+                seal(view, live, _VIEW_REFS, _LIVE_REFS)
                 continue
             think[seat] += perf() - t0
             moves[seat] += 1
+            # liveview.seal(), inlined: snapshot the view now if the bot kept it.
+            if getrefcount(view) > _VIEW_REFS - 1 or getrefcount(live) > _LIVE_REFS - 1:
+                live._snapshot()
+            live._game = None
             try:
                 if cards is None:
                     game.pass_turn()
                 else:
-                    game.play(list(cards))
+                    game.play(cards)
             except IllegalMove as exc:
                 strikes[seat] += 1
                 shown = "pass" if cards is None else " ".join(str(c) for c in cards)
                 errors.append(f"{labels[seat]}: illegal move {shown}: {exc}")
-                self._fallback(game, sv)
+                self._fallback(game, game.view(seat))
         points = tuple(game.points)
         order = tuple(game.finishing_order)
-        replay = game.replay()
+        want_replay = cfg.replays_dir is not None or any("on_game_end" in h for h in hooks)
+        replay = game.replay() if want_replay else None
         for s, bot in enumerate(bots):
-            self._hook(
-                bot,
-                "on_game_end",
-                GameResult(table_id, 0, s, order, points, game.instant_winner, replay),
-                errors,
-                labels[s],
-            )
-            self._hook(bot, "on_table_end", TableResult(table_id, s, points, 1), errors, labels[s])
+            if "on_game_end" in hooks[s]:
+                result = GameResult(table_id, 0, s, order, points, game.instant_winner, replay)
+                self._hook(bot, "on_game_end", result, errors, labels[s])
+            if "on_table_end" in hooks[s]:
+                self._hook(bot, "on_table_end", TableResult(table_id, s, points, 1), errors, labels[s])
         record = GameRecord(
             unit=task.unit,
             entrants=entrants,
@@ -215,7 +272,7 @@ class _Runner:
 
     @staticmethod
     def _fallback(game: Any, sv: Any) -> None:
-        cards = safe_move(sv.can_pass, sv.legal_plays)
+        cards = safe_move(sv.can_pass, [tuple(p) for p in sv.legal_plays])
         if cards is None:
             game.pass_turn()
         else:
@@ -275,7 +332,7 @@ def play_task(tasks: Sequence[GameTask]) -> tuple[list[GameRecord], list[str]]:
     for task in tasks:
         record, replay = _WORKER.play(task, errors)
         records.append(record)
-        if cfg.replays_dir is not None:
+        if cfg.replays_dir is not None and replay is not None:
             _write_replay(cfg.replays_dir, task, replay)
     return records, errors
 

@@ -118,94 +118,146 @@ class TableResult:
     forfeited: bool = False
 
 
-@dataclass(frozen=True, slots=True)
 class View:
     """Everything the bot's seat may know right now. Immutable: keep it if you like.
 
     Attribute access is forwarded to the engine's `SeatView` (`hand`, `card_counts`,
     `table`, `history`, `locked_out`, `finished`, `points`, `to_move`, `can_pass`, `offer`,
     `preset`, `players`, `seat`); the methods below are the author-facing API.
+
+    (A plain slotted class with read-only properties rather than a frozen dataclass: it is
+    built once per move, and a frozen dataclass costs twice as much to build.)
     """
 
-    seat_view: SeatView
-    table_id: str = "local"
-    game_index: int = 0
-    time_left_ms: int | None = None
-    table_score: int = 0  # this bot's points so far at this table (earlier games)
+    __slots__ = ("_game_index", "_seat_view", "_table_id", "_table_score", "_time_left_ms")
+
+    def __init__(
+        self,
+        seat_view: SeatView,
+        table_id: str = "local",
+        game_index: int = 0,
+        time_left_ms: int | None = None,
+        table_score: int = 0,
+    ) -> None:
+        self._seat_view = seat_view
+        self._table_id = table_id
+        self._game_index = game_index
+        self._time_left_ms = time_left_ms
+        self._table_score = table_score
+
+    @property
+    def seat_view(self) -> SeatView:
+        """The engine's SeatView (in the local arena: a lazily built equivalent)."""
+        return self._seat_view
+
+    @property
+    def table_id(self) -> str:
+        return self._table_id
+
+    @property
+    def game_index(self) -> int:
+        return self._game_index
+
+    @property
+    def time_left_ms(self) -> int | None:
+        """Time left for this move including the time bank (None in the local arena)."""
+        return self._time_left_ms
+
+    @property
+    def table_score(self) -> int:
+        """This bot's points at this table before this game."""
+        return self._table_score
+
+    def __repr__(self) -> str:
+        return (
+            f"View(table_id={self._table_id!r}, game_index={self._game_index}, "
+            f"seat={self.seat}, hand={list(map(str, self.hand))})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, View):
+            return NotImplemented
+        return (
+            self._table_id == other._table_id
+            and self._game_index == other._game_index
+            and self._seat_view == other._seat_view
+        )
+
+    __hash__ = None  # type: ignore[assignment]
 
     # --- forwarded engine fields (explicit for type checkers and autocompletion) ---
     @property
     def seat(self) -> int:
-        return self.seat_view.seat
+        return self._seat_view.seat
 
     @property
     def players(self) -> int:
-        return self.seat_view.players
+        return self._seat_view.players
 
     @property
     def preset(self) -> str:
-        return self.seat_view.preset
+        return self._seat_view.preset
 
     @property
     def hand(self) -> tuple[Card, ...]:
         """Own cards, ascending (3S first)."""
-        return self.seat_view.hand
+        return self._seat_view.hand
 
     @property
     def card_counts(self) -> tuple[int, ...]:
         """Cards left per seat."""
-        return tuple(self.seat_view.card_counts)
+        return tuple(self._seat_view.card_counts)
 
     @property
     def to_move(self) -> int | None:
-        return self.seat_view.to_move
+        return self._seat_view.to_move
 
     @property
     def can_pass(self) -> bool:
-        return self.seat_view.can_pass
+        return self._seat_view.can_pass
 
     @property
     def offer(self) -> str | None:
         """None, or the name of the offer being made to this seat (e.g. "steal_lead");
         during an offer `pass_turn()` declines it without locking you out."""
-        return self.seat_view.offer
+        return self._seat_view.offer
 
     @property
     def table(self) -> dict[str, Any] | None:
         """The play to beat: {"seat", "cards", "kind"}, or None when you lead."""
-        return self.seat_view.table
+        return self._seat_view.table
 
     @property
     def locked_out(self) -> tuple[int, ...]:
-        return tuple(self.seat_view.locked_out)
+        return tuple(self._seat_view.locked_out)
 
     @property
     def finished(self) -> tuple[int, ...]:
         """Seats that emptied their hands, in finishing order."""
-        return tuple(self.seat_view.finished)
+        return tuple(self._seat_view.finished)
 
     @property
     def history(self) -> tuple[dict[str, Any], ...]:
         """Public moves so far: {"seat": s, "cards": [...]} or {"seat": s, "pass": True}."""
-        return tuple(self.seat_view.history)
+        return tuple(self._seat_view.history)
 
     @property
     def points(self) -> tuple[int, ...] | None:
         """This game's points per seat, once the game is over."""
-        pts = self.seat_view.points
+        pts = self._seat_view.points
         return None if pts is None else tuple(pts)
 
     def __getattr__(self, name: str) -> Any:
         # Anything the engine adds to SeatView later is reachable without an SDK release.
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(object.__getattribute__(self, "seat_view"), name)
+        return getattr(self._seat_view, name)
 
     # --- author-facing helpers ---
     def legal_plays(self) -> list[tuple[Card, ...]]:
         """Every legal play now (each a tuple of Card, weakest first as the engine orders
         them). Passing is not in the list: see `can_pass` and `pass_turn()`."""
-        return [tuple(p) for p in self.seat_view.legal_plays]
+        return [tuple(p) for p in self._seat_view.legal_plays]
 
     def pass_turn(self) -> Pass:
         """Return this from `play` to pass (or to decline an offer)."""
@@ -214,19 +266,19 @@ class View:
     @property
     def table_cards(self) -> tuple[Card, ...]:
         """Cards of the play to beat; empty when you lead."""
-        t = self.seat_view.table
+        t = self._seat_view.table
         if not t:
             return ()
         return tuple(parse_cards(t["cards"]))
 
     @property
     def is_leading(self) -> bool:
-        return self.seat_view.table is None
+        return self._seat_view.table is None
 
     def cards_played(self) -> list[Card]:
         """Every card played so far in this game (public), in order."""
         out: list[Card] = []
-        for move in self.seat_view.history:
+        for move in self._seat_view.history:
             cards = move.get("cards")
             if cards:
                 out.extend(parse_cards(cards))

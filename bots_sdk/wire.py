@@ -34,22 +34,28 @@ def _names(values: Any) -> list[str]:
 
 
 def seat_view_from_proto(v: pb.SeatView) -> Any:
-    """The engine's SeatView for a protocol SeatView (card lists in the engine's shapes)."""
+    """The engine's SeatView for a protocol SeatView, in exactly the shapes `Game.view`
+    produces (table cards as Card, history cards as names), so a bot sees the same view
+    in the arena and on the referee."""
     from bots_sdk.rules import SeatView
 
     table = None
     if v.HasField("table"):
         table = {
             "seat": v.table.seat,
-            "cards": _names(v.table.cards),
+            "cards": list(_cards(v.table.cards)),
             "kind": v.table.kind_name or _KIND_NAMES.get(v.table.kind, ""),
         }
     history = []
     for m in v.history:
-        if getattr(m, "pass"):
-            history.append({"seat": m.seat, "pass": True})
+        d: dict[str, Any] = {"seat": m.seat}
+        if getattr(m, "pass"):  # `pass` is a Python keyword
+            d["pass"] = True
         else:
-            history.append({"seat": m.seat, "cards": _names(m.cards)})
+            d["cards"] = _names(m.cards)
+        if m.offer:
+            d["offer"] = m.offer
+        history.append(d)
     return SeatView(
         seat=v.seat,
         players=v.players,
@@ -65,6 +71,9 @@ def seat_view_from_proto(v: pb.SeatView) -> Any:
         history=tuple(history),
         points=tuple(v.points) if v.over else None,
         legal_plays=tuple(_cards(p.cards) for p in v.legal_plays),
+        starting=v.starting,
+        leader=v.leader,
+        frozen=tuple(v.frozen),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from bots_sdk.bot import Bot, Move, View
 
@@ -12,11 +13,14 @@ class RandomBot(Bot):
     version = "1.0.0"
 
     def __init__(self, seed: int | str | None = None) -> None:
-        self.rng = random.Random(seed)
+        # Without a seed, share the `random` module (the arena seeds it per game); building
+        # a Random() per table costs more than a whole random move.
+        self.rng: Any = random if seed is None else random.Random(seed)
 
     def play(self, view: View) -> Move:
-        plays = view.seat_view.legal_plays
-        n = len(plays) + (1 if view.can_pass else 0)
+        sv = view.seat_view
+        plays = sv.legal_plays
+        n = len(plays) + (1 if sv.can_pass else 0)
         i = self.rng.randrange(n)
         if i == len(plays):
             return None
