@@ -55,6 +55,16 @@ class GameTask:
     seed: str  # deal seed
 
 
+def unique_names(names: Sequence[str]) -> list[str]:
+    """Labels for the results table: a second bot called "greedy" becomes "greedy#2"."""
+    seen: dict[str, int] = {}
+    out = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
+    return out
+
+
 @dataclass(frozen=True)
 class Lineup:
     """Who plays: entrants (distinct bot specs) and, per seat of rotation 0, an entrant."""
@@ -77,7 +87,9 @@ class Lineup:
                 unique.append(s)
         seats = tuple(unique.index(specs[i % len(specs)]) for i in range(players))
         if names is None:
-            names = unique
+            from bots_sdk.loader import describe_spec
+
+            names = unique_names([describe_spec(s) for s in unique])
         return cls(tuple(unique), tuple(names), seats)
 
     def entrants_for(self, rotation: int) -> tuple[int, ...]:

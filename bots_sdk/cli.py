@@ -119,7 +119,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     from bots_sdk.arena import ArenaConfig, Lineup, ProgressBar, run_arena
-    from bots_sdk.loader import describe_spec
     from bots_sdk.stats import format_report, pairwise, summarize
 
     if len(args.bots) > args.players:
@@ -129,9 +128,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     _check_preset(args.preset, dict(args.option))
-    unique = list(dict.fromkeys(args.bots))
-    names = _unique_names([describe_spec(s) for s in unique])
-    lineup = Lineup.build(args.bots, args.players, names)
+    lineup = Lineup.build(args.bots, args.players)
     config = ArenaConfig(
         lineup=lineup,
         games=args.games,
@@ -169,15 +166,6 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if args.replays:
         print(f"\nreplays written to {args.replays}/ (index.json says who sat where)")
     return 0
-
-
-def _unique_names(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n}#{seen[n]}")
-    return out
 
 
 def _check_preset(preset: str, options: dict[str, Any]) -> None:

@@ -1,0 +1,147 @@
+"""`tienlen-bot` as a user runs it: real subprocesses, real files, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tienlen_bot(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "bots_sdk.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def test_arena_prints_a_row_per_bot_and_the_pairwise_comparison():
+    out = tienlen_bot("arena", "random", "greedy", "heuristic", "--games", "12", "--duplicate", "--seed", "cli")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("12 games, preset south, 4 players, duplicate deals")
+    header = next(line for line in lines if line.startswith("bot "))
+    for column in ("games", "1st", "avg place", "points/game (95% CI)", "strikes", "ms/move"):
+        assert column in header
+    rows = {line.split()[0] for line in lines if line.split() and line.split()[0] in {"random", "greedy", "heuristic"}}
+    assert rows == {"random", "greedy", "heuristic"}
+    assert "pairwise (points/game difference, paired over 3 duplicate sets)" in out.stdout  # 4 rotations of r g h r
+    assert "greedy - heuristic" in out.stdout
+
+
+def test_arena_json_and_replays(tmp_path):
+    out = tienlen_bot(
+        "arena", "greedy", "random", "--games", "4", "--players", "2", "--json", "--replays", str(tmp_path)
+    )
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["games"] == 4 and [b["name"] for b in doc["bots"]] == ["greedy", "random"]
+    assert sum(b["first_places"] for b in doc["bots"]) == 4
+    assert len(list(tmp_path.glob("game-*.json"))) == 4
+
+    shown = tienlen_bot("replay", str(tmp_path / "game-000000.json"))
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert "preset south, 2 players, starting game" in text
+    assert "round 1" in text and "leads" in text
+    assert "seat 0 (greedy)" in text or "seat 0 (random)" in text  # names from index.json
+    assert "finishing order:" in text and "points:" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["arena", "nowhere/bot.py", "random"], "bot file 'nowhere/bot.py' not found"),
+        (["arena", "random", "nosuchbot"], "'nosuchbot' is not a bot file"),
+        (["arena", "random", "greedy", "--preset", "mars"], "unknown preset 'mars'"),
+        (["arena", "random", "greedy", "--option", "no_such_option=1"], "bad --option"),
+        (["arena", "random", "greedy", "random", "--players", "2"], "3 bots for 2 seats"),
+        (["replay", "missing.json"], "replay file 'missing.json' not found"),
+        (["run", "random", "--server", "nonsense", "--token", "x"], "--server must be HOST:PORT"),
+        (["run", "random", "--server", "127.0.0.1:1"], "no bot token"),
+    ],
+)
+def test_bad_input_gets_one_line_error(args, message, monkeypatch):
+    monkeypatch.delenv("TIENLEN_TOKEN", raising=False)
+    out = tienlen_bot(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_bot_that_raises_on_import_is_one_line(tmp_path):
+    bot = tmp_path / "broken.py"
+    bot.write_text("import json\nraise ValueError('no config file')\n")
+    out = tienlen_bot("arena", str(bot), "random", "--games", "1")
+    assert out.returncode == 2
+    assert out.stderr.strip() == f"tienlen-bot: error: {bot}: failed to import: ValueError: no config file"
+
+
+def test_replay_of_a_tampered_file_says_so(tmp_path):
+    tienlen_bot("arena", "greedy", "random", "--games", "1", "--replays", str(tmp_path), "--quiet")
+    path = tmp_path / "game-000000.json"
+    doc = json.loads(path.read_text())
+    doc["result"]["points"] = [99] + doc["result"]["points"][1:]
+    path.write_text(json.dumps(doc))
+    out = tienlen_bot("replay", str(path))
+    assert out.returncode == 0
+    assert "!! the replay's stored points [99" in out.stdout
+    path.write_text(json.dumps({"schema": "something/9"}))
+    out = tienlen_bot("replay", str(path))
+    assert out.returncode == 2 and "unsupported replay schema 'something/9'" in out.stderr
+
+
+def test_new_writes_a_project_whose_tests_pass(tmp_path):
+    out = tienlen_bot("new", "my-first_bot", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    project = tmp_path / "my-first_bot"
+    assert sorted(p.name for p in project.iterdir()) == ["README.md", "bot.py", "test_bot.py"]
+    assert "class MyFirstBot(Bot):" in (project / "bot.py").read_text()
+    again = tienlen_bot("new", "my-first_bot", cwd=tmp_path)
+    assert again.returncode == 2 and "is not empty" in again.stderr
+    tests = subprocess.run(
+        # As an author runs it: their project only (no Django plugin, no platform settings).
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:django", str(project)],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | {"PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "2 passed" in tests.stdout
+    arena = tienlen_bot("arena", str(project / "bot.py"), "random", "--games", "8")
+    assert arena.returncode == 0 and "my-first_bot" in arena.stdout
+
+
+def test_check_reports_problems_and_fails(tmp_path):
+    bot = tmp_path / "sloppy.py"
+    bot.write_text(
+        "from bots_sdk import Bot\n"
+        "class Sloppy(Bot):\n"
+        "    def play(self, view):\n"
+        "        return view.hand[-1:]  # its highest card, legal or not\n"
+    )
+    out = tienlen_bot("check", str(bot), "--games", "2")
+    assert out.returncode == 1
+    assert "FAIL  preset south:" in out.stdout
+    assert "NOT ready" in out.stdout
+
+
+def test_check_passes_a_good_bot_including_the_protocol_round_trip():
+    out = tienlen_bot("check", "greedy", "--games", "2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("PASS") == 7  # five presets, timing, round trip
+    assert "protocol round trip: 4/4 games over gRPC" in out.stdout
+    assert "ready for a ladder" in out.stdout

@@ -1,0 +1,124 @@
+"""The author-facing view and move normalisation; the wire view equals the engine view."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bots_sdk.bot import PASS, View, normalize_move, safe_move
+from bots_sdk.cards import Card, parse_cards
+from bots_sdk.rules import PRESETS, Game
+
+
+def _midgame(seed: str = "view", moves: int = 9) -> Game:
+    g = Game.from_seed(seed, 4)
+    rng = random.Random(seed)
+    for _ in range(moves):
+        plays = g.legal_plays()
+        if g.can_pass and rng.random() < 0.3 or not plays:
+            g.pass_turn()
+        else:
+            g.play(plays[rng.randrange(len(plays))])
+    return g
+
+
+def test_view_offers_legal_plays_and_pass_turn():
+    g = _midgame()
+    seat = g.to_move
+    view = View(g.view(seat), table_id="t1", game_index=3)
+    plays = view.legal_plays()
+    assert plays and all(isinstance(p, tuple) for p in plays)
+    assert {frozenset(p) for p in plays} == {frozenset(p) for p in g.legal_plays()}
+    assert view.pass_turn() is PASS
+    assert (view.table_id, view.game_index, view.seat) == ("t1", 3, seat)
+    assert view.hand == tuple(g.hands[seat])
+    assert view.card_counts == tuple(len(h) for h in g.hands)
+
+
+def test_view_is_read_only():
+    view = View(Game.from_seed("ro", 4).view(0))
+    with pytest.raises(AttributeError):
+        view.hand = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        view.anything_new = 1  # type: ignore[attr-defined]
+
+
+def test_card_counting_helpers():
+    g = _midgame("count", 12)
+    view = View(g.view(g.to_move))
+    played = view.cards_played()
+    assert len(played) == sum(13 - n for n in view.card_counts)
+    unseen = view.unseen_cards()
+    assert not set(unseen) & set(view.hand) and not set(unseen) & set(played)
+    assert len(unseen) == 52 - len(view.hand) - len(played)
+    if view.table is not None:
+        assert view.table_cards == tuple(parse_cards(view.table["cards"]))
+        assert not view.is_leading
+
+
+@pytest.mark.parametrize(
+    ("returned", "expected"),
+    [
+        (None, None),
+        (PASS, None),
+        ("3S 3H", (Card("3S"), Card("3H"))),
+        (["3s", "10h"], (Card("3S"), Card("10H"))),
+        ([0, 51], (Card("3S"), Card("2H"))),
+        (Card("7D"), (Card("7D"),)),
+        ((Card("4S"),), (Card("4S"),)),
+    ],
+)
+def test_normalize_move_accepts_what_authors_return(returned, expected):
+    assert normalize_move(returned) == expected
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [([], "empty list"), (3.5, "expected cards or view.pass_turn()"), ("3Z", "3Z")],
+)
+def test_normalize_move_rejects_nonsense_with_a_clear_message(returned, message):
+    with pytest.raises(ValueError, match=message):
+        normalize_move(returned)
+
+
+def test_safe_move_is_the_referees_fallback():
+    plays = [tuple(parse_cards(p)) for p in ("5S 5H", "4D", "4C 5C 6C", "2H")]
+    assert safe_move(True, plays) is None
+    assert safe_move(False, plays) == (Card("4D"),)
+    # A three-card straight whose top card is lower than any single wins over it.
+    assert safe_move(False, [tuple(parse_cards("3S 4S 5S")), (Card("6H"),)]) == tuple(
+        parse_cards("3S 4S 5S")
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.text(min_size=1, max_size=8),
+    preset=st.sampled_from(sorted(PRESETS)),
+    players=st.sampled_from([2, 3, 4]),
+    moves=st.integers(0, 40),
+)
+def test_a_view_sent_over_the_wire_is_the_engine_view(seed, preset, players, moves):
+    """Referee encoder -> protocol SeatView -> SDK decoder gives back the engine's view, so
+    a bot sees the same thing in the arena and on the referee."""
+    from bots_sdk.wire import seat_view_from_proto
+    from referee_service.wire import HistoryEncoder
+    from referee_service.wire import seat_view as encode
+
+    g = Game.from_seed(seed, players, preset=preset)
+    rng = random.Random(seed)
+    for _ in range(moves):
+        if g.is_over:
+            break
+        plays = g.legal_plays()
+        if not plays or g.can_pass and rng.random() < 0.4:
+            g.pass_turn()
+        else:
+            g.play(plays[rng.randrange(len(plays))])
+    for seat in range(players):
+        engine_view = g.view(seat)
+        decoded = seat_view_from_proto(encode(engine_view, HistoryEncoder()))
+        assert decoded == engine_view
