@@ -55,6 +55,11 @@ def make_result(index: int, order: list[int], seat_participants: list[int] | Non
     )
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def organiser(db) -> User:
     user = User.objects.create_user("org", password="pw-org-12345")

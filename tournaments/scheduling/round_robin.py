@@ -38,7 +38,9 @@ def circle_pairs(n: int) -> list[Block]:
     return tables
 
 
-def balanced_tables(n: int, k: int, rng: random.Random, iterations: int = 300_000) -> list[Block]:
+def balanced_tables(
+    n: int, k: int, rng: random.Random, iterations: int = 300_000, extra_steps: int = 0
+) -> list[Block]:
     """Tables where every entrant plays r times and pair counts are within one.
 
     Local search: swap two entrants between tables when that does not increase the sum of
@@ -48,6 +50,7 @@ def balanced_tables(n: int, k: int, rng: random.Random, iterations: int = 300_00
     tables_count = step
     while tables_count * k * (k - 1) < n * (n - 1):
         tables_count += step
+    tables_count += step * extra_steps
     per_player = tables_count * k // n
     tables = [[(i * k + j) % n for j in range(k)] for i in range(tables_count)]
     if per_player * n != tables_count * k or any(len(set(t)) != k for t in tables):
@@ -93,33 +96,66 @@ def balanced_tables(n: int, k: int, rng: random.Random, iterations: int = 300_00
     return [tuple(sorted(t)) for t in tables]
 
 
-def seat_order(tables: list[Block], n: int, k: int, passes: int = 20) -> list[tuple[int, ...]]:
-    """Choose each table's starting-seat order so seat counts stay balanced per entrant.
+def _rebalance_two_seats(tables: list[Block], colour: list[list[int]], a: int, b: int) -> None:
+    """Recolour the seat-a and seat-b edges so every table and entrant is balanced in a/b.
 
-    Greedy first, then passes that re-seat one table at a time to lower the sum of squared
-    seat counts, until every entrant's seat counts are within one of each other.
+    The edges coloured a or b form a bipartite graph (tables x entrants); walking it in
+    trails (from odd-degree vertices first) and alternating a, b along each trail gives
+    every vertex as many a's as b's, give or take one (de Werra's equitable colouring).
     """
-    seat_counts = [[0] * k for _ in range(n)]
-    ordered: list[tuple[int, ...]] = []
+    adjacency: dict[tuple[str, int], list[tuple[int, int]]] = {}
+    edges = []
+    for t, table in enumerate(tables):
+        for j, player in enumerate(table):
+            if colour[t][j] in (a, b):
+                edge = (t, j)
+                edges.append(edge)
+                adjacency.setdefault(("t", t), []).append(edge)
+                adjacency.setdefault(("p", player), []).append(edge)
+    used: set[tuple[int, int]] = set()
 
-    def cost_of(perm: tuple[int, ...]) -> int:
-        return sum(2 * seat_counts[p][s] + 1 for s, p in enumerate(perm))
+    def other_end(edge: tuple[int, int], vertex: tuple[str, int]) -> tuple[str, int]:
+        t, j = edge
+        return ("p", tables[t][j]) if vertex[0] == "t" else ("t", t)
 
-    for table in tables:
-        best = min(itertools.permutations(table), key=cost_of)
-        for s, p in enumerate(best):
-            seat_counts[p][s] += 1
-        ordered.append(tuple(best))
-    for _ in range(passes):
-        if all(max(row) - min(row) <= 1 for row in seat_counts if sum(row)):
+    def remaining(vertex: tuple[str, int]) -> int:
+        return sum(1 for e in adjacency[vertex] if e not in used)
+
+    while len(used) < len(edges):
+        starts = [v for v in adjacency if remaining(v) % 2 == 1]
+        if not starts:
+            starts = [v for v in adjacency if remaining(v) > 0]
+        vertex = starts[0]
+        step = 0
+        while True:
+            edge = next((e for e in adjacency[vertex] if e not in used), None)
+            if edge is None:
+                break
+            used.add(edge)
+            colour[edge[0]][edge[1]] = a if step % 2 == 0 else b
+            step += 1
+            vertex = other_end(edge, vertex)
+
+
+def seat_order(tables: list[Block], n: int, k: int) -> list[tuple[int, ...]]:
+    """Order each table's seats so every entrant's seat counts differ by at most one."""
+    colour = [list(range(len(table))) for table in tables]
+    for _ in range(10 * n * k + 100):
+        counts = [[0] * k for _ in range(n)]
+        for t, table in enumerate(tables):
+            for j, player in enumerate(table):
+                counts[player][colour[t][j]] += 1
+        worst = max(range(n), key=lambda p: max(counts[p]) - min(counts[p]))
+        row = counts[worst]
+        if max(row) - min(row) <= 1:
             break
-        for i, perm in enumerate(ordered):
-            for s, p in enumerate(perm):
-                seat_counts[p][s] -= 1
-            best = min(itertools.permutations(perm), key=cost_of)
-            for s, p in enumerate(best):
-                seat_counts[p][s] += 1
-            ordered[i] = tuple(best)
+        _rebalance_two_seats(tables, colour, row.index(max(row)), row.index(min(row)))
+    ordered = []
+    for t, table in enumerate(tables):
+        seats: list[int] = [0] * len(table)
+        for j, player in enumerate(table):
+            seats[colour[t][j]] = player
+        ordered.append(tuple(seats))
     return ordered
 
 
@@ -141,8 +177,13 @@ def round_robin_schedule(n: int, k: int, *, seed: str = "", cycles: int = 1) -> 
         if found:
             design, blocks = found[0]
         else:
-            blocks = balanced_tables(n, k, rng)
-            counts = set(pair_counts(blocks, n).values())
+            # Near the minimum number of tables a within-one cover may not exist (or not be
+            # found); a few more tables give the search room.
+            for extra in range(4):
+                blocks = balanced_tables(n, k, rng, extra_steps=extra)
+                counts = set(pair_counts(blocks, n).values())
+                if min(counts) >= 1 and max(counts) - min(counts) <= 1:
+                    break
             design = f"balanced tables, every pair {min(counts)}-{max(counts)}x"
     # Relabel entrants at random so seeds do not decide who shares the awkward tables.
     labels = list(range(n))

@@ -1,0 +1,274 @@
+"""API shapes: input serializers validate requests, output serializers shape responses."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from tournaments.models import (
+    ApiToken,
+    Bot,
+    Game,
+    GameSeat,
+    Rating,
+    RatingChange,
+    RatingPool,
+    Table,
+    TableSeat,
+    Tournament,
+    name_validator,
+)
+
+# --- input -----------------------------------------------------------------------------
+
+
+class ApiTokenInput(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+
+
+class BotCreateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=63, validators=[name_validator])
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+    house_bot = serializers.CharField(max_length=63, required=False, allow_blank=True, default="")
+
+
+class BotUpdateInput(serializers.Serializer):
+    description = serializers.CharField(max_length=2000, allow_blank=True)
+
+
+class TournamentCreateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    slug = serializers.SlugField(max_length=80, required=False)
+    description = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
+    format = serializers.ChoiceField(choices=Tournament.Format.choices)
+    preset = serializers.CharField(max_length=32, default="south")
+    options = serializers.DictField(required=False, default=dict)
+    seats_per_table = serializers.IntegerField(min_value=2, max_value=4, default=4)
+    duplicate_sets = serializers.IntegerField(min_value=0, max_value=100, required=False)
+    games_per_table = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    move_time_ms = serializers.IntegerField(min_value=10, max_value=600_000, default=1000)
+    time_bank_ms = serializers.IntegerField(min_value=0, max_value=3_600_000, default=10000)
+    connect_deadline_s = serializers.IntegerField(min_value=0, max_value=86_400, default=300)
+    rated = serializers.BooleanField(default=True)
+    seed = serializers.CharField(max_length=64, required=False)
+    cycles = serializers.IntegerField(min_value=1, max_value=50, default=1)
+    advance_per_table = serializers.IntegerField(min_value=1, max_value=3, default=2)
+    ladder_tables_per_tick = serializers.IntegerField(min_value=1, max_value=100, default=1)
+    allow_same_owner = serializers.BooleanField(default=False)
+
+    def validate(self, attrs):
+        if attrs.get("games_per_table") and attrs.get("duplicate_sets"):
+            raise serializers.ValidationError(
+                {"games_per_table": "Set either games_per_table or duplicate_sets, not both."}
+            )
+        if not attrs.get("games_per_table") and attrs.get("duplicate_sets", 1) == 0:
+            raise serializers.ValidationError({"duplicate_sets": "Play at least one duplicate set."})
+        if (
+            attrs["format"] == Tournament.Format.KNOCKOUT
+            and attrs["advance_per_table"] >= attrs["seats_per_table"]
+        ):
+            raise serializers.ValidationError(
+                {"advance_per_table": "Fewer players than seats per table must advance."}
+            )
+        return attrs
+
+
+class EntrantInput(serializers.Serializer):
+    bot = serializers.CharField(max_length=63, help_text="The bot's name.")
+
+
+class StartInput(serializers.Serializer):
+    starts_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class CancelInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+# --- output ----------------------------------------------------------------------------
+
+
+class ApiTokenOutput(serializers.ModelSerializer):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created_at", "last_used_at", "revoked_at"]
+
+
+class ApiTokenCreatedOutput(ApiTokenOutput):
+    token = serializers.CharField(help_text="Shown once; only its hash is stored.")
+
+    class Meta(ApiTokenOutput.Meta):
+        fields = [*ApiTokenOutput.Meta.fields, "token"]
+
+
+class BotOutput(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username")
+    active = serializers.BooleanField(source="is_active")
+
+    class Meta:
+        model = Bot
+        fields = ["id", "name", "owner", "description", "house_bot", "active", "created_at"]
+
+
+class BotOwnerOutput(BotOutput):
+    """What the owner sees: never the token, only its first characters."""
+
+    class Meta(BotOutput.Meta):
+        fields = [*BotOutput.Meta.fields, "token_prefix", "token_created_at", "revoked_at"]
+
+
+class BotTokenOutput(serializers.Serializer):
+    bot = serializers.CharField()
+    token = serializers.CharField(help_text="Shown once; only its hash is stored.")
+
+
+class BotCreatedOutput(BotOwnerOutput):
+    token = serializers.CharField(allow_null=True, help_text="Shown once; null for house bots.")
+
+    class Meta(BotOwnerOutput.Meta):
+        fields = [*BotOwnerOutput.Meta.fields, "token"]
+
+
+class PoolOutput(serializers.ModelSerializer):
+    slug = serializers.CharField()
+
+    class Meta:
+        model = RatingPool
+        fields = ["id", "slug", "preset", "seats", "k_factor", "games_rated"]
+
+
+class ProgressOutput(serializers.Serializer):
+    status = serializers.CharField()
+    tables_total = serializers.IntegerField()
+    tables_done = serializers.IntegerField()
+    tables_running = serializers.IntegerField()
+    games_done = serializers.IntegerField()
+    games_planned = serializers.IntegerField()
+    percent = serializers.FloatField()
+
+
+class TournamentOutput(serializers.ModelSerializer):
+    organiser = serializers.CharField(source="organiser.username")
+    pool = serializers.CharField(source="pool.slug", allow_null=True, default=None)
+    entrant_count = serializers.IntegerField(required=False)
+    tables_total = serializers.IntegerField(required=False)
+    tables_done = serializers.IntegerField(required=False)
+
+    class Meta:
+        model = Tournament
+        fields = [
+            "id", "slug", "name", "description", "organiser", "format", "status", "preset",
+            "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
+            "time_bank_ms", "connect_deadline_s", "rated", "pool", "seed", "cycles",
+            "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
+            "starts_at", "created_at", "started_at", "finished_at", "status_reason",
+            "entrant_count", "tables_total", "tables_done",
+        ]
+
+
+class EntrantOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    bot = serializers.CharField(source="bot.name")
+    seed_rank = serializers.IntegerField(allow_null=True)
+    rating_at_start = serializers.FloatField(allow_null=True)
+    status = serializers.CharField()
+
+
+class StandingOutput(serializers.Serializer):
+    rank = serializers.IntegerField()
+    bot_id = serializers.IntegerField()
+    bot_name = serializers.CharField()
+    status = serializers.CharField()
+    seed_rank = serializers.IntegerField(allow_null=True)
+    games = serializers.IntegerField()
+    points = serializers.IntegerField()
+    points_mean = serializers.FloatField()
+    points_ci = serializers.FloatField(help_text="Half-width of the 95% confidence interval.")
+    place_mean = serializers.FloatField()
+    place_ci = serializers.FloatField()
+    firsts = serializers.IntegerField()
+    forfeits = serializers.IntegerField()
+    strength = serializers.FloatField(allow_null=True, help_text="Plackett-Luce, Elo scale.")
+    strength_low = serializers.FloatField(allow_null=True)
+    strength_high = serializers.FloatField(allow_null=True)
+    rating = serializers.FloatField(allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for key in ("points_ci", "place_ci"):
+            if data[key] == float("inf"):
+                data[key] = None
+        return data
+
+
+class TableSeatOutput(serializers.ModelSerializer):
+    bot = serializers.CharField(source="entrant.bot.name")
+
+    class Meta:
+        model = TableSeat
+        fields = ["seat", "bot", "points", "place", "advanced", "forfeited"]
+
+
+class TableOutput(serializers.ModelSerializer):
+    seats = TableSeatOutput(many=True)
+
+    class Meta:
+        model = Table
+        fields = [
+            "id", "round", "number", "status", "seed", "games_planned", "games_recorded",
+            "attempts", "last_error", "started_at", "finished_at", "seats",
+        ]
+
+
+class GameSeatOutput(serializers.ModelSerializer):
+    bot = serializers.CharField(source="bot.name")
+
+    class Meta:
+        model = GameSeat
+        fields = ["seat", "bot", "place", "points", "strikes", "forfeited"]
+
+
+class GameOutput(serializers.ModelSerializer):
+    tournament = serializers.CharField(source="table.tournament.slug")
+    round = serializers.IntegerField(source="table.round")
+    table = serializers.IntegerField(source="table.number")
+    seats = GameSeatOutput(many=True)
+
+    class Meta:
+        model = Game
+        fields = [
+            "id", "tournament", "round", "table", "index", "seed", "players",
+            "finishing_order", "points", "duration_ms", "recorded_at", "seats",
+        ]
+
+
+class RatingOutput(serializers.ModelSerializer):
+    bot = serializers.CharField(source="bot.name")
+    owner = serializers.CharField(source="bot.owner.username")
+
+    class Meta:
+        model = Rating
+        fields = ["bot", "owner", "rating", "games", "updated_at"]
+
+
+class BotRatingOutput(serializers.ModelSerializer):
+    pool = serializers.CharField(source="pool.slug")
+
+    class Meta:
+        model = Rating
+        fields = ["pool", "rating", "games", "updated_at"]
+
+
+class RatingChangeOutput(serializers.ModelSerializer):
+    class Meta:
+        model = RatingChange
+        fields = ["seq", "game", "rating_before", "rating_after"]
+
+
+class HeadToHeadOutput(serializers.Serializer):
+    games = serializers.IntegerField()
+    a_above = serializers.IntegerField()
+    b_above = serializers.IntegerField()
+    shared_place = serializers.IntegerField()
+    a_points = serializers.IntegerField()
+    b_points = serializers.IntegerField()
+    a_score = serializers.FloatField()

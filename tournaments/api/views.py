@@ -1,0 +1,398 @@
+"""API views: parse input, check permission, call a service or selector, shape the output.
+
+Service errors become HTTP errors here: Django's ValidationError -> 400 with field errors,
+PermissionError -> 403, a missing object -> 404.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, permissions, serializers, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from tournaments import selectors, services
+from tournaments.api import serializers as s
+from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
+
+
+class ServiceAPIView(GenericAPIView):
+    """Maps service exceptions to HTTP errors."""
+
+    def handle_exception(self, exc):
+        if isinstance(exc, DjangoValidationError):
+            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+            exc = exceptions.ValidationError(detail)
+        elif isinstance(exc, PermissionError):
+            exc = exceptions.PermissionDenied(str(exc) or None)
+        return super().handle_exception(exc)
+
+    def page(self, queryset, serializer_class, **context):
+        page = self.paginate_queryset(queryset)
+        data = serializer_class(page, many=True, context={"request": self.request, **context}).data
+        return self.get_paginated_response(data)
+
+
+def _input(serializer_class, request: Request) -> dict:
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class IsOrganiser(permissions.BasePermission):
+    message = "Only organisers can do this."
+
+    def has_permission(self, request, view) -> bool:
+        return services.user_is_organiser(user=request.user)
+
+
+def _own_tournament(request: Request, slug: str) -> Tournament:
+    tournament = get_object_or_404(Tournament, slug=slug)
+    if tournament.organiser_id != request.user.pk and not request.user.is_staff:
+        raise exceptions.PermissionDenied("Only this tournament's organiser can do this.")
+    return tournament
+
+
+def _own_bot(request: Request, name: str) -> Bot:
+    bot = get_object_or_404(Bot, name=name)
+    if bot.owner_id != request.user.pk:
+        raise exceptions.PermissionDenied("Only the bot's owner can do this.")
+    return bot
+
+
+# --- API tokens ------------------------------------------------------------------------
+
+
+class ApiTokenListView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.ApiTokenOutput
+
+    @extend_schema(responses=s.ApiTokenOutput(many=True), summary="Your API tokens (prefixes only)")
+    def get(self, request):
+        return self.page(ApiToken.objects.filter(user=request.user).order_by("-created_at"), s.ApiTokenOutput)
+
+    @extend_schema(request=s.ApiTokenInput, responses={201: s.ApiTokenCreatedOutput}, summary="Create an API token (shown once)")
+    def post(self, request):
+        data = _input(s.ApiTokenInput, request)
+        token, key = services.api_token_create(user=request.user, name=data["name"])
+        token.token = key
+        return Response(s.ApiTokenCreatedOutput(token).data, status=status.HTTP_201_CREATED)
+
+
+class ApiTokenRevokeView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None}, summary="Revoke one of your API tokens")
+    def delete(self, request, token_id: int):
+        token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+        services.api_token_revoke(token=token)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- bots ------------------------------------------------------------------------------
+
+
+class BotListView(ServiceAPIView):
+    serializer_class = s.BotOutput
+
+    @extend_schema(
+        parameters=[OpenApiParameter("mine", OpenApiTypes.BOOL, description="Only your bots.")],
+        responses=s.BotOutput(many=True),
+        summary="List bots",
+    )
+    def get(self, request):
+        mine = request.query_params.get("mine") in ("1", "true", "yes")
+        if mine and request.user.is_authenticated:
+            return self.page(selectors.bot_list(owner=request.user), s.BotOwnerOutput)
+        return self.page(selectors.bot_list(), s.BotOutput)
+
+    @extend_schema(request=s.BotCreateInput, responses={201: s.BotCreatedOutput}, summary="Register a bot (its token is shown once)")
+    def post(self, request):
+        data = _input(s.BotCreateInput, request)
+        bot, token = services.bot_create(owner=request.user, **data)
+        bot.token = token
+        return Response(s.BotCreatedOutput(bot).data, status=status.HTTP_201_CREATED)
+
+
+class BotDetailView(ServiceAPIView):
+    serializer_class = s.BotOutput
+
+    @extend_schema(responses=s.BotOwnerOutput, summary="A bot (owners also see the token prefix)")
+    def get(self, request, name: str):
+        bot = get_object_or_404(selectors.bot_list(), name=name)
+        out = s.BotOwnerOutput if bot.owner_id == request.user.pk else s.BotOutput
+        return Response(out(bot).data)
+
+    @extend_schema(request=s.BotUpdateInput, responses=s.BotOwnerOutput, summary="Edit your bot's description")
+    def patch(self, request, name: str):
+        bot = _own_bot(request, name)
+        data = _input(s.BotUpdateInput, request)
+        return Response(s.BotOwnerOutput(services.bot_update(bot=bot, **data)).data)
+
+
+class BotRotateTokenView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=s.BotTokenOutput, summary="Rotate your bot's token (the old one stops working)")
+    def post(self, request, name: str):
+        bot = _own_bot(request, name)
+        token = services.bot_token_rotate(bot=bot)
+        return Response({"bot": bot.name, "token": token})
+
+
+class BotRevokeView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=s.BotOwnerOutput, summary="Revoke your bot's token")
+    def post(self, request, name: str):
+        bot = _own_bot(request, name)
+        services.bot_revoke(bot=bot)
+        return Response(s.BotOwnerOutput(bot).data)
+
+
+class BotRatingsView(ServiceAPIView):
+    @extend_schema(responses=s.BotRatingOutput(many=True), summary="A bot's rating in every pool")
+    def get(self, request, name: str):
+        bot = get_object_or_404(Bot, name=name)
+        return Response(s.BotRatingOutput(selectors.bot_page(bot=bot, recent=0).ratings, many=True).data)
+
+
+class BotRatingHistoryView(ServiceAPIView):
+    serializer_class = s.RatingChangeOutput
+
+    @extend_schema(
+        operation_id="v1_bots_rating_history",
+        responses=s.RatingChangeOutput(many=True),
+        summary="A bot's rating history in a pool, per game",
+    )
+    def get(self, request, name: str, pool: str):
+        bot = get_object_or_404(Bot, name=name)
+        return self.page(selectors.bot_rating_history(bot=bot, pool=_pool(pool)), s.RatingChangeOutput)
+
+
+class BotGamesView(ServiceAPIView):
+    serializer_class = s.GameOutput
+
+    @extend_schema(responses=s.GameOutput(many=True), summary="A bot's games, newest first")
+    def get(self, request, name: str):
+        bot = get_object_or_404(Bot, name=name)
+        return self.page(selectors.game_list(bot=bot), s.GameOutput)
+
+
+class HeadToHeadView(ServiceAPIView):
+    @extend_schema(responses=s.HeadToHeadOutput, summary="How two bots fared in the games they shared")
+    def get(self, request, name: str, other: str):
+        a = get_object_or_404(Bot, name=name)
+        b = get_object_or_404(Bot, name=other)
+        return Response(s.HeadToHeadOutput(selectors.head_to_head(bot_a=a, bot_b=b)).data)
+
+
+# --- tournaments -----------------------------------------------------------------------
+
+
+class TournamentListView(ServiceAPIView):
+    serializer_class = s.TournamentOutput
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [permissions.IsAuthenticated(), IsOrganiser()]
+        return [permissions.AllowAny()]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, enum=Tournament.Status.values),
+            OpenApiParameter("format", OpenApiTypes.STR, enum=Tournament.Format.values),
+        ],
+        responses=s.TournamentOutput(many=True),
+        summary="List tournaments",
+    )
+    def get(self, request):
+        qs = selectors.tournament_list(
+            status=request.query_params.get("status"), format=request.query_params.get("format")
+        )
+        return self.page(qs, s.TournamentOutput)
+
+    @extend_schema(request=s.TournamentCreateInput, responses={201: s.TournamentOutput}, summary="Create a tournament (organisers)")
+    def post(self, request):
+        data = dict(_input(s.TournamentCreateInput, request))
+        if "slug" in data and Tournament.objects.filter(slug=data["slug"]).exists():
+            raise exceptions.ValidationError({"slug": "A tournament with this slug exists."})
+        tournament = services.tournament_create(organiser=request.user, **data)
+        return Response(s.TournamentOutput(tournament).data, status=status.HTTP_201_CREATED)
+
+
+class TournamentDetailView(ServiceAPIView):
+    @extend_schema(responses=s.TournamentOutput, summary="A tournament")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(selectors.tournament_list(), slug=slug)
+        return Response(s.TournamentOutput(tournament).data)
+
+
+class TournamentProgressView(ServiceAPIView):
+    @extend_schema(responses=s.ProgressOutput, summary="Tables done / total and games done, now")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return Response(selectors.tournament_progress(tournament=tournament).as_dict())
+
+
+class TournamentEntrantsView(ServiceAPIView):
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [permissions.IsAuthenticated(), IsOrganiser()]
+        return [permissions.AllowAny()]
+
+    @extend_schema(responses=s.EntrantOutput(many=True), summary="Entrants")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return Response(s.EntrantOutput(tournament.entrants.select_related("bot"), many=True).data)
+
+    @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Add an entrant (the tournament's organiser)")
+    def post(self, request, slug: str):
+        tournament = _own_tournament(request, slug)
+        data = _input(s.EntrantInput, request)
+        bot = Bot.objects.filter(name=data["bot"]).first()
+        if bot is None:
+            raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
+        entrant = services.tournament_entrant_add(tournament=tournament, bot=bot)
+        return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
+
+
+class TournamentEntrantDeleteView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+
+    @extend_schema(request=None, responses={204: None}, summary="Remove an entrant before the start")
+    def delete(self, request, slug: str, bot: str):
+        tournament = _own_tournament(request, slug)
+        services.tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(Bot, name=bot))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TournamentStartView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+
+    @extend_schema(request=s.StartInput, responses=s.TournamentOutput, summary="Start now or at starts_at")
+    def post(self, request, slug: str):
+        tournament = _own_tournament(request, slug)
+        data = _input(s.StartInput, request)
+        return Response(s.TournamentOutput(services.tournament_start(tournament=tournament, **data)).data)
+
+
+class TournamentCancelView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+
+    @extend_schema(request=s.CancelInput, responses=s.TournamentOutput, summary="Cancel (recorded games stay)")
+    def post(self, request, slug: str):
+        tournament = _own_tournament(request, slug)
+        data = _input(s.CancelInput, request)
+        return Response(s.TournamentOutput(services.tournament_cancel(tournament=tournament, **data)).data)
+
+
+class TournamentStandingsView(ServiceAPIView):
+    @extend_schema(responses=s.StandingOutput(many=True), summary="Standings with 95% intervals and Plackett-Luce strength")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return Response(s.StandingOutput(selectors.tournament_standings(tournament=tournament), many=True).data)
+
+
+class TournamentCrossTableView(ServiceAPIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "CrossTable",
+            {"entrants": serializers.ListField(child=serializers.DictField()), "cells": serializers.DictField()},
+        ),
+        summary="Pairwise results between entrants",
+    )
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        table = selectors.tournament_cross_table(tournament=tournament)
+        cells = {str(a): {str(b): cell for b, cell in row.items()} for a, row in table.cells.items()}
+        return Response({"entrants": table.entrants, "cells": cells})
+
+
+class TournamentBracketView(ServiceAPIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "Bracket", {"rounds": serializers.ListField(child=serializers.DictField())}
+        ),
+        summary="Rounds, tables and who advanced",
+    )
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return Response({"rounds": selectors.tournament_bracket(tournament=tournament)})
+
+
+class TournamentTablesView(ServiceAPIView):
+    serializer_class = s.TableOutput
+
+    @extend_schema(responses=s.TableOutput(many=True), summary="Tables of a tournament")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return self.page(selectors.table_list(tournament=tournament), s.TableOutput)
+
+
+class TournamentGamesView(ServiceAPIView):
+    serializer_class = s.GameOutput
+
+    @extend_schema(responses=s.GameOutput(many=True), summary="Games of a tournament, newest first")
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return self.page(selectors.game_list(tournament=tournament), s.GameOutput)
+
+
+# --- pools, games ----------------------------------------------------------------------
+
+
+def _pool(slug: str) -> RatingPool:
+    preset, _, seats = slug.rpartition("-")
+    if not seats.isdigit():
+        raise exceptions.NotFound("Pools are named <preset>-<seats>, e.g. south-4.")
+    return get_object_or_404(RatingPool, preset=preset, seats=int(seats))
+
+
+class PoolListView(ServiceAPIView):
+    serializer_class = s.PoolOutput
+
+    @extend_schema(responses=s.PoolOutput(many=True), summary="Rating pools (preset x seats)")
+    def get(self, request):
+        return self.page(RatingPool.objects.order_by("preset", "seats"), s.PoolOutput)
+
+
+class PoolLeaderboardView(ServiceAPIView):
+    serializer_class = s.RatingOutput
+
+    @extend_schema(
+        parameters=[OpenApiParameter("min_games", OpenApiTypes.INT)],
+        responses=s.RatingOutput(many=True),
+        summary="Leaderboard of a pool, best first",
+    )
+    def get(self, request, pool: str):
+        try:
+            min_games = int(request.query_params.get("min_games", 0))
+        except ValueError as exc:
+            raise exceptions.ValidationError({"min_games": "Must be an integer."}) from exc
+        qs: QuerySet = selectors.pool_leaderboard(pool=_pool(pool), min_games=min_games)
+        return self.page(qs, s.RatingOutput)
+
+
+class GameDetailView(ServiceAPIView):
+    @extend_schema(responses=s.GameOutput, summary="A game")
+    def get(self, request, game_id: int):
+        try:
+            game = selectors.game_get(game_id=game_id)
+        except Game.DoesNotExist as exc:
+            raise exceptions.NotFound("No such game.") from exc
+        return Response(s.GameOutput(game).data)
+
+
+class GameReplayView(ServiceAPIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The engine's replay JSON (tienlen.replay/1)")
+    def get(self, request, game_id: int):
+        try:
+            return Response(selectors.game_replay(game_id=game_id))
+        except Replay.DoesNotExist as exc:
+            raise exceptions.NotFound("No such game.") from exc
