@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -150,8 +151,9 @@ def tournament_standings(*, tournament: Tournament) -> list[Standing]:
         )
         for e in entrants
     }
+    # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables.
     agg = (
-        GameSeat.objects.filter(game__table__tournament=tournament)
+        GameSeat.objects.filter(entrant_id__in=list(rows))
         .values("entrant_id")
         .annotate(
             games=Count("id"),
@@ -243,21 +245,23 @@ def tournament_bracket(*, tournament: Tournament) -> list[BracketRound]:
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None) -> QuerySet[Game]:
     qs = Game.objects.all()
     if tournament is not None:
-        qs = qs.filter(table__tournament=tournament)
+        # An IN over the tournament's table ids lets the database walk games newest first
+        # and stop at the page size instead of sorting every game of the tournament.
+        qs = qs.filter(table_id__in=Table.objects.filter(tournament=tournament).values("id"))
     if bot is not None:
         qs = qs.filter(seats__bot=bot)
     return qs.select_related("table__tournament").prefetch_related(
         Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("seat"))
-    ).order_by("-recorded_at", "-id")
+    ).order_by("-id")  # ids follow recording order; the primary key index avoids a sort
 
 
 def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet[GameSeat]:
     """Seats that drew strikes or forfeited (the organiser's view of misbehaving bots)."""
     return (
-        GameSeat.objects.filter(game__table__tournament=tournament)
+        GameSeat.objects.filter(entrant__tournament=tournament)
         .filter(Q(strikes__gt=0) | Q(forfeited=True))
         .select_related("bot", "game__table")
-        .order_by("-game__recorded_at", "-game_id")[:limit]
+        .order_by("-game_id")[:limit]
     )
 
 
@@ -412,15 +416,14 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
     cached = cache.get("web:notable_games")
     if cached is not None:
         return cached
-    replays = (
-        Replay.objects.select_related("game__table__tournament")
-        .order_by("-game__recorded_at", "-game_id")[:NOTABLE_SCAN]
-    )
+    replays = Replay.objects.order_by("-game_id").values_list(
+        "game_id", "data", "game__table__tournament__name"
+    )[:NOTABLE_SCAN]
     picks: list[dict[str, Any]] = []
-    for rep in replays:
+    for game_id, blob, tournament_name in replays:
         try:
-            data = json.loads(rep.decoded_text())
-        except (ValueError, OSError):
+            data = json.loads(zlib.decompress(bytes(blob)))
+        except (ValueError, zlib.error):
             continue
         result = data.get("result") or {}
         payments = result.get("payments") or []
@@ -439,16 +442,17 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
             tags.append(f"chop chain ({chop_points} pts)")
             score += 2 + chop_points
         if score:
-            picks.append({"game_id": rep.game_id, "tournament": rep.game.table.tournament.name, "tags": tags, "score": score, "recorded_at": rep.game.recorded_at})
+            picks.append({"game_id": game_id, "tournament": tournament_name, "tags": tags, "score": score})
     upsets = (
         RatingChange.objects.filter(game__seats__place=1, game__seats__bot=F("bot"))
         .annotate(gain=F("rating_after") - F("rating_before"))
         .filter(gain__gt=12)
         .select_related("bot", "game__table__tournament")
-        .order_by("-game__recorded_at")[:20]
+        .only("game_id", "rating_before", "rating_after", "bot__name", "game__table__tournament__name")
+        .order_by("-game_id")[:20]
     )
     for ch in upsets:
-        picks.append({"game_id": ch.game_id, "tournament": ch.game.table.tournament.name, "tags": [f"upset: {ch.bot.name} +{ch.delta:.0f}"], "score": 3 + ch.delta / 4, "recorded_at": ch.game.recorded_at})
+        picks.append({"game_id": ch.game_id, "tournament": ch.game.table.tournament.name, "tags": [f"upset: {ch.bot.name} +{ch.delta:.0f}"], "score": 3 + ch.delta / 4})
     seen: set[int] = set()
     out = []
     for p in sorted(picks, key=lambda p: -p["score"]):

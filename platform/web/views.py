@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
@@ -62,6 +63,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "recent_games": list(queries.game_list(tournament=tournament)[:10]),
         "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
         "can_organise": _can_organise(request, tournament),
+        "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
         ctx["bracket"] = queries.tournament_bracket(tournament=tournament)

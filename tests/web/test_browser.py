@@ -143,3 +143,4 @@ def test_desktop_screenshots(live_server, page):
         page.goto(live_server.url + path)
         assert page.title()
         shot(page, f"{name}-desktop")
+

@@ -5,7 +5,7 @@
   var panel = document.getElementById("progress-panel");
   if (!panel) return;
   var url = panel.getAttribute("data-progress-url");
-  var interval = parseInt(panel.getAttribute("data-poll-ms") || "2000", 10);
+  var interval = parseInt(panel.getAttribute("data-poll-ms") || "2000", 10) || 2000;
   function set(id, value) { var n = document.getElementById(id); if (n) n.textContent = String(value); }
   function tick() {
     fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" })

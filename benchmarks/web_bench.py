@@ -1,0 +1,86 @@
+"""Server time of the heaviest pages with a 10,000-game tournament (budget: 200 ms).
+
+Builds a throwaway test database (SQLite by default, PostgreSQL when DATABASE_URL is set),
+fills it with one round robin of 10,000 recorded games (16 bots, real engine replays) and a
+leaderboard, then renders each page through Django's test client several times and prints
+median and worst server time and the query count. All pages are measured in one run so the
+numbers compare with each other.
+
+    .venv/bin/python benchmarks/web_bench.py [--games 10000] [--repeat 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tienlen_site.settings")
+
+BUDGET_MS = 200.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--bots", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    # no setup_test_environment(): its instrumented template rendering is not server time
+    settings.ALLOWED_HOSTS = ["*"]
+    old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        from django.core.cache import cache
+
+        from tests.web.factories import make_world
+
+        t0 = time.perf_counter()
+        games_per_table = 8
+        w = make_world(bots=args.bots, tables=args.games // games_per_table, games_per_table=games_per_table, slug="bench-10k")
+        build_s = time.perf_counter() - t0
+        client = Client()
+        pages = [
+            ("tournament (10k games)", f"/tournaments/{w.tournament.slug}/"),
+            ("tournament games list", f"/tournaments/{w.tournament.slug}/games/"),
+            ("progress.json", f"/tournaments/{w.tournament.slug}/progress.json"),
+            ("leaderboard", f"/leaderboards/{w.pool.slug}/"),
+            ("home", "/"),
+            ("bot page", f"/bots/{w.bots[0].name}/"),
+            ("game + replay viewer", f"/games/{w.games[-1].id}/"),
+        ]
+        print(f"database: {connection.vendor}; built {args.games} games for {args.bots} bots in {build_s:.1f} s\n")
+        print(f"| page | queries | median ms | worst ms | under {BUDGET_MS:.0f} ms |")
+        print("| --- | ---: | ---: | ---: | :---: |")
+        for name, url in pages:
+            cache.clear()
+            client.get(url)  # warm-up (template loading, connection)
+            times = []
+            for _ in range(args.repeat):
+                cache.clear()
+                with CaptureQueriesContext(connection) as ctx:
+                    start = time.perf_counter()
+                    response = client.get(url)
+                    times.append((time.perf_counter() - start) * 1000)
+                assert response.status_code == 200, (url, response.status_code)
+            med, worst = statistics.median(times), max(times)
+            print(f"| {name} | {len(ctx)} | {med:.1f} | {worst:.1f} | {'yes' if med < BUDGET_MS else 'NO'} |")
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()
