@@ -42,6 +42,9 @@ def main() -> None:
 
     # no setup_test_environment(): its instrumented template rendering is not server time
     settings.ALLOWED_HOSTS = ["*"]
+    # A database of its own, so a concurrent test run's test database is never clobbered.
+    if connection.vendor != "sqlite":
+        connection.settings_dict.setdefault("TEST", {})["NAME"] = "test_tienlen_webbench"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
         from django.core.cache import cache

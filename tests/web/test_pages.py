@@ -257,3 +257,70 @@ def test_tournament_form_reports_bad_fields(client):
     assert "Not valid JSON" in html
     assert "Ensure this value is greater than or equal to 10." in html
     assert Tournament.objects.count() == 0
+
+
+def _organiser(username: str = "boss"):
+    from django.contrib.auth.models import Permission
+
+    user = make_user(username)
+    user.user_permissions.add(Permission.objects.get(codename="organise_tournaments"))
+    return user
+
+
+def test_organiser_creates_a_tournament_with_entrants(client):
+    boss = _organiser()
+    bots = [Bot.objects.create(owner=boss, name=f"entry{i}") for i in range(4)]
+    client.force_login(boss)
+    assert client.get("/organise/new/").status_code == 200
+    response = client.post("/organise/new/", {
+        "name": "Autumn Open", "format": "round_robin", "preset": "south", "options": "",
+        "seats_per_table": 4, "games_per_table": 8, "duplicate_sets": 1, "cycles": 2,
+        "advance_per_table": 2, "move_time_ms": 500, "time_bank_ms": 5000, "rated": "on",
+        "entrants": [b.id for b in bots], "seed": "autumn",
+    })
+    t = Tournament.objects.get(name="Autumn Open")
+    assert response.status_code == 302 and response["Location"] == f"/tournaments/{t.slug}/"
+    assert t.status == "draft" and t.games_per_table == 8 and t.cycles == 2 and t.seed == "autumn"
+    assert sorted(t.entrants.values_list("bot__name", flat=True)) == [b.name for b in bots]
+    html = client.get(response["Location"]).content.decode()
+    assert "Start now" in html and "Cancel" in html
+    assert "Autumn Open" in client.get("/organise/").content.decode()
+
+
+def test_unknown_rule_option_is_reported_and_nothing_saved(client):
+    boss = _organiser()
+    client.force_login(boss)
+    html = client.post("/organise/new/", {
+        "name": "Bad options", "format": "round_robin", "preset": "south",
+        "options": '{"no_such_option": 1}', "seats_per_table": 4, "duplicate_sets": 1,
+        "cycles": 1, "advance_per_table": 2, "move_time_ms": 500, "time_bank_ms": 0,
+    }).content.decode()
+    assert "no_such_option" in html and 'value="Bad options"' in html
+    assert Tournament.objects.count() == 0
+
+
+def test_start_needs_enough_entrants_and_cancel_keeps_games(client):
+    boss = _organiser()
+    client.force_login(boss)
+    t = Tournament.objects.create(name="Tiny", slug="tiny", organiser=boss, format="round_robin", seed="s")
+    response = client.post("/organise/tiny/start/", follow=True)
+    assert "Could not start" in response.content.decode() and "At least 4 entrants" in response.content.decode()
+    t.refresh_from_db()
+    assert t.status == "draft"
+    response = client.post("/organise/tiny/cancel/", follow=True)
+    assert "Tournament cancelled" in response.content.decode()
+    t.refresh_from_db()
+    assert t.status == "cancelled"
+
+
+def test_only_the_owning_organiser_may_start_or_cancel(client):
+    owner_org = _organiser("org1")
+    other_org = _organiser("org2")
+    Tournament.objects.create(name="Mine", slug="mine", organiser=owner_org, format="round_robin", seed="s")
+    client.force_login(other_org)
+    assert client.post("/organise/mine/cancel/").status_code == 403
+    assert Tournament.objects.get(slug="mine").status == "draft"
+    client.force_login(make_user("player"))
+    assert client.post("/organise/mine/start/").status_code == 403
+    html = client.get("/tournaments/mine/").content.decode()
+    assert "Start now" not in html
