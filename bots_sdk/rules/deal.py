@@ -8,6 +8,7 @@ version's ``random`` module.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterator
 
 from bots_sdk.cards import DECK, Card
@@ -16,15 +17,19 @@ ALGORITHM = "tienlen-deal-v1"
 _PREFIX = ALGORITHM.encode("ascii") + b"\x00"
 
 
+_BLOCK = 7  # digests per batch: 56 words, enough for the 51 draws unless one is rejected
+_UNPACK = struct.Struct(f">{8 * _BLOCK}I").unpack
+
+
 def _words(seed: str) -> Iterator[int]:
     """Consecutive 4-byte big-endian unsigned integers of the seed's byte stream."""
     base = _PREFIX + seed.encode("utf-8") + b"\x00"
     counter = 0
     while True:
-        digest = hashlib.sha256(base + counter.to_bytes(8, "big")).digest()
-        for i in range(0, 32, 4):
-            yield int.from_bytes(digest[i:i + 4], "big")
-        counter += 1
+        chunk = b"".join(hashlib.sha256(base + (counter + i).to_bytes(8, "big")).digest()
+                         for i in range(_BLOCK))
+        yield from _UNPACK(chunk)
+        counter += _BLOCK
 
 
 def shuffled_deck(seed: str) -> list[int]:

@@ -30,6 +30,7 @@ from .combos import (
 )
 from .moves import (
     NIB_PAIRS,
+    SUIT_MASKS,
     LegalPlays,
     answer_groups,
     lead_groups,
@@ -128,6 +129,8 @@ class Game:
         self._split3 = [False] * n
         self._split6 = [False] * n
         self._left_holding: int | None = None
+        self._split_any = False  # Huế split bombs are possible in this game
+        self._like = opts.like_beats_like
         self._den_bai: int | None = None
         self._end_reason: str | None = None
         self._next_leader: int | None = None
@@ -156,6 +159,7 @@ class Game:
                     self._end_instant_win(s, kind)
                     return
         if self.starting and opts.split_bombs:
+            self._split_any = True
             for s in range(n):
                 counts = [((masks[s] >> (4 * r)) & 15).bit_count() for r in range(4)]
                 self._split3[s] = counts[0] == 4
@@ -293,7 +297,17 @@ class Game:
         """Every legal play now (distinct card sets, chops included); pass: ``can_pass``."""
         legal = self._legal
         if legal is None:
-            legal = LegalPlays([]) if self._over else LegalPlays(self._groups(self._to_move))
+            table = self._table
+            if (table is not None and table[0] == SINGLE and table[2] < 48
+                    and self._offer is None and not self._split_any and not self._over):
+                # the commonest case, inlined: higher single cards
+                key = table[2] + 1
+                m = (self._hands[self._to_move] >> key) << key
+                if self._like:
+                    m &= SUIT_MASKS[table[2] & 3]
+                legal = LegalPlays([(SINGLE, 1, m, -1, m.bit_count())] if m else [])
+            else:
+                legal = LegalPlays([]) if self._over else LegalPlays(self._groups(self._to_move))
             self._legal = legal
         return legal
 
@@ -322,7 +336,11 @@ class Game:
         table = self._table
         out = []
         for kind, size, factors, key, count in groups:
-            if len(factors) == 1:
+            if type(factors) is int:
+                if self._emp3[s]:
+                    factors &= ~1
+                    count = factors.bit_count()
+            elif len(factors) == 1:
                 if kind == SINGLE and self._emp3[s]:
                     factors = [[m for m in factors[0] if m != 1]]
                 elif kind == PAIR and self._emp6[s]:
@@ -446,18 +464,20 @@ class Game:
         self._last_pass_with_play = None
         if self._first_card_bit:
             self._first_card_bit = 0
-        if first_of_seat and (self._split3[s] or self._split6[s]):
-            self._check_split_bombs(s, combo)
-        if self._emp6[s] and combo[0] == PAIR_SEQUENCE and combo[1] == 8 and \
-                m & SIXES_MASK == m:
-            self._emp6[s] = False  # the empowered sixes are used once
+        if self._split_any:
+            if first_of_seat and (self._split3[s] or self._split6[s]):
+                self._check_split_bombs(s, combo)
+            if self._emp6[s] and combo[0] == PAIR_SEQUENCE and combo[1] == 8 and \
+                    m & SIXES_MASK == m:
+                self._emp6[s] = False  # the empowered sixes are used once
 
         if offer == STEAL_LEAD:
             self._steal_accepted(s, combo)
             return
 
         table = self._table
-        if table is not None and beat_kind(table, combo, opts) == CHOP:
+        if (table is not None and (table[2] >= 48 or table[0] >= PAIR_SEQUENCE)
+                and beat_kind(table, combo, opts) == CHOP):
             ts = self._table_seat
             self._chain.append((ts, chop_value(table, opts), s, self._hands[ts] == 0))
         self._table = combo

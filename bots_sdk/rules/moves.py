@@ -52,10 +52,19 @@ HAS2 = tuple(n.bit_count() >= 2 for n in range(16))
 NIB_SUIT = tuple(tuple([1 << s] if n >> s & 1 else [] for n in range(16)) for s in range(4))
 HAS_SUIT = tuple(tuple(bool(n >> s & 1) for n in range(16)) for s in range(4))
 SHIFTS = tuple(4 * r for r in range(13))
+POP = tuple(n.bit_count() for n in range(16))
+NPAIRS = tuple(len(NIB_PAIRS[n]) for n in range(16))
+# The same, already shifted to each rank: PAIRS_AT[rank][nibble] -> list of card sets.
+PAIRS_AT = tuple(tuple([p << (4 * r) for p in NIB_PAIRS[n]] for n in range(16))
+                 for r in range(13))
+TRIPLES_AT = tuple(tuple([p << (4 * r) for p in NIB_TRIPLES[n]] for n in range(16))
+                   for r in range(13))
 SUIT_MASKS = tuple(sum(1 << (4 * r + s) for r in range(13)) for s in range(4))
 
 # A group: (kind, size, factors, key, count) — the plays are every choice of one mask from
-# each factor list, OR-ed; key -1 means "the highest card of the play".
+# each factor list, OR-ed; key -1 means "the highest card of the play". Two lazy forms:
+# factors as an int is a set of single cards (play i = its i-th card), and factors as a
+# tuple is a run family (``family_groups``).
 Group = tuple
 
 
@@ -101,7 +110,14 @@ class LegalPlays(Sequence):
         gi = bisect_right(cum, i) if len(cum) > 1 else 0
         kind, size, factors, key, _count = self._groups[gi]
         rem = i - cum[gi - 1] if gi else i
-        if len(factors) == 1:
+        if type(factors) is int:  # singles: the rem-th card of a card set
+            m = factors
+            for _ in range(rem):
+                m &= m - 1
+            mask = m & -m
+        elif type(factors) is tuple:
+            mask, size = decode_family(factors, rem)
+        elif len(factors) == 1:
             mask = factors[0][rem]
         else:
             mask = 0
@@ -147,8 +163,9 @@ def _flat(kind: int, size: int, masks: list[int]) -> list[Group]:
 
 
 def _sets(rs: list[int], table: tuple, first_rank: int = 0) -> list[int]:
-    """Same-rank sets (pairs or triples by ``table``) from ``first_rank`` up, ascending."""
-    return [p << SHIFTS[r] for r in range(first_rank, 13) for p in table[rs[r]]]
+    """Same-rank sets (pairs or triples: ``PAIRS_AT``/``TRIPLES_AT``) from ``first_rank`` up,
+    ascending."""
+    return [m for r in range(first_rank, 13) for m in table[r][rs[r]]]
 
 
 def run_groups(rs: list[int], kind: int, has: tuple, choices: tuple, lengths: range,
@@ -190,6 +207,76 @@ def run_groups(rs: list[int], kind: int, has: tuple, choices: tuple, lengths: ra
     return groups
 
 
+def family_groups(rs: list[int], kind: int, has: tuple, choices: tuple,
+                  min_len: int = 3) -> list[Group]:
+    """Every straight (or pair sequence) of a hand, one lazy group per maximal run.
+
+    Only the count is computed here, in O(run length): the number of intervals of at least
+    ``min_len`` ranks, each weighted by its suit variants, is sum over b of
+    c[b] * c[b-1] * E[b-2], where E[b] = c[b] * (1 + E[b-1]) sums the products of every
+    interval ending at b. The plays themselves are decoded on access (``decode_family``).
+    """
+    per = 1 if kind == STRAIGHT else 2
+    groups: list[Group] = []
+    start = -1
+    for r in range(13):
+        if r < 12 and has[rs[r]]:
+            if start < 0:
+                start = r
+            continue
+        if start < 0:
+            continue
+        if r - start >= min_len:
+            nibs = tuple(rs[start:r])
+            cs = [len(choices[x]) for x in nibs]
+            total = 0
+            e2 = e1 = 0  # E[b-2], E[b-1]
+            prev = 0
+            for c in cs:
+                total += c * prev * e2
+                e2, e1 = e1, c * (1 + e1)
+                prev = c
+            groups.append((kind, 0, (per, start, nibs, choices, min_len), -1, total))
+        start = -1
+    return groups
+
+
+def decode_family(spec: tuple, rem: int) -> tuple[int, int]:
+    """(mask, size) of play ``rem`` of a lazy run family (intervals by start, then length)."""
+    per, start, nibs, choices, min_len = spec
+    n = len(nibs)
+    cs = [len(choices[x]) for x in nibs]
+    for a in range(n - min_len + 1):
+        p = 1
+        for b in range(a, n):
+            p *= cs[b]
+            if b - a + 1 >= min_len:
+                if rem < p:
+                    mask = 0
+                    for q in range(a, b + 1):
+                        rem, j = divmod(rem, cs[q])
+                        mask |= choices[nibs[q]][j] << SHIFTS[start + q]
+                    return mask, (b - a + 1) * per
+                rem -= p
+    raise IndexError("run family index out of range")
+
+
+def expand_family(group: Group) -> list[Group]:
+    """A lazy run family as explicit product groups (for filtering)."""
+    kind, _size, spec, key, _count = group
+    per, start, nibs, choices, min_len = spec
+    f = [[o << SHIFTS[start + q] for o in choices[x]] for q, x in enumerate(nibs)]
+    out = []
+    for a in range(len(nibs) - min_len + 1):
+        for b in range(a + min_len, len(nibs) + 1):
+            fac = f[a:b]
+            count = 1
+            for x in fac:
+                count *= len(x)
+            out.append((kind, (b - a) * per, fac, key, count))
+    return out
+
+
 def straight_groups(rs: list[int], opts: Options, lengths: range, key: int = -1,
                     suit: int = -1) -> list[Group]:
     if not opts.like_beats_like:
@@ -208,19 +295,68 @@ def pair_sequence_groups(rs: list[int], opts: Options, lengths: range,
 
 
 def lead_groups(hand: int, opts: Options) -> list[Group]:
-    """Every combination of the hand (the leader's choices)."""
-    rs = nibbles(hand)
-    groups = _flat(SINGLE, 1, bits(hand))
-    pairs = _sets(rs, NIB_PAIRS)
+    """Every combination of the hand (the leader's choices), in one pass over the ranks.
+
+    Straights and pair sequences become lazy run families (see ``family_groups``), counted
+    here with the same running sums so a lead costs one loop over 13 ranks.
+    """
+    rs = [(hand >> s) & 15 for s in SHIFTS]
+    pairs: list[int] = []
+    triples: list[int] = []
+    quads: list[int] = []
+    fams: list[Group] = []
+    plain = not opts.like_beats_like
+    use_ps = opts.pair_sequences
+    s_start = p_start = -1
+    s_total = s_e1 = s_e2 = s_prev = 0
+    p_total = p_e1 = p_e2 = p_prev = 0
+    for r in range(13):
+        nib = rs[r]
+        cnt = POP[nib]
+        if cnt >= 2:
+            pairs += PAIRS_AT[r][nib]
+            if cnt >= 3:
+                triples += TRIPLES_AT[r][nib]
+                if cnt == 4:
+                    quads.append(15 << SHIFTS[r])
+        if plain:
+            if cnt and r < 12:
+                if s_start < 0:
+                    s_start = r
+                    s_total = s_e1 = s_e2 = s_prev = 0
+                s_total += cnt * s_prev * s_e2
+                s_e2, s_e1 = s_e1, cnt * (1 + s_e1)
+                s_prev = cnt
+            elif s_start >= 0:
+                if s_total:
+                    fams.append((STRAIGHT, 0, (1, s_start, tuple(rs[s_start:r]), NIB_SINGLES, 3),
+                                 -1, s_total))
+                s_start = -1
+        if use_ps:
+            npairs = NPAIRS[nib] if r < 12 else 0
+            if npairs:
+                if p_start < 0:
+                    p_start = r
+                    p_total = p_e1 = p_e2 = p_prev = 0
+                p_total += npairs * p_prev * p_e2
+                p_e2, p_e1 = p_e1, npairs * (1 + p_e1)
+                p_prev = npairs
+            elif p_start >= 0:
+                if p_total:
+                    fams.append((PAIR_SEQUENCE, 0, (2, p_start, tuple(rs[p_start:r]), NIB_PAIRS, 3),
+                                 -1, p_total))
+                p_start = -1
+    if not plain:
+        for s in range(4):
+            fams.extend(family_groups(rs, STRAIGHT, HAS_SUIT[s], NIB_SUIT[s]))
+    groups: list[Group] = [(SINGLE, 1, hand, -1, hand.bit_count())]
     if pairs:
         groups.append((PAIR, 2, [pairs], -1, len(pairs)))
-        triples = _sets(rs, NIB_TRIPLES)
         if triples:
             groups.append((TRIPLE, 3, [triples], -1, len(triples)))
-            quads = [15 << SHIFTS[r] for r in range(13) if rs[r] == 15]
-            groups.extend(_flat(FOUR_OF_A_KIND, 4, quads))
-        groups.extend(pair_sequence_groups(rs, opts, range(3, 7)))
-    groups.extend(straight_groups(rs, opts, range(3, 13)))
+            if quads:
+                groups.append((FOUR_OF_A_KIND, 4, [quads], -1, len(quads)))
+    groups += fams
     return groups
 
 
@@ -232,10 +368,10 @@ def normal_beat_groups(hand: int, table: Combo, opts: Options) -> list[Group]:
         m = (hand >> (key + 1)) << (key + 1)
         if like:
             m &= SUIT_MASKS[key & 3]
-        return _flat(SINGLE, 1, bits(m)) if m else []
+        return [(SINGLE, 1, m, -1, m.bit_count())] if m else []
     if kind in (PAIR, TRIPLE):
         rs = nibbles(hand)
-        masks = _sets(rs, NIB_PAIRS if kind == PAIR else NIB_TRIPLES, key >> 2)
+        masks = _sets(rs, PAIRS_AT if kind == PAIR else TRIPLES_AT, key >> 2)
         if masks and masks[0].bit_length() - 1 <= key:
             masks = [m for m in masks if m.bit_length() - 1 > key]
         if like:
@@ -301,7 +437,14 @@ def restrict_to_card(groups: list[Group], bit: int) -> list[Group]:
     """Only the plays that contain the card ``bit`` (the starting game's first play)."""
     rank_mask = 15 << ((bit.bit_length() - 1) & ~3)
     out = []
-    for kind, size, factors, key, _count in groups:
+    expanded: list[Group] = []
+    for g in groups:
+        expanded.extend(expand_family(g) if type(g[2]) is tuple else [g])
+    for kind, size, factors, key, _count in expanded:
+        if type(factors) is int:
+            if factors & bit:
+                out.append((kind, size, [[bit]], key, 1))
+            continue
         if len(factors) == 1:
             only = [m for m in factors[0] if m & bit]
             if only:
