@@ -126,7 +126,8 @@ class BotGateway:
         session = BotSession(
             bot_id=identity.bot_id, bot_name=(hello.bot_name or identity.name)[:64],
             bot_version=hello.bot_version[:64], max_tables=max_tables,
-            omit_legal_plays=hello.omit_legal_plays, peer=context.peer())
+            omit_legal_plays=hello.omit_legal_plays, ack_moves=hello.ack_moves,
+            peer=context.peer())
         log.info("bot connected", extra={
             "event": "bot_connected", "bot_id": session.bot_id, "bot_name": session.bot_name,
             "bot_version": session.bot_version, "max_tables": max_tables,

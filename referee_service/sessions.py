@@ -36,6 +36,7 @@ class BotSession:
     bot_version: str
     max_tables: int
     omit_legal_plays: bool = False
+    ack_moves: bool = False
     peer: str = ""
     session_id: str = field(default_factory=lambda: f"s{next(_SESSION_IDS)}")
     connected_at: float = field(default_factory=time.time)
@@ -49,6 +50,11 @@ class BotSession:
         """Queue a message for the bot; dropped silently once the stream is closed."""
         if not self.closed:
             self.outbox.put_nowait(message.SerializeToString())
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue an already serialized RefereeMessage."""
+        if not self.closed:
+            self.outbox.put_nowait(data)
 
     def close(self) -> None:
         if not self.closed:
@@ -85,7 +91,7 @@ class BotSession:
                     self._reject(move, gw.MOVE_ERROR_CODE_WRONG_GAME,
                                  f"move {move.move_id} belongs to game {pending.game_index}")
                     return
-                pending.answers.put_nowait(move)
+                pending.put(move)
                 return
         self._reject(move, gw.MOVE_ERROR_CODE_STALE_MOVE,
                      f"move id {move.move_id} is not awaited (answered, timed out or unknown)")

@@ -13,7 +13,8 @@ import itertools
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
@@ -23,6 +24,7 @@ from referee_service.fallback import fallback_move
 from referee_service.house import HouseBot
 from referee_service.sessions import BotSession, SessionRegistry
 from referee_service.spec import TableSpec
+from referee_service.view_encoder import ViewEncoder
 
 log = logging.getLogger("referee_service.table")
 _MOVE_IDS = itertools.count(1)
@@ -45,12 +47,44 @@ class TableFailure(Exception):
         self.status = status
 
 
-@dataclass(slots=True)
 class PendingMove:
-    move_id: int
-    game_index: int
-    seat: int
-    answers: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    """The move a seat is being asked for, and the answers that arrived for it.
+
+    A hand-rolled waiter instead of asyncio.Queue + wait_for: wait_for starts a task per
+    call, which on the per-move path cost as much as the gRPC round trip."""
+
+    __slots__ = ("move_id", "game_index", "seat", "_answers", "_waiter")
+
+    def __init__(self, move_id: int, game_index: int, seat: int) -> None:
+        self.move_id = move_id
+        self.game_index = game_index
+        self.seat = seat
+        self._answers: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, item: Any) -> None:
+        self._answers.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def get(self, timeout: float) -> Any:
+        """The next answer; TimeoutError after `timeout` seconds without one."""
+        if not self._answers:
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            handle = loop.call_later(timeout, _expire, waiter)
+            try:
+                await waiter
+            finally:
+                handle.cancel()
+                self._waiter = None
+        return self._answers.popleft()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 @dataclass(slots=True)
@@ -63,6 +97,7 @@ class MoveTiming:
     attempts: int = 1
     fallback: str | None = None
     house: bool = False
+    played: list[int] | None = None  # card indices applied (None: a pass); not recorded
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,13 +157,14 @@ class Participant:
         self.forfeited = False
         self.bank_ms = float(runner.spec.time_bank_ms)
 
-    def play_fallback(self, game: Any, seat: int) -> tuple[Any, ...] | None:
+    def play_fallback(self, game: Any, seat: int) -> list[int] | None:
+        """Apply the documented fallback move; return the card indices (None: pass)."""
         move = fallback_move(game)
         if move is None:
             game.pass_turn()
-        else:
-            game.play(list(move))
-        return move
+            return None
+        game.play(list(move))
+        return [c.index for c in move]
 
     async def move(self, game: Any, seat: int) -> MoveTiming:
         raise NotImplementedError
@@ -146,6 +182,7 @@ class HouseParticipant(Participant):
     async def move(self, game: Any, seat: int) -> MoveTiming:
         start = time.perf_counter()
         fallback = None
+        played: list[int] | None = None
         try:
             cards = await self.bot.choose(game, seat, self.runner.spec.table_id,
                                           self.runner.game_index)
@@ -153,13 +190,14 @@ class HouseParticipant(Participant):
                 game.pass_turn()
             else:
                 game.play(list(cards))
+                played = [c.index for c in cards]
         except Exception as exc:  # a house bot bug must not stop the table
             log.warning("house bot %s failed: %s", self.name, exc)
-            self.play_fallback(game, seat)
+            played = self.play_fallback(game, seat)
             fallback = "house_error"
         elapsed = (time.perf_counter() - start) * 1000
         return MoveTiming(seat=seat, move_id=None, elapsed_ms=elapsed, thinking_ms=elapsed,
-                          network_ms=0.0, fallback=fallback, house=True)
+                          network_ms=0.0, fallback=fallback, house=True, played=played)
 
     def forfeit(self, reason: str) -> None:
         self.forfeited = True
@@ -208,7 +246,7 @@ class RemoteParticipant(Participant):
         self.disconnected_at = time.monotonic()
         self.runner.log_event("seat_disconnected", participant=self.index, bot_id=self.bot_id)
         if self.pending is not None:
-            self.pending.answers.put_nowait(_DISCONNECTED)
+            self.pending.put(_DISCONNECTED)
         grace = self.runner.spec.disconnect_grace_ms / 1000
         self._grace_task = asyncio.get_running_loop().create_task(self._grace_expiry(grace))
 
@@ -229,7 +267,7 @@ class RemoteParticipant(Participant):
         self.runner.log_event("seat_forfeited", participant=self.index, bot_id=self.bot_id,
                               reason=reason)
         if self.pending is not None:
-            self.pending.answers.put_nowait(_FORFEITED)
+            self.pending.put(_FORFEITED)
         if self.session is not None:
             self.session.send(self.runner.table_end_message(
                 self, gw.TABLE_END_REASON_FORFEITED, f"forfeited: {reason}"))
@@ -246,9 +284,8 @@ class RemoteParticipant(Participant):
         runner = self.runner
         spec = runner.spec
         if self.forfeited:
-            self.play_fallback(game, seat)
             return MoveTiming(seat=seat, move_id=None, elapsed_ms=0.0, attempts=0,
-                              fallback="forfeited")
+                              fallback="forfeited", played=self.play_fallback(game, seat))
         loop = asyncio.get_running_loop()
         start = loop.time()
         budget = (spec.move_time_ms + self.bank_ms) / 1000
@@ -261,6 +298,7 @@ class RemoteParticipant(Participant):
         detail = ""
         thinking = None
         answered: float | None = None
+        played: list[int] | None = None
         try:
             while True:
                 remaining = deadline - loop.time()
@@ -280,12 +318,12 @@ class RemoteParticipant(Participant):
                     must_send = True
                     continue
                 if must_send:
-                    session.send(runner.move_request_message(
-                        self, game, pending, remaining, attempts + 1,
+                    session.send_bytes(runner.move_request_bytes(
+                        self, pending, remaining, attempts + 1,
                         legal=not session.omit_legal_plays))
                     must_send = False
                 try:
-                    answer = await asyncio.wait_for(pending.answers.get(), remaining)
+                    answer = await pending.get(remaining)
                 except TimeoutError:
                     strike_reason, detail = gw.STRIKE_REASON_TIMEOUT, "no legal move in time"
                     break
@@ -299,11 +337,13 @@ class RemoteParticipant(Participant):
                 elapsed_ms = (answered - start) * 1000
                 error = apply_answer(game, answer)
                 if error is None:
+                    played = None if getattr(answer, "pass") else list(answer.cards)
                     if answer.thinking_us:
                         thinking = min(answer.thinking_us / 1000, elapsed_ms)
-                    self.send(gw.RefereeMessage(move_accepted=gw.MoveAccepted(
-                        table_id=spec.table_id, game_index=pending.game_index,
-                        move_id=pending.move_id, elapsed_ms=int(elapsed_ms))))
+                    if session.ack_moves:
+                        session.send(gw.RefereeMessage(move_accepted=gw.MoveAccepted(
+                            table_id=spec.table_id, game_index=pending.game_index,
+                            move_id=pending.move_id, elapsed_ms=int(elapsed_ms))))
                     break
                 code, reason = error
                 left = spec.max_illegal_attempts - attempts
@@ -325,16 +365,16 @@ class RemoteParticipant(Participant):
         elapsed_ms = (end - start) * 1000
         self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - spec.move_time_ms))
         timing = MoveTiming(seat=seat, move_id=pending.move_id, elapsed_ms=elapsed_ms,
-                            thinking_ms=thinking, attempts=max(attempts, 1))
+                            thinking_ms=thinking, attempts=max(attempts, 1), played=played)
         if thinking is not None:
             timing.network_ms = elapsed_ms - thinking
         if strike_reason is None and not self.forfeited:
             return timing
         if strike_reason is None:  # forfeited while waiting
-            self.play_fallback(game, seat)
+            timing.played = self.play_fallback(game, seat)
             timing.fallback = "forfeited"
             return timing
-        played = self.play_fallback(game, seat)
+        played = timing.played = self.play_fallback(game, seat)
         timing.fallback = STRIKE_NAMES[strike_reason]
         # One disconnection is one strike, however many moves it covers.
         counts = not (strike_reason == gw.STRIKE_REASON_DISCONNECTED and self.disconnect_struck)
@@ -349,7 +389,7 @@ class RemoteParticipant(Participant):
         self.send(gw.RefereeMessage(strike=gw.Strike(
             table_id=spec.table_id, game_index=pending.game_index, move_id=pending.move_id,
             reason=strike_reason, detail=detail, fallback_pass=played is None,
-            fallback_cards=wire.card_indices(played or ()), strikes=self.strikes,
+            fallback_cards=played or (), strikes=self.strikes,
             max_strikes=spec.max_strikes, forfeited=forfeits)))
         if forfeits and not self.forfeited:
             self.forfeit(f"{self.strikes} strikes")
@@ -373,7 +413,7 @@ class TableRunner:
         self.game: Any = None
         self.game_index = spec.first_game_index
         self.seating: list[int] = spec.seating(spec.first_game_index)
-        self.history = wire.HistoryEncoder()
+        self.encoder: ViewEncoder | None = None
         self.totals = [0] * spec.players
         self.games_played = 0
         self.finished = False
@@ -500,7 +540,7 @@ class TableRunner:
         game = Game.from_seed(seed, spec.players, preset=spec.preset, starting=starting,
                               leader=leader, options=spec.overrides or None)
         self.game = game
-        self.history = wire.HistoryEncoder()
+        encoder = self.encoder = ViewEncoder(game)
         for seat, p_index in enumerate(self.seating):
             self.participants[p_index].seat = seat
         for participant in self.remote_participants():
@@ -509,7 +549,10 @@ class TableRunner:
         while not game.is_over:
             seat = game.to_move
             participant = self.participants[self.seating[seat]]
-            timings.append(await participant.move(game, seat))
+            offer = game.offer
+            timing = await participant.move(game, seat)
+            encoder.record(seat, timing.played, offer)
+            timings.append(timing)
         self.game = None
         for seat, p_index in enumerate(self.seating):
             self.totals[p_index] += game.points[seat]
@@ -569,14 +612,13 @@ class TableRunner:
             message.leader = leader
         return gw.RefereeMessage(game_start=message)
 
-    def move_request_message(self, participant: Participant, game: Any, pending: PendingMove,
-                             remaining: float, attempt: int, *, legal: bool) -> gw.RefereeMessage:
-        view = game.view(pending.seat)
-        return gw.RefereeMessage(move_request=gw.MoveRequest(
+    def move_request_bytes(self, participant: Participant, pending: PendingMove,
+                           remaining: float, attempt: int, *, legal: bool) -> bytes:
+        assert self.encoder is not None
+        return self.encoder.move_request_bytes(
             table_id=self.spec.table_id, game_index=pending.game_index,
-            move_id=pending.move_id, view=wire.seat_view(view, self.history, legal_plays=legal),
-            time_left_ms=int(remaining * 1000), time_bank_ms=int(participant.bank_ms),
-            attempt=attempt))
+            move_id=pending.move_id, seat=pending.seat, time_left_ms=int(remaining * 1000),
+            time_bank_ms=int(participant.bank_ms), attempt=attempt, legal_plays=legal)
 
     def table_end_message(self, participant: Participant, reason: int,
                           detail: str) -> gw.RefereeMessage:

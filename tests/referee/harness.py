@@ -61,7 +61,7 @@ class RawBot:
 
     def __init__(self, target: str, bot_id: str, *, policy: Policy | None = None,
                  max_tables: int = 4, token: str | None = None, hello: bool = True,
-                 omit_legal_plays: bool = False) -> None:
+                 omit_legal_plays: bool = False, ack_moves: bool = False) -> None:
         self.target = target
         self.bot_id = bot_id
         self.token = token if token is not None else token_of(bot_id)
@@ -69,6 +69,7 @@ class RawBot:
         self.max_tables = max_tables
         self.send_hello = hello
         self.omit_legal_plays = omit_legal_plays
+        self.ack_moves = ack_moves
         self.received: list[gw.RefereeMessage] = []
         self.outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
         self.welcome = asyncio.Event()
@@ -91,7 +92,8 @@ class RawBot:
             yield gw.BotMessage(hello=gw.Hello(
                 token=self.token, bot_name=self.bot_id.title(), bot_version="1.0",
                 max_tables=self.max_tables, protocol_version=1,
-                omit_legal_plays=self.omit_legal_plays)).SerializeToString()
+                omit_legal_plays=self.omit_legal_plays,
+                ack_moves=self.ack_moves)).SerializeToString()
         while True:
             data = await self.outgoing.get()
             if data is None:

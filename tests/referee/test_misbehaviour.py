@@ -176,13 +176,21 @@ async def test_a_slow_answer_within_the_bank_is_accepted(referee: Referee) -> No
         asyncio.get_running_loop().create_task(later())
         return None
 
-    bot, events = await _play_with(referee, slow, move_time_ms=50, time_bank_ms=5000)
+    bot = await RawBot(referee.target, "alice", policy=slow, ack_moves=True).start().connected()
+    await play_table(referee.target, table_id="slow", seats=["alice", "house:random"],
+                     games=1, move_time_ms=50, time_bank_ms=5000)
     assert not bot.of_kind("strike")
     banks = [r.time_bank_ms for r in bot.of_kind("move_request")]
     assert banks[0] == 5000 and banks[-1] < banks[0]
     assert all(b >= a - 5000 for a, b in zip(banks, banks[1:], strict=False))
     accepted = bot.of_kind("move_accepted")
+    assert len(accepted) == len(bot.of_kind("move_request"))
     assert all(a.elapsed_ms >= 70 for a in accepted)
+
+
+async def test_moves_are_confirmed_only_when_asked(referee: Referee) -> None:
+    quiet, _ = await _play_with(referee, random_policy(1), table_id="quiet")
+    assert quiet.of_kind("move_request") and not quiet.of_kind("move_accepted")
 
 
 async def test_thinking_and_network_time_are_recorded_separately(referee: Referee) -> None:

@@ -230,6 +230,7 @@ class Hello(_message.Message):
     SDK_NAME_FIELD_NUMBER: _builtins.int
     SDK_VERSION_FIELD_NUMBER: _builtins.int
     OMIT_LEGAL_PLAYS_FIELD_NUMBER: _builtins.int
+    ACK_MOVES_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the bot's secret token (or send metadata "authorization: Bearer <token>")"""
     bot_name: _builtins.str
@@ -243,6 +244,8 @@ class Hello(_message.Message):
     sdk_version: _builtins.str
     omit_legal_plays: _builtins.bool
     """true: SeatView.legal_plays is left empty (smaller messages)"""
+    ack_moves: _builtins.bool
+    """true: each accepted Move is confirmed by MoveAccepted"""
     def __init__(
         self,
         *,
@@ -254,10 +257,11 @@ class Hello(_message.Message):
         sdk_name: _builtins.str = ...,
         sdk_version: _builtins.str = ...,
         omit_legal_plays: _builtins.bool = ...,
+        ack_moves: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "bot_version", b"bot_version", "max_tables", b"max_tables", "omit_legal_plays", b"omit_legal_plays", "protocol_version", b"protocol_version", "sdk_name", b"sdk_name", "sdk_version", b"sdk_version", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack_moves", b"ack_moves", "bot_name", b"bot_name", "bot_version", b"bot_version", "max_tables", b"max_tables", "omit_legal_plays", b"omit_legal_plays", "protocol_version", b"protocol_version", "sdk_name", b"sdk_name", "sdk_version", b"sdk_version", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -364,7 +368,9 @@ class RefereeMessage(_message.Message):
     @_builtins.property
     def move_request(self) -> Global___MoveRequest: ...
     @_builtins.property
-    def move_accepted(self) -> Global___MoveAccepted: ...
+    def move_accepted(self) -> Global___MoveAccepted:
+        """only when Hello.ack_moves"""
+
     @_builtins.property
     def move_rejected(self) -> Global___MoveRejected: ...
     @_builtins.property

@@ -1,0 +1,238 @@
+"""Referee throughput against the raw gRPC floor, measured side by side in one run.
+
+(a) raw grpc.aio bidirectional ping-pong round trip (same grpc build, client processes);
+(b) the referee's time per move with remote random bots in separate processes;
+(c) complete 4-bot games per second with 1, 4, 16 and 64 concurrent tables, next to the
+    ping-pong rate at the same concurrency divided by the moves per game.
+
+    .venv/bin/python benchmarks/referee_bench.py [--quick]
+
+Bars (issue 3): (b) <= 1.5 x (a); (c) at 16 tables >= 40 % of its ping-pong ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw  # noqa: E402
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc  # noqa: E402
+
+ECHO = "/bench.Echo/PingPong"
+CONNECT = "/tienlen.v1.BotGateway/Connect"
+ORGANIZER_TOKEN = "bench-organizer"
+BOTS = ["b0", "b1", "b2", "b3"]
+# Ping-pong sizes mirror the referee's traffic: a ~32 B Move up, a ~512 B MoveRequest down.
+UP_BYTES = 32
+DOWN_BYTES = 512
+
+
+# ---------------------------------------------------------------- child processes
+
+async def pingpong_client(target: str, streams: int, seconds: float) -> dict:
+    """`streams` concurrent streams, each doing sequential round trips for `seconds`."""
+    channel = grpc.aio.insecure_channel(target)
+    payload = os.urandom(UP_BYTES)
+    rtts: list[float] = []
+
+    async def one() -> int:
+        call = channel.stream_stream(ECHO, request_serializer=None,
+                                     response_deserializer=None)()
+        count = 0
+        for _ in range(50):  # warm-up
+            await call.write(payload)
+            await call.read()
+        end = time.perf_counter() + seconds
+        while True:
+            t = time.perf_counter()
+            if t >= end:
+                break
+            await call.write(payload)
+            await call.read()
+            rtts.append(time.perf_counter() - t)
+            count += 1
+        await call.done_writing()
+        return count
+
+    started = time.perf_counter()
+    counts = await asyncio.gather(*[one() for _ in range(streams)])
+    elapsed = time.perf_counter() - started
+    await channel.close()
+    return {"round_trips": sum(counts), "elapsed": elapsed,
+            "median_us": statistics.median(rtts) * 1e6}
+
+
+async def random_bot(target: str, token: str, max_tables: int) -> None:
+    """A lean remote bot on the generated stubs: uniform over the legal moves."""
+    rng = random.Random(token)
+    channel = grpc.aio.insecure_channel(target)
+    call = channel.stream_stream(CONNECT, request_serializer=gw.BotMessage.SerializeToString,
+                                 response_deserializer=gw.RefereeMessage.FromString)()
+    await call.write(gw.BotMessage(hello=gw.Hello(token=token, bot_name=token,
+                                                  max_tables=max_tables, protocol_version=1)))
+    async for message in call:
+        if message.WhichOneof("body") != "move_request":
+            continue
+        request = message.move_request
+        view = request.view
+        n = len(view.legal_plays) + (1 if view.can_pass else 0)
+        i = rng.randrange(n)
+        answer = gw.Move(table_id=request.table_id, game_index=request.game_index,
+                         move_id=request.move_id)
+        if i == len(view.legal_plays):
+            setattr(answer, "pass", True)
+        else:
+            answer.cards.extend(view.legal_plays[i].cards)
+        await call.write(gw.BotMessage(move=answer))
+
+
+def child_main(argv: list[str]) -> None:
+    mode = argv[0]
+    if mode == "pingpong":
+        result = asyncio.run(pingpong_client(argv[1], int(argv[2]), float(argv[3])))
+        print(json.dumps(result), flush=True)
+    elif mode == "bot":
+        asyncio.run(random_bot(argv[1], argv[2], int(argv[3])))
+
+
+def spawn(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, "--child", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+# ---------------------------------------------------------------- (a) ping-pong
+
+async def echo_server() -> tuple[grpc.aio.Server, str]:
+    reply = os.urandom(DOWN_BYTES)
+
+    async def ping_pong(requests, context):
+        async for _ in requests:
+            yield reply
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
+        "PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)})])
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    return server, f"127.0.0.1:{port}"
+
+
+async def pingpong(target: str, concurrency: int, seconds: float) -> dict:
+    """Round trips/s at `concurrency` outstanding round trips, over at most 4 processes
+    (like the 4 bot processes of the referee runs)."""
+    procs = min(4, concurrency)
+    per = [concurrency // procs + (1 if i < concurrency % procs else 0) for i in range(procs)]
+    children = [spawn("pingpong", target, str(n), str(seconds)) for n in per]
+    outs = [json.loads((await asyncio.to_thread(c.communicate))[0]) for c in children]
+    rate = sum(o["round_trips"] / o["elapsed"] for o in outs)
+    return {"rate": rate, "median_us": statistics.median(o["median_us"] for o in outs)}
+
+
+# ---------------------------------------------------------------- (b), (c) referee
+
+async def play(stub: org_grpc.OrganizerStub, table_id: str, games: int) -> list[dict]:
+    request = org.PlayTableRequest(table_id=table_id, games=games, seed=table_id,
+                                   seats=[org.SeatSpec(bot_id=b) for b in BOTS])
+    timings = []
+    async for event in stub.PlayTable(request, metadata=(
+            ("authorization", f"Bearer {ORGANIZER_TOKEN}"),)):
+        if event.WhichOneof("event") == "game":
+            timings.append(json.loads(event.game.timing_json))
+        elif event.WhichOneof("event") == "result":
+            assert event.result.status == org.TABLE_STATUS_COMPLETED, event.result.detail
+    return timings
+
+
+async def referee_run(stub: org_grpc.OrganizerStub, tables: int, games: int,
+                      tag: str) -> dict:
+    started = time.perf_counter()
+    results = await asyncio.gather(*[play(stub, f"{tag}-{t}", games) for t in range(tables)])
+    elapsed = time.perf_counter() - started
+    moves = [len(g["moves"]) for table in results for g in table]
+    fallbacks = sum(1 for table in results for g in table for m in g["moves"] if m["fallback"])
+    assert fallbacks == 0, f"{fallbacks} fallback moves: the bots were too slow"
+    return {"games": len(moves), "moves": sum(moves), "elapsed": elapsed,
+            "games_per_s": len(moves) / elapsed, "moves_per_game": statistics.mean(moves),
+            "us_per_move": elapsed / sum(moves) * 1e6 * tables}
+
+
+async def main(quick: bool) -> None:
+    from referee_service.auth import BotIdentity, StaticTokenStore
+    from referee_service.server import Referee, RefereeConfig
+
+    seconds = 1.5 if quick else 3.0
+    store = StaticTokenStore({b: BotIdentity(b, b) for b in BOTS})
+    referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=ORGANIZER_TOKEN,
+                                    rate_limit=100_000), store)
+    await referee.start()
+    echo, echo_target = await echo_server()
+    bots = [spawn("bot", referee.target, b, "64") for b in BOTS]
+    channel = grpc.aio.insecure_channel(referee.target)
+    stub = org_grpc.OrganizerStub(channel)
+    try:
+        while len(referee.registry.sessions) < len(BOTS):
+            await asyncio.sleep(0.05)
+        await referee_run(stub, 1, 2, "warmup")
+        rows = []
+        for concurrency in (1, 4, 16, 64):
+            raw = await pingpong(echo_target, concurrency, seconds)
+            games = max(2, int((8 if quick else 16) * (1 + concurrency ** 0.5) / concurrency))
+            ref = await referee_run(stub, concurrency, games, f"c{concurrency}")
+            ceiling = raw["rate"] / ref["moves_per_game"]
+            rows.append((concurrency, raw, ref, ceiling))
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        await channel.close()
+        await referee.stop(grace=0)
+        await echo.stop(0)
+
+    c1_raw, c1_ref = rows[0][1], rows[0][2]
+    per_move = c1_ref["elapsed"] / c1_ref["moves"] * 1e6
+    print(f"grpc {grpc.__version__}, {os.cpu_count()} cores, "
+          f"{'quick' if quick else 'full'} run, ping-pong {UP_BYTES} B up / {DOWN_BYTES} B down\n")
+    print("| measure | value | ratio | bar |")
+    print("| --- | ---: | ---: | --- |")
+    print(f"| (a) raw bidi ping-pong round trip, 1 stream (median) | "
+          f"{c1_raw['median_us']:.0f} µs | 1.00 | |")
+    print(f"| (a) raw bidi ping-pong round trip, 1 stream (mean) | "
+          f"{1e6 / c1_raw['rate']:.0f} µs | 1.00 | |")
+    ratio_b = per_move / (1e6 / c1_raw["rate"])
+    print(f"| (b) referee time per move, 1 table, 4 remote random bots | {per_move:.0f} µs | "
+          f"{ratio_b:.2f} × mean (a) | ≤ 1.5 {'✓' if ratio_b <= 1.5 else '✗'} |")
+    print()
+    print("| tables | ping-pong round trips/s | moves/game | ceiling games/s "
+          "| referee games/s | referee moves/s | % of ceiling |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for concurrency, raw, ref, ceiling in rows:
+        share = ref["games_per_s"] / ceiling * 100
+        mark = ""
+        if concurrency == 16:
+            mark = " ✓" if share >= 40 else " ✗ (bar 40 %)"
+        print(f"| {concurrency} | {raw['rate']:.0f} | {ref['moves_per_game']:.1f} | "
+              f"{ceiling:.1f} | {ref['games_per_s']:.1f} | {ref['moves'] / ref['elapsed']:.0f} "
+              f"| {share:.0f} %{mark} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child_main(sys.argv[2:])
+    else:
+        parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+        parser.add_argument("--quick", action="store_true", help="shorter runs")
+        asyncio.run(main(parser.parse_args().quick))
