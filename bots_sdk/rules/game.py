@@ -384,15 +384,21 @@ class Game:
         return s  # type: ignore[return-value]
 
     def play(self, cards: Iterable[Card | str | int] | str, seat: int | None = None) -> None:
-        """Play cards for the seat to move; an illegal play raises IllegalMove, changes nothing."""
-        s = self._check_turn(seat)
+        """Play cards for the seat to move; an illegal play raises IllegalMove, changes nothing.
+
+        ``seat`` (optional) names who is playing, so a move from the wrong seat is refused
+        instead of being applied to the seat whose turn it is.
+        """
+        s = self._to_move if seat is None and not self._over else self._check_turn(seat)
+        if isinstance(cards, Combination):
+            cards = cards.cards
         m = 0
         n = 0
         try:
             for c in cards:  # type: ignore[union-attr]
                 m |= c.bit  # type: ignore[union-attr]
                 n += 1
-        except AttributeError:
+        except (AttributeError, TypeError):
             try:
                 parsed = parse_cards(cards)
             except ValueError as exc:
@@ -503,7 +509,7 @@ class Game:
 
     def pass_turn(self, seat: int | None = None) -> None:
         """Pass (locks the seat out of the round), or decline the offer being made."""
-        s = self._check_turn(seat)
+        s = self._to_move if seat is None and not self._over else self._check_turn(seat)
         if self._offer is not None:
             self._legal = None
             self._moves.append((s, None, self._offer))
