@@ -33,6 +33,8 @@ case "$role" in
       --pidfile= "$@"
     ;;
   referee)
+    # Reads REFEREE_ORGANIZER_TOKEN from the environment (never on the command line), the
+    # same secret the workers present.
     exec tienlen-referee \
       --listen "${REFEREE_LISTEN:-0.0.0.0:50051}" \
       --token-store "${REFEREE_TOKEN_STORE:-tournaments.token_store:DjangoTokenStore}" "$@"

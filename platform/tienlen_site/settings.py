@@ -194,3 +194,7 @@ REFEREE_ORGANIZER_TOKEN = os.environ.get("REFEREE_ORGANIZER_TOKEN", "dev-organiz
 # Bots not connected: a table retries with backoff until this many seconds have passed.
 TIENLEN_CONNECT_DEADLINE_S = int(os.environ.get("TIENLEN_CONNECT_DEADLINE_S", "300"))
 TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"))
+
+# --- production (continued): no development credential may reach a deployment -----------
+if not DEBUG and REFEREE_ORGANIZER_TOKEN in ("", "dev-organizer-token"):
+    raise RuntimeError("REFEREE_ORGANIZER_TOKEN must be set to a random secret in production")

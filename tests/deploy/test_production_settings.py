@@ -1,0 +1,78 @@
+"""Production configuration: what `docker/env.example` sets must pass Django's deployment
+checks, a broken configuration must fail loudly, and probes must reach `/healthz`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+from tests.deploy.deploy_files import ROOT, env_example
+
+
+def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_", "REFEREE_"))
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT, capture_output=True, text=True, env={**base, **env}, check=False,
+    )
+
+
+def production_env() -> dict[str, str]:
+    documented = env_example()
+    return {
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": documented["DJANGO_ALLOWED_HOSTS"],
+        "DJANGO_CSRF_TRUSTED_ORIGINS": documented["DJANGO_CSRF_TRUSTED_ORIGINS"],
+        "DJANGO_SECURE_SSL_REDIRECT": documented["DJANGO_SECURE_SSL_REDIRECT"],
+        "REFEREE_ORGANIZER_TOKEN": secrets.token_urlsafe(32),
+    }
+
+
+def test_check_deploy_passes_with_the_documented_production_values() -> None:
+    out = run_manage("check", "--deploy", "--fail-level", "WARNING", **production_env())
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "no issues" in out.stdout
+
+
+def test_check_deploy_flags_the_development_defaults() -> None:
+    out = run_manage("check", "--deploy", "--fail-level", "WARNING")
+    assert out.returncode != 0
+    assert "DEBUG" in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("secret", "message"),
+    [("", "DJANGO_SECRET_KEY must be set"), ("short", "at least 50 random characters")],
+)
+def test_production_refuses_a_missing_or_weak_secret_key(secret: str, message: str) -> None:
+    out = run_manage("check", **{**production_env(), "DJANGO_SECRET_KEY": secret})
+    assert out.returncode != 0
+    assert message in out.stderr
+
+
+@pytest.mark.django_db
+def test_healthz_answers_probes_despite_host_and_https_rules(client, settings) -> None:
+    settings.ALLOWED_HOSTS = ["tienlen.example.org"]
+    settings.SECURE_SSL_REDIRECT = True
+    response = client.get("/healthz", HTTP_HOST="127.0.0.1:8000")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok"}
+    # Any other page still enforces the production rules.
+    assert client.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 400
+
+
+def test_production_refuses_the_development_organiser_credential() -> None:
+    env = production_env()
+    del env["REFEREE_ORGANIZER_TOKEN"]
+    out = run_manage("check", **env)
+    assert out.returncode != 0
+    assert "REFEREE_ORGANIZER_TOKEN must be set" in out.stderr
