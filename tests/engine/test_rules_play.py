@@ -178,3 +178,50 @@ def test_from_seed_records_the_seed_and_uses_deal() -> None:
     assert [sorted(h) for h in g.replay()["hands"]] == [
         sorted(str(c) for c in h) for h in deal("abc", 3)
     ]
+
+
+def test_huong_sai_skips_a_frozen_player() -> None:
+    # Reading (docs/rules.md §12): a frozen player still holds cards but no longer plays,
+    # so the lead passes over it.
+    g = make_game("2H 3S", "4S 9S 9C 9D 9H", "5S KD", "6S QD")
+    run(g, "A 3S; B pass; C 5S; D 6S; A 2H")
+    assert g.finishing_order[0] == 0 and g.frozen == [1]
+    assert g.to_move == 2  # B is frozen and takes no turn
+    run(g, "C pass; D pass")
+    assert g.to_move == 2 and not g.can_pass  # the lead skips B too
+
+
+def test_views_show_only_what_the_seat_may_know() -> None:
+    from bots_sdk.rules import SeatView
+
+    g = make_game("3S 9D", "5H 7C", "4S 8S", leader=1)
+    run(g, "B 7C")
+    mine = g.view(2)
+    other = g.view(0)
+    assert list(mine.hand) == C("4S 8S") and list(other.hand) == C("3S 9D")
+    assert mine.legal_plays and not other.legal_plays
+    assert mine.can_pass and not other.can_pass
+    assert mine.card_counts == (2, 1, 2)
+    assert mine.table["seat"] == 1 and list(mine.table["cards"]) == C("7C")
+    text = str(other.to_dict())
+    for card in ("4S", "8S", "5H"):
+        assert card not in text
+    assert SeatView.from_dict(mine.to_dict()) == mine
+
+
+def test_a_declined_offer_is_not_in_the_other_seats_views() -> None:
+    g = make_game("3D 9H", "4S 4C 5S 5C 6S 6C KH", preset="hue")
+    run(g, "B pass")  # declines the steal
+    assert g.view(0).history == ()
+    assert g.replay()["moves"]  # the replay keeps it, so re-simulation is exact
+
+
+def test_a_position_game_replays_exactly() -> None:
+    from bots_sdk.rules import replay_game
+
+    g = make_game("3S 7S KS", "4S 9H 10H", "6S 8C JC", "2H 5C")
+    run(g, "A 3S; B 4S; C 6S; D pass; A 7S; B pass; C pass; A KS")
+    run(g, "B pass; C pass; B 9H; C JC; B pass; C 8C")
+    again = replay_game(g.replay())
+    assert again.points == g.points and again.payments == g.payments
+    assert g.replay()["seed"] is None

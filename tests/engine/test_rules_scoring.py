@@ -147,3 +147,13 @@ def test_four_players_all_frozen_each_pays() -> None:
     assert g.frozen == [1, 2, 3]
     assert_points(g, [15, -4, -4, -7])
     assert g.next_leader == 0
+
+
+def test_a_player_left_holding_cards_above_a_frozen_last_pays_no_stuck_cards() -> None:
+    # Reading (docs/rules.md §12): §6.4 charges stuck cards to the last player only; here
+    # the frozen D is last, and B ends 3rd holding a red 2.
+    g = make_game("3S 7S KS", "4S 9H 10H 2D", "6S 8C JC", "2H 5C")
+    run(g, "A 3S; B 4S; C 6S; D pass; A 7S; B pass; C pass; A KS")
+    run(g, "B pass; C pass; B 9H; C JC; B pass; C 8C")
+    assert g.finishing_order == [0, 2, 1, 3]
+    assert_points(g, [6, -1, 1, -6])

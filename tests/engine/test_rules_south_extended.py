@@ -72,3 +72,10 @@ def test_free_chop_of_a_last_play_keeps_the_went_out_exception() -> None:
     assert g.finishing_order == [0, 2, 3, 1]
     assert (0, 2) not in owed(g)
     assert_points(g, [2, -2, 1, -1])
+
+
+def test_free_four_pair_chop_is_an_option_by_the_name_rules_md_gives_it() -> None:
+    # RULES.md §5: "which is the option `free_four_pair_chop` (off in `south`)".
+    g = make_game(*HANDS, preset="south", options={"free_four_pair_chop": True})
+    run(g, "A 3S; B 4S; C pass; D 5S; A 2H")
+    assert g.to_move == 2 and g.offer
