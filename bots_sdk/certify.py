@@ -87,6 +87,18 @@ def _play_game(game: Any, bot_seat: int, bot: Bot, probe: _Probe, label: str, rn
         loop.close()
 
 
+def _distinct(errors: list[str]) -> list[str]:
+    """One example per kind of error (the text after the position label)."""
+    seen: set[str] = set()
+    out = []
+    for e in errors:
+        kind = e.split(": ", 1)[-1].split(":")[0]
+        if kind not in seen:
+            seen.add(kind)
+            out.append(e)
+    return out
+
+
 def _fallback(game: Any, sv: Any) -> None:
     cards = safe_move(sv.can_pass, sv.legal_plays)
     if cards is None:
@@ -127,7 +139,9 @@ def _local_stage(
         total.errors.extend(probe.errors)
         n = 3 * games
         if probe.errors:
-            report.add("FAIL", f"preset {preset}: {len(probe.errors)} bad move(s) in {n} games; first: {probe.errors[0]}", out)
+            report.add("FAIL", f"preset {preset}: {len(probe.errors)} bad move(s) in {n} games", out)
+            for line in _distinct(probe.errors)[:3]:
+                report.add("", f"  e.g. {line}", out)
         else:
             report.add("PASS", f"preset {preset}: {n} games with 2, 3 and 4 seats, {probe.moves} moves, all legal", out)
     return total

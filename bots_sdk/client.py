@@ -141,8 +141,10 @@ class BotClient:
         self.stats = ClientStats()
         self.tables: dict[str, _TableState] = {}
         self.welcome: Any = None
+        # Spare threads: a play() that overran its time keeps its thread until it returns,
+        # and must not make the next moves wait behind it.
         self._executor = ThreadPoolExecutor(
-            max_workers=self.max_tables, thread_name_prefix="bot-play"
+            max_workers=2 * self.max_tables + 2, thread_name_prefix="bot-play"
         )
         self._stopping = False
         self._force = False
@@ -247,7 +249,14 @@ class BotClient:
                     stop_waiter = asyncio.ensure_future(asyncio.Event().wait())
                     if read not in done:
                         done, _ = await asyncio.wait({read})
-                msg = await read
+                try:
+                    msg = await read
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # we are being cancelled ourselves
+                    log.warning("the stream to %s was cancelled", self.target)
+                    return welcomed  # the call was cancelled under us: reconnect
                 if msg is grpc.aio.EOF:
                     status = await call.code()
                     if status in _FATAL_CODES:
@@ -393,7 +402,7 @@ class BotClient:
         except TimeoutError:
             cards = safe_move(view.can_pass, view.legal_plays())
             log.warning(
-                "table %s game %d move %d: play() took longer than %d ms; sending the fallback %s",
+                "table %s game %d move %d: play() took longer than the %d ms left; sending the fallback %s",
                 m.table_id, m.game_index, m.move_id, m.time_left_ms, _describe(cards),
             )
             self.stats.fallbacks += 1

@@ -1,0 +1,238 @@
+"""The gRPC bot client against a real referee on a loopback port.
+
+Each test starts the referee in-process (`running_referee`), connects the SDK's
+`BotClient` over real gRPC, and has the organiser API play tables against house bots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from bots_sdk import Bot
+from bots_sdk.client import BotClient, ClientError
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from referee_service.auth import BotIdentity, StaticTokenStore
+from referee_service.server import Referee, running_referee
+
+TOKEN = "sdk-test-token"
+ORGANIZER = "sdk-test-organizer"
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+async def referee() -> AsyncIterator[Referee]:
+    store = StaticTokenStore({TOKEN: BotIdentity("sdk-bot", "SDK bot")})
+    async with running_referee(store, organizer_token=ORGANIZER) as ref:
+        yield ref
+
+
+async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org.TableEvent]:
+    seats = [org.SeatSpec(bot_id="sdk-bot")] + [
+        org.SeatSpec(house_bot=h) for h in fields.pop("house", ("random", "greedy", "heuristic"))
+    ]
+    request = org.PlayTableRequest(table_id=table_id, seats=seats, seed=table_id, **fields)
+    async with grpc.aio.insecure_channel(referee.target) as channel:
+        stub = org_grpc.OrganizerStub(channel)
+        call = stub.PlayTable(request, metadata=(("authorization", f"Bearer {ORGANIZER}"),))
+        return [event async for event in call]
+
+
+def result_of(events: list[org.TableEvent]) -> org.TableResult:
+    return next(e.result for e in events if e.WhichOneof("event") == "result")
+
+
+async def connected(bot_cls: type[Bot], referee: Referee, **kw: Any) -> tuple[BotClient, asyncio.Task]:
+    kw.setdefault("backoff_initial_s", 0.05)
+    client = BotClient(bot_cls, target=referee.target, token=TOKEN, **kw)
+    task = asyncio.create_task(client.run())
+    for _ in range(250):
+        if client.connected is not None and client.connected.is_set():
+            return client, task
+        if task.done():
+            await task
+        await asyncio.sleep(0.02)
+    raise AssertionError("client did not connect")
+
+
+async def finish(client: BotClient, task: asyncio.Task, tables: int = 1) -> None:
+    """Wait for the client to see its TableEnd messages (the organiser's stream may end
+    first), then leave."""
+    for _ in range(500):
+        if client.stats.tables_done >= tables:
+            break
+        await asyncio.sleep(0.01)
+    client.stop(force=True)
+    await asyncio.wait_for(task, 10)
+
+
+class Recorder(Bot):
+    """An async bot recording its hooks; plays its weakest play."""
+
+    events: list[tuple] = []
+
+    async def on_table_start(self, table):
+        self.events.append(("table_start", table.table_id, table.players, table.preset))
+
+    def on_game_start(self, game):
+        self.events.append(("game_start", game.game_index, len(game.hand)))
+
+    async def play(self, view):
+        await asyncio.sleep(0)
+        assert view.time_left_ms and view.time_left_ms > 0
+        plays = view.legal_plays()
+        if view.can_pass and view.offer:
+            return view.pass_turn()
+        return min(plays, key=lambda p: (max(p), len(p))) if plays else view.pass_turn()
+
+    def on_game_end(self, result):
+        self.events.append(("game_end", result.game_index, result.my_points))
+
+    def on_table_end(self, result):
+        self.events.append(("table_end", result.games_played, result.totals))
+
+
+async def test_an_async_bot_plays_a_whole_table_with_its_hooks(referee):
+    Recorder.events = []
+    client, task = await connected(Recorder, referee)
+    events = await play_table(referee, "hooks", games=3)
+    await finish(client, task)
+    result = result_of(events)
+    assert result.games_played == 3 and list(result.strikes) == [0, 0, 0, 0]
+    kinds = [e[0] for e in Recorder.events]
+    assert kinds == ["table_start"] + ["game_start", "game_end"] * 3 + ["table_end"]
+    assert Recorder.events[0] == ("table_start", "hooks", 4, "south")
+    assert Recorder.events[1] == ("game_start", 0, 13)
+    my_points = sum(e[2] for e in Recorder.events if e[0] == "game_end")
+    assert my_points == result.totals[0]
+    assert client.stats.games_done == 3 and client.stats.rejected == 0
+
+
+class Clumsy(Bot):
+    """Raises on some moves, answers others with cards it does not hold."""
+
+    def __init__(self):
+        self.n = 0
+
+    def play(self, view):
+        self.n += 1
+        if self.n % 4 == 1:
+            raise KeyError("bug in my bot")
+        if self.n % 4 == 2:
+            missing = next(c for c in ("2H", "2D", "2C", "2S") if c not in map(str, view.hand))
+            return [missing]
+        plays = view.legal_plays()
+        return plays[0] if plays else view.pass_turn()
+
+
+async def test_bot_errors_are_logged_with_the_referees_reason_and_cost_no_strike(referee, caplog):
+    caplog.set_level(logging.WARNING, logger="bots_sdk.client")
+    client, task = await connected(Clumsy, referee)
+    events = await play_table(referee, "clumsy", games=2)
+    await finish(client, task)
+    result = result_of(events)
+    assert result.games_played == 2
+    assert result.strikes[0] == 0 and not result.forfeited
+    text = caplog.text
+    assert "play() raised KeyError: 'bug in my bot'; sending the fallback" in text
+    assert "not in your hand (MOVE_ERROR_CODE_NOT_IN_HAND); sending the fallback" in text
+    assert "table clumsy game 0 move" in text
+    assert client.stats.rejected > 0 and client.stats.fallbacks >= client.stats.rejected
+
+
+class Sleepy(Bot):
+    """Thinks far too long on its first move."""
+
+    def __init__(self):
+        self.first = True
+
+    def play(self, view):
+        if self.first:
+            self.first = False
+            time.sleep(1.5)
+        plays = view.legal_plays()
+        return plays[0] if plays else view.pass_turn()
+
+
+async def test_a_slow_bot_answers_with_the_fallback_before_the_deadline(referee, caplog):
+    caplog.set_level(logging.WARNING, logger="bots_sdk.client")
+    client, task = await connected(Sleepy, referee)
+    events = await play_table(referee, "sleepy", games=1, move_time_ms=400, time_bank_ms=0)
+    await finish(client, task)
+    assert result_of(events).strikes[0] == 0
+    assert "play() took longer than the 399 ms left; sending the fallback" in caplog.text or (
+        "play() took longer than the 400 ms left; sending the fallback" in caplog.text
+    )
+    # The hung first call does not make the following moves late too.
+    assert caplog.text.count("took longer than") == 1
+
+
+async def test_a_refused_token_is_a_clear_error(referee):
+    client = BotClient(Recorder, target=referee.target, token="wrong-token")
+    with pytest.raises(ClientError, match="UNAUTHENTICATED"):
+        await asyncio.wait_for(client.run(), 10)
+
+
+async def test_unreachable_referee_gives_up_after_the_allowed_attempts():
+    client = BotClient(
+        Recorder, target="127.0.0.1:1", token=TOKEN, backoff_initial_s=0.01, max_connect_attempts=2
+    )
+    with pytest.raises(ClientError, match="after 2 attempts"):
+        await asyncio.wait_for(client.run(), 20)
+
+
+class Counter(Bot):
+    moves = 0
+
+    def play(self, view):
+        Counter.moves += 1
+        plays = view.legal_plays()
+        return plays[0] if plays else view.pass_turn()
+
+
+async def test_the_client_reconnects_and_the_referee_resumes_its_seat(referee):
+    Counter.moves = 0
+    client, task = await connected(Counter, referee)
+    table = asyncio.create_task(play_table(referee, "resume", games=2))
+    while Counter.moves < 3:
+        await asyncio.sleep(0.01)
+    client._call.cancel()  # the connection drops mid-table
+    events = await asyncio.wait_for(table, 60)
+    await finish(client, task)
+    result = result_of(events)
+    assert result.games_played == 2 and not result.forfeited
+    assert client.stats.reconnects >= 1
+    assert client.stats.tables_done == 1
+
+
+async def test_stop_finishes_the_running_table_then_leaves(referee):
+    Counter.moves = 0
+    client, task = await connected(Counter, referee)
+    table = asyncio.create_task(play_table(referee, "graceful", games=3))
+    while Counter.moves < 2:
+        await asyncio.sleep(0.01)
+    client.stop()  # what Ctrl-C does
+    await asyncio.wait_for(task, 60)  # run() returns once the table is over
+    result = result_of(await table)
+    assert result.games_played == 3 and list(result.strikes) == [0, 0, 0, 0]
+    assert client.stats.tables_done == 1
+
+
+async def test_several_tables_at_once_up_to_the_declared_concurrency(referee):
+    client, task = await connected(Counter, referee, max_tables=3)
+    assert client.welcome.max_tables == 3
+    results = await asyncio.gather(
+        *(play_table(referee, f"many-{i}", games=2, house=("random",)) for i in range(3))
+    )
+    await finish(client, task, tables=3)
+    for events in results:
+        res = result_of(events)
+        assert res.games_played == 2 and res.strikes[0] == 0
+    assert client.stats.tables_done == 3
