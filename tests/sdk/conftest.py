@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
+from referee_service.server import Referee
 
 
 @pytest.fixture
@@ -19,3 +21,16 @@ def bot_file(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+async def referee() -> AsyncIterator[Referee]:
+    """A real referee on a free loopback port, knowing the test bot's token."""
+    from referee_service.auth import BotIdentity, StaticTokenStore
+    from referee_service.server import running_referee
+
+    from .helpers import ORGANIZER, TOKEN
+
+    store = StaticTokenStore({TOKEN: BotIdentity("sdk-bot", "SDK bot")})
+    async with running_referee(store, organizer_token=ORGANIZER) as ref:
+        yield ref

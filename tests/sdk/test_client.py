@@ -9,44 +9,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import pytest
 
 from bots_sdk import Bot
 from bots_sdk.client import BotClient, ClientError
-from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
-from referee_service.auth import BotIdentity, StaticTokenStore
-from referee_service.server import Referee, running_referee
+from referee_service.server import Referee
 
-TOKEN = "sdk-test-token"
-ORGANIZER = "sdk-test-organizer"
+from .helpers import TOKEN, play_table, result_of
+
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-async def referee() -> AsyncIterator[Referee]:
-    store = StaticTokenStore({TOKEN: BotIdentity("sdk-bot", "SDK bot")})
-    async with running_referee(store, organizer_token=ORGANIZER) as ref:
-        yield ref
-
-
-async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org.TableEvent]:
-    seats = [org.SeatSpec(bot_id="sdk-bot")] + [
-        org.SeatSpec(house_bot=h) for h in fields.pop("house", ("random", "greedy", "heuristic"))
-    ]
-    request = org.PlayTableRequest(table_id=table_id, seats=seats, seed=table_id, **fields)
-    async with grpc.aio.insecure_channel(referee.target) as channel:
-        stub = org_grpc.OrganizerStub(channel)
-        call = stub.PlayTable(request, metadata=(("authorization", f"Bearer {ORGANIZER}"),))
-        return [event async for event in call]
-
-
-def result_of(events: list[org.TableEvent]) -> org.TableResult:
-    return next(e.result for e in events if e.WhichOneof("event") == "result")
 
 
 async def connected(bot_cls: type[Bot], referee: Referee, **kw: Any) -> tuple[BotClient, asyncio.Task]:

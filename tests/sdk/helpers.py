@@ -1,0 +1,29 @@
+"""Shared helpers of the SDK tests: a real referee and the organiser calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from referee_service.server import Referee
+
+TOKEN = "sdk-test-token"
+ORGANIZER = "sdk-test-organizer"
+
+
+async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org.TableEvent]:
+    seats = [org.SeatSpec(bot_id="sdk-bot")] + [
+        org.SeatSpec(house_bot=h) for h in fields.pop("house", ("random", "greedy", "heuristic"))
+    ]
+    request = org.PlayTableRequest(table_id=table_id, seats=seats, seed=table_id, **fields)
+    async with grpc.aio.insecure_channel(referee.target) as channel:
+        stub = org_grpc.OrganizerStub(channel)
+        call = stub.PlayTable(request, metadata=(("authorization", f"Bearer {ORGANIZER}"),))
+        return [event async for event in call]
+
+
+def result_of(events: list[org.TableEvent]) -> org.TableResult:
+    return next(e.result for e in events if e.WhichOneof("event") == "result")
