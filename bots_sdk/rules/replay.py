@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from bots_sdk.cards import cards_of_mask, parse_cards
+
 from .options import PRESETS, Options
 
 if TYPE_CHECKING:
@@ -27,6 +29,9 @@ def game_result(game: Game) -> dict[str, Any]:
         "payments": game.payments,
         "next_leader": game.next_leader,
         "next_starting": game.next_starting,
+        "end_reason": game.end_reason,
+        "den_bai": game.den_bai,
+        "instant_win_kind": game.instant_win_kind,
     }
 
 
@@ -40,9 +45,17 @@ def game_replay(game: Game) -> dict[str, Any]:
         "starting": game.starting,
         "leader": None if game.starting else game.leader,
         "hands": [[str(c) for c in hand] for hand in game.initial_hands],
+        "undealt": _undealt(game),
         "moves": game.history,
         "result": game_result(game) if game.is_over else None,
     }
+
+
+def _undealt(game: Game) -> list[str]:
+    dealt = 0
+    for m in game._initial:
+        dealt |= m
+    return [str(c) for c in cards_of_mask(((1 << 52) - 1) & ~dealt)]
 
 
 def replay_game(replay: dict[str, Any], check: bool = True) -> Game:
@@ -64,6 +77,13 @@ def replay_game(replay: dict[str, Any], check: bool = True) -> Game:
     hands = replay["hands"]
     if not isinstance(hands, list) or len(hands) != replay["players"]:
         raise ValueError("replay hands do not match its number of players")
+    seed = replay.get("seed")
+    if seed is not None:
+        from .deal import deal
+
+        dealt = [[str(c) for c in h] for h in deal(seed, replay["players"])]
+        if [sorted(parse_cards(h)) for h in hands] != [parse_cards(h) for h in dealt]:
+            raise ValueError(f"replay hands are not the deal of its seed {seed!r}")
     game = Game(hands, preset=preset, starting=bool(replay["starting"]),
                 leader=replay.get("leader"), options=options, seed=replay.get("seed"))
     for i, move in enumerate(replay["moves"]):
