@@ -156,3 +156,41 @@ def test_frozen_player_pays_stuck_3s_too() -> None:
     run(g, "A 4S")
     assert g.frozen == [1]
     assert_points(g, [6, -6])
+
+
+def test_an_empowered_3s_going_out_first_is_a_blind_three() -> None:
+    g = make_game("3C 3D 3H 3S KS", "4C 4D 4H 5S", "6C 6D 6H 7S 8D", preset="hue", starting=True)
+    run(g, "A 3C 3D 3H; B 4C 4D 4H; C 6C 6D 6H; A pass; B pass")
+    run(g, "C 7S; A KS; B pass; C pass; A 3S")
+    assert g.is_over
+    assert g.finishing_order[0] == 0
+    assert_points(g, [4, -2, -2])
+
+
+def test_blind_three_with_two_frozen_players_den_bai_pays_it_all() -> None:
+    g = make_game("3S KS", "2H 5C", "4D 6D", preset="hue")
+    run(g, "A KS; B pass; C pass; A 3S")
+    assert g.is_over
+    assert g.frozen == [1, 2]
+    # frozen amounts: B 4 + 2 (red 2), C 4; B passed holding 2H: B pays the table
+    assert_points(g, [10, -10, 0])
+    assert g.next_leader == 1
+
+
+def test_a_steal_that_empties_a_hand_takes_first_place() -> None:
+    g = make_game(
+        "9S 10S",
+        "4S 4C 5S 5C 6S 6C KH",
+        "7S 7C 8S 8C 9C 9D",
+        "3D JD",
+        preset="hue",
+    )
+    run(g, "B 4S 4C 5S 5C 6S 6C")
+    assert g.to_move == 2 and g.offer
+    run(g, "C 7S 7C 8S 8C 9C 9D")
+    # C is out 1st; A and D never played: two of four frozen, the game ends at once and
+    # B (who stole, so it played) is 2nd and pays C the thua nhi point.
+    assert g.is_over
+    assert g.finishing_order[:2] == [2, 1]
+    assert sorted(g.frozen) == [0, 3]
+    assert_points(g, [-4, -1, 9, -4])

@@ -95,3 +95,14 @@ def test_no_den_ca_lang_when_the_passer_had_no_legal_play() -> None:
     g = make_game("3S 9S 5H", "4S 8S 7H", "6S 10S", preset="north")
     run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C 10S; A pass; A 5H")
     assert_points(g, [0, -2, 2])
+
+
+def test_den_ca_lang_when_the_next_player_goes_out_on_a_two() -> None:
+    g = make_game("3S 9S 5H", "4S KS 7H", "6S 2S", preset="north")
+    run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C 2S")
+    assert not g.is_over  # C went out on a 2: it takes the last place
+    run(g, "A pass; A 5H")
+    assert g.is_over
+    assert g.finishing_order == [0, 1, 2]
+    # places: C (last, out on a 2) pays A (1st) 2; B passed holding KS: B pays A and C 2
+    assert_points(g, [4, -4, 0])

@@ -79,3 +79,17 @@ def test_free_four_pair_chop_is_an_option_by_the_name_rules_md_gives_it() -> Non
     g = make_game(*HANDS, preset="south", options={"free_four_pair_chop": True})
     run(g, "A 3S; B 4S; C pass; D 5S; A 2H")
     assert g.to_move == 2 and g.offer
+
+
+def test_free_chop_of_a_three_pair_sequence_comes_before_the_next_players_turn() -> None:
+    g = make_game(
+        "3S 3C 4S 4C 5S 5C 9H",
+        "10D JD",
+        "6S 6C 7S 7C 8S 8C 9S 9C 3D",
+        "10H QH",
+        preset="south_extended",
+    )
+    run(g, "A 3S 3C 4S 4C 5S 5C")
+    assert g.to_move == 2 and g.offer  # C, not B
+    run(g, "C 6S 6C 7S 7C 8S 8C 9S 9C")
+    assert g.to_move == 3
