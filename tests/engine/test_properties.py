@@ -57,9 +57,7 @@ def _check_views(game: Game, public: set[Card]) -> None:
         visible = {Card(t) for t in _card_strings(view)}
         allowed = set(game.hands[seat]) | public
         assert visible <= allowed, f"seat {seat} sees {sorted(visible - allowed)}"
-        assert view["hand"] == [str(c) for c in sorted(game.hands[seat])] or sorted(
-            view["hand"], key=lambda t: Card(t).index
-        ) == [str(c) for c in sorted(game.hands[seat])]
+        assert sorted(Card(t) for t in view["hand"]) == sorted(game.hands[seat])
 
 
 def _random_subset(rng: random.Random, hand: list[Card]) -> list[Card]:

@@ -31,6 +31,7 @@ def _assert_instant_win(g: Game, winner: int) -> None:
     assert g.instant_winner == winner
     order = [(winner + i) % n for i in range(n)]
     assert g.finishing_order == order
+    assert sorted(g.tied) == sorted(order[1:])  # the others share last place
     assert g.to_move is None
     for seat in range(n):
         if seat != winner:
