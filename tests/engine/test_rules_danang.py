@@ -101,3 +101,25 @@ def test_blind_three_and_stuck_3s() -> None:
     g = make_game("4S 6S", "5S 3S", preset="danang")
     run(g, "A 4S; B 5S; A 6S")
     assert_points(g, [4, -4])
+
+
+def test_an_out_of_turn_chop_does_not_lift_the_choppers_pass_lock() -> None:
+    g = make_game(
+        "7S 7C 9H",
+        "9S 9C 2S 2H 3H",
+        PS4 + " 8D",
+        "AS AC 10D 10H JD JH QD QH KD KH 9D",
+        preset="danang",
+    )
+    # C and D both hold three-pair sequences: both decline to steal the lead
+    assert g.to_move == 2 and g.offer
+    run(g, "C pass")
+    assert g.to_move == 3 and g.offer
+    run(g, "D pass")
+    assert g.to_move == 0 and not g.offer
+    run(g, "A 7S 7C; B 9S 9C; C pass; D AS AC; A pass; B 2S 2H")
+    assert g.to_move == 2 and g.offer  # C first, in turn order after B
+    run(g, "C " + PS4)
+    # D beats C's pair sequence normally; A is locked out; B passes; C is still locked out
+    run(g, "D 10D 10H JD JH QD QH KD KH; B pass")
+    assert g.to_move == 3 and not g.can_pass

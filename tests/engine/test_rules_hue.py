@@ -194,3 +194,22 @@ def test_a_steal_that_empties_a_hand_takes_first_place() -> None:
     assert g.finishing_order[:2] == [2, 1]
     assert sorted(g.frozen) == [0, 3]
     assert_points(g, [-4, -1, 9, -4])
+
+
+def test_a_decliner_may_answer_a_later_steal() -> None:
+    g = make_game(
+        "3D 4D",
+        "9S 9C 10S 10C JS JC KH",
+        "4S 4C 5S 5C 6S 6C QH",
+        "8H 9H",
+        preset="hue",
+    )
+    assert g.to_move == 1 and g.offer
+    run(g, "B pass")  # B declines first
+    assert g.to_move == 2 and g.offer
+    run(g, "C 4S 4C 5S 5C 6S 6C")
+    # From C: D holds nothing, A holds nothing, B (an earlier decliner) may answer higher
+    assert g.to_move == 1 and g.offer
+    run(g, "B 9S 9C 10S 10C JS JC")
+    # nobody answers B: B leads round 1
+    assert g.to_move == 1 and not g.offer and not g.can_pass
