@@ -9,6 +9,7 @@ Everything it starts is stopped when it ends, however it ends.
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from pathlib import Path
@@ -76,6 +77,8 @@ class Command(BaseCommand):
         log_dir = config.log_dir or Path(settings.VAR_DIR) / "demo-logs"
         say = demo.Printer(self.stdout, self.style, interactive=sys.stdout.isatty())
 
+        # kombu warns that the no-server broker has no host name; it needs none.
+        logging.getLogger("kombu.connection").setLevel(logging.ERROR)
         say.step("Migrating the database")
         call_command("migrate", interactive=False, verbosity=0)
         try:

@@ -1,0 +1,59 @@
+"""Helpers of the end-to-end tests: the environment of the processes they start, and a
+way to find (and finally kill) every process a test started, grandchildren included."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import quote
+
+MARKER_VARIABLE = "TIENLEN_E2E_MARKER"
+
+
+def database_url(settings_dict: Mapping[str, object]) -> str:
+    """The URL of the database the test runs on (pytest-django's test database)."""
+    engine = str(settings_dict["ENGINE"])
+    name = str(settings_dict["NAME"])
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{Path(name).resolve()}"
+    if engine.endswith("postgresql"):
+        user = quote(str(settings_dict.get("USER") or ""))
+        password = quote(str(settings_dict.get("PASSWORD") or ""))
+        auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+        host = settings_dict.get("HOST") or "127.0.0.1"
+        port = settings_dict.get("PORT") or 5432
+        return f"postgres://{auth}{host}:{port}/{name}"
+    raise ValueError(f"no URL form for database engine {engine}")
+
+
+def new_marker() -> str:
+    return uuid.uuid4().hex
+
+
+def marked_pids(marker: str) -> list[int]:
+    """Processes whose environment carries `marker`: everything a test started."""
+    needle = f"{MARKER_VARIABLE}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def kill_marked(marker: str) -> list[int]:
+    """SIGKILL every process carrying `marker`; returns the pids that were still alive."""
+    pids = marked_pids(marker)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return pids
