@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from bots_sdk.bot import Bot, Move, View
-from bots_sdk.cards import Card
+from bots_sdk.cards import DECK, Card, parse_cards
 
 TWO = 12  # rank index of the 2 (heo)
 Counts = tuple[int, ...]
@@ -220,12 +220,16 @@ def _one_group(counts: list[int]) -> bool:
     return consecutive and (width == {1} and len(ranks) >= 3 or width == {2} and len(ranks) >= 3)
 
 
+_RANK_BY_NAME = {str(c): c.rank for c in DECK}
+
+
 def _rank_of(card: Card | str | int) -> int:
     """Rank index of a card given as a Card, its name ("10H") or its integer."""
-    if isinstance(card, Card):
-        return card.rank
+    if isinstance(card, str):
+        rank = _RANK_BY_NAME.get(card)
+        if rank is not None:
+            return rank
+        return parse_cards([card])[0].rank
     if isinstance(card, int):
         return card // 4
-    from bots_sdk.cards import parse_cards
-
-    return parse_cards([card])[0].rank
+    return card.rank

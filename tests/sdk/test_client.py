@@ -209,3 +209,29 @@ async def test_several_tables_at_once_up_to_the_declared_concurrency(referee):
         res = result_of(events)
         assert res.games_played == 2 and res.strikes[0] == 0
     assert client.stats.tables_done == 3
+
+
+class Blocker(Bot):
+    """An async bot that blocks the event loop on its first move: nothing can answer in
+    time, so the referee plays the fallback and records a strike."""
+
+    def __init__(self):
+        self.first = True
+
+    async def play(self, view):
+        if self.first:
+            self.first = False
+            time.sleep(0.8)  # wrong in async code, on purpose
+        plays = view.legal_plays()
+        return plays[0] if plays else view.pass_turn()
+
+
+async def test_strikes_are_logged_for_the_author(referee, caplog):
+    caplog.set_level(logging.WARNING, logger="bots_sdk.client")
+    client, task = await connected(Blocker, referee)
+    events = await play_table(referee, "strike", games=1, move_time_ms=300, time_bank_ms=0)
+    await finish(client, task)
+    assert result_of(events).strikes[0] == 1
+    assert "STRIKE 1/3 at table strike game 0" in caplog.text
+    assert "STRIKE_REASON_TIMEOUT" in caplog.text
+    assert client.stats.strikes == 1
