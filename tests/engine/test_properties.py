@@ -5,6 +5,7 @@ replays reproduce the result, and a seat's view never shows cards it may not see
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -65,6 +66,34 @@ def _random_subset(rng: random.Random, hand: list[Card]) -> list[Card]:
     return rng.sample(hand, size)
 
 
+def _start_card(game: Game) -> Card | None:
+    """The card the first play of a starting game must contain, if it is still owed."""
+    if not game.starting or any(m.get("cards") for m in game.history):
+        return None
+    dealt = sorted(c for h in game.initial_hands for c in h)
+    wanted = Card(game.options.start_card)
+    return wanted if wanted in dealt else dealt[0]
+
+
+def _expected_plays(game: Game, hand: list[Card], table) -> set[frozenset[Card]]:
+    """Every legal play by the rules alone: combinations that beat the table (or, when
+    leading, every combination, holding the start card in a starting game's first play)."""
+    preset = game.preset
+    start = _start_card(game) if table is None else None
+    expected = set()
+    for size in range(1, len(hand) + 1):
+        for subset in itertools.combinations(hand, size):
+            cards = list(subset)
+            if classify(cards, preset=preset) is None:
+                continue
+            if table is not None and not beats(cards, list(table.cards), preset=preset):
+                continue
+            if start is not None and start not in subset:
+                continue
+            expected.add(frozenset(cards))
+    return expected
+
+
 def _state(game: Game):
     return (game.to_move, game.offer, game.can_pass, tuple(map(tuple, game.hands)))
 
@@ -106,6 +135,10 @@ def _play_random_game(game: Game, rng: random.Random) -> None:
                     subset, list(table.cards), preset=preset
                 )
                 assert (key in legal_set) == expected, (subset, table)
+
+        # Small hands: every subset, so legal_plays is complete as well as sound.
+        if legal_set is not None and len(hand) <= 7 and game.offer is None and not split_bombs:
+            assert legal_set == _expected_plays(game, hand, table), (hand, table)
 
         # Someone else's card is never accepted.
         others = [c for c in DECK if c not in hands[seat]]
