@@ -213,3 +213,13 @@ def test_a_decliner_may_answer_a_later_steal() -> None:
     run(g, "B 9S 9C 10S 10C JS JC")
     # nobody answers B: B leads round 1
     assert g.to_move == 1 and not g.offer and not g.can_pass
+
+
+def test_blind_three_second_after_a_frozen_player() -> None:
+    g = make_game("4S KS", "5S AS 3S", "6S 9C 2H", "7D 8D", preset="hue")
+    run(g, "A 4S; B 5S; C 6S; D pass; A KS")
+    assert g.frozen == [3]
+    run(g, "B AS; C pass; B 3S")
+    assert g.is_over
+    # C, still holding cards, pays A 2 (no stuck 2H); D paid its frozen 4; B gets nothing
+    assert_points(g, [6, 0, -2, -4])

@@ -106,3 +106,21 @@ def test_den_ca_lang_when_the_next_player_goes_out_on_a_two() -> None:
     assert g.finishing_order == [0, 1, 2]
     # places: C (last, out on a 2) pays A (1st) 2; B passed holding KS: B pays A and C 2
     assert_points(g, [4, -4, 0])
+
+
+def test_den_ca_lang_two_players_on_top_of_freezing() -> None:
+    g = make_game("3S 5S", "4S 9H", preset="north")
+    run(g, "A 3S; B pass; A 5S")
+    assert g.frozen == [1]
+    # frozen 4 (no stuck cards in north) + đền cả làng 2: B passed holding 4S
+    assert_points(g, [6, -6])
+
+
+def test_no_den_ca_lang_when_someone_else_moves_first() -> None:
+    g = make_game("3S 9S 5H", "4S KS 7H", "6S 10S QS", preset="north")
+    run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C pass; A 5H")
+    assert g.finishing_order == [0]
+    run(g, "B 7H; C pass; B KS")
+    assert g.finishing_order == [0, 1, 2]
+    # B passed holding KS, but C moved next and did not go out: no đền cả làng
+    assert_points(g, [2, 0, -2])

@@ -225,3 +225,20 @@ def test_a_position_game_replays_exactly() -> None:
     again = replay_game(g.replay())
     assert again.points == g.points and again.payments == g.payments
     assert g.replay()["seed"] is None
+
+
+@pytest.mark.parametrize(
+    ("hands", "kwargs", "words"),
+    [
+        (["3S"], {}, "player"),
+        (["3S", "4S", "5S", "6S", "7S"], {}, "player"),
+        (["3S 4S", "4S 5S"], {}, "4S"),
+        (["3S 3S", "5S"], {}, "3S"),
+        (["3S", ""], {}, "card"),
+        (["3S", "4S"], {"preset": "mars"}, "mars"),
+        (["3S", "4S"], {"options": {"no_such": 1}}, "no_such"),
+    ],
+)
+def test_a_bad_game_setup_is_a_clear_error(hands, kwargs, words) -> None:
+    with pytest.raises(ValueError, match=words):
+        Game([C(h) for h in hands], starting=True, **kwargs)
