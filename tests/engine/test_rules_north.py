@@ -117,7 +117,8 @@ def test_den_ca_lang_two_players_on_top_of_freezing() -> None:
 
 
 def test_no_den_ca_lang_when_someone_else_moves_first() -> None:
-    g = make_game("3S 9S 5H", "4S KS 7H", "6S 10S QS", preset="north")
+    # C holds nothing that beats 9S, so only B's pass can matter
+    g = make_game("3S 9S 5H", "4S KS 7H", "6S 8S 3H", preset="north")
     run(g, "A 3S; B 4S; C 6S; A 9S; B pass; C pass; A 5H")
     assert g.finishing_order == [0]
     run(g, "B 7H; C pass; B KS")
