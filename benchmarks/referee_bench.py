@@ -33,6 +33,7 @@ from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc  # noqa: E402
 
 ECHO = "/bench.Echo/PingPong"
+RING = "/bench.Ring/Pass"
 CONNECT = "/tienlen.v1.BotGateway/Connect"
 ORGANIZER_TOKEN = "bench-organizer"
 BOTS = ["b0", "b1", "b2", "b3"]
@@ -76,6 +77,20 @@ async def pingpong_client(target: str, streams: int, seconds: float) -> dict:
             "median_us": statistics.median(rtts) * 1e6}
 
 
+async def ring_client(target: str, seconds: float) -> dict:
+    """One stream that answers every message at once (a bot that thinks for no time)."""
+    channel = grpc.aio.insecure_channel(target)
+    call = channel.stream_stream(RING, request_serializer=None, response_deserializer=None)()
+    payload = os.urandom(UP_BYTES)
+    await call.write(payload)  # hello
+    answered = 0
+    async for _ in call:
+        await call.write(payload)
+        answered += 1
+    await channel.close()
+    return {"answered": answered}
+
+
 async def random_bot(target: str, token: str, max_tables: int) -> None:
     """A lean remote bot on the generated stubs: uniform over the legal moves."""
     rng = random.Random(token)
@@ -105,6 +120,8 @@ def child_main(argv: list[str]) -> None:
     if mode == "pingpong":
         result = asyncio.run(pingpong_client(argv[1], int(argv[2]), float(argv[3])))
         print(json.dumps(result), flush=True)
+    elif mode == "ring":
+        print(json.dumps(asyncio.run(ring_client(argv[1], float(argv[2])))), flush=True)
     elif mode == "bot":
         asyncio.run(random_bot(argv[1], argv[2], int(argv[3])))
 
@@ -124,11 +141,65 @@ async def echo_server() -> tuple[grpc.aio.Server, str]:
             yield reply
 
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
-        "PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)})])
+    server.add_generic_rpc_handlers([
+        grpc.method_handlers_generic_handler("bench.Echo", {
+            "PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}),
+        grpc.method_handlers_generic_handler("bench.Ring", {
+            "Pass": grpc.stream_stream_rpc_method_handler(RING_STATE.join)}),
+    ])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     return server, f"127.0.0.1:{port}"
+
+
+class RingState:
+    """(a') ping-pong passed round k client processes in turn, as one table passes the
+    move round its 4 bot processes: the floor for (b) with nothing but gRPC."""
+
+    def __init__(self) -> None:
+        self.contexts: list = []
+        self.replies = 0
+        self.stop_at = 0.0
+        self.done = asyncio.Event()
+        self.full = asyncio.Event()
+        self.size = 4
+        self.reply = os.urandom(DOWN_BYTES)
+
+    async def join(self, requests, context) -> None:
+        await context.read()  # hello
+        index = len(self.contexts)
+        self.contexts.append(context)
+        if len(self.contexts) == self.size:
+            self.full.set()
+        while True:
+            data = await context.read()
+            if data is grpc.aio.EOF or self.done.is_set():
+                return
+            self.replies += 1
+            if time.perf_counter() >= self.stop_at:
+                self.done.set()
+                return
+            await self.contexts[(index + 1) % self.size].write(self.reply)
+
+
+RING_STATE = RingState()
+
+
+async def ring(target: str, seconds: float) -> dict:
+    state = RING_STATE
+    state.__init__()
+    children = [spawn("ring", target, str(seconds)) for _ in range(state.size)]
+    await state.full.wait()
+    state.stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    await state.contexts[0].write(state.reply)
+    await state.done.wait()
+    elapsed = time.perf_counter() - started
+    replies = state.replies
+    for child in children:
+        child.kill()
+        child.wait()
+    return {"rate": replies / elapsed, "us": elapsed / replies * 1e6}
 
 
 async def pingpong(target: str, concurrency: int, seconds: float) -> dict:
@@ -174,7 +245,8 @@ async def main(quick: bool) -> None:
     from referee_service.auth import BotIdentity, StaticTokenStore
     from referee_service.server import Referee, RefereeConfig
 
-    seconds = 1.5 if quick else 3.0
+    seconds = 1.0 if quick else 2.0
+    repeats = 2 if quick else 3
     store = StaticTokenStore({b: BotIdentity(b, b) for b in BOTS})
     referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=ORGANIZER_TOKEN,
                                     rate_limit=100_000), store)
@@ -187,11 +259,22 @@ async def main(quick: bool) -> None:
         while len(referee.registry.sessions) < len(BOTS):
             await asyncio.sleep(0.05)
         await referee_run(stub, 1, 2, "warmup")
+        rings = [await ring(echo_target, seconds) for _ in range(repeats)]
+        ring_us = min(r["us"] for r in rings)
         rows = []
         for concurrency in (1, 4, 16, 64):
-            raw = await pingpong(echo_target, concurrency, seconds)
-            games = max(2, int((8 if quick else 16) * (1 + concurrency ** 0.5) / concurrency))
-            ref = await referee_run(stub, concurrency, games, f"c{concurrency}")
+            # Other work on the machine moves both numbers by tens of percent: alternate
+            # the two measurements and keep the best of each (what the code can do).
+            raws, refs = [], []
+            for rep in range(repeats):
+                raws.append(await pingpong(echo_target, concurrency, seconds))
+                games = max(2, int((6 if quick else 12) * (1 + concurrency ** 0.5)
+                                   / concurrency))
+                refs.append(await referee_run(stub, concurrency, games,
+                                              f"c{concurrency}-{rep}"))
+            raw = max(raws, key=lambda r: r["rate"])
+            raw["median_us"] = min(r["median_us"] for r in raws)
+            ref = max(refs, key=lambda r: r["moves"] / r["elapsed"])
             ceiling = raw["rate"] / ref["moves_per_game"]
             rows.append((concurrency, raw, ref, ceiling))
     finally:
@@ -205,7 +288,8 @@ async def main(quick: bool) -> None:
     c1_raw, c1_ref = rows[0][1], rows[0][2]
     per_move = c1_ref["elapsed"] / c1_ref["moves"] * 1e6
     print(f"grpc {grpc.__version__}, {os.cpu_count()} cores, "
-          f"{'quick' if quick else 'full'} run, ping-pong {UP_BYTES} B up / {DOWN_BYTES} B down\n")
+          f"{'quick' if quick else 'full'} run (best of {repeats} alternating runs), "
+          f"ping-pong {UP_BYTES} B up / {DOWN_BYTES} B down\n")
     print("| measure | value | ratio | bar |")
     print("| --- | ---: | ---: | --- |")
     print(f"| (a) raw bidi ping-pong round trip, 1 stream (median) | "
@@ -213,8 +297,11 @@ async def main(quick: bool) -> None:
     print(f"| (a) raw bidi ping-pong round trip, 1 stream (mean) | "
           f"{1e6 / c1_raw['rate']:.0f} µs | 1.00 | |")
     ratio_b = per_move / (1e6 / c1_raw["rate"])
+    print(f"| (a') raw ping-pong passed round 4 client processes (mean) | {ring_us:.0f} µs | "
+          f"{ring_us / (1e6 / c1_raw['rate']):.2f} × mean (a) | |")
     print(f"| (b) referee time per move, 1 table, 4 remote random bots | {per_move:.0f} µs | "
           f"{ratio_b:.2f} × mean (a) | ≤ 1.5 {'✓' if ratio_b <= 1.5 else '✗'} |")
+    print(f"| (b) against (a') | | {per_move / ring_us:.2f} × (a') | |")
     print()
     print("| tables | ping-pong round trips/s | moves/game | ceiling games/s "
           "| referee games/s | referee moves/s | % of ceiling |")

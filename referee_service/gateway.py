@@ -57,16 +57,17 @@ class BotGateway:
         })
 
     async def connect(self, requests: AsyncIterator[bytes],
-                      context: grpc.aio.ServicerContext) -> AsyncIterator[bytes]:
+                      context: grpc.aio.ServicerContext) -> None:
         session = await self._hello(requests, context)
         if session is None:
             return
-        yield gw.RefereeMessage(welcome=gw.Welcome(
+        await context.write(gw.RefereeMessage(welcome=gw.Welcome(
             session_id=session.session_id, bot_id=session.bot_id, bot_name=session.bot_name,
             protocol_version=PROTOCOL_VERSION, max_tables=session.max_tables,
             max_message_bytes=self.limits.max_message_bytes,
             max_messages_per_second=self.limits.rate_limit,
-        )).SerializeToString()
+        )).SerializeToString())
+        session.context = context
         resumed = self.registry.add(session)
         if resumed:
             log.info("seats resumed", extra={"event": "seats_resumed",
@@ -77,8 +78,10 @@ class BotGateway:
                 data = await session.outbox.get()
                 if data is None:
                     break
-                yield data
+                async with session.write_lock:
+                    await context.write(data)
         finally:
+            session.context = None
             reader.cancel()
             self.registry.remove(session)
             log.info("bot disconnected", extra={

@@ -45,6 +45,8 @@ class BotSession:
     seats: dict[str, list[RemoteParticipant]] = field(default_factory=dict)
     closed: bool = False
     draining: bool = False
+    context: Any = None  # the stream's grpc context while it is open
+    write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def send(self, message: gw.RefereeMessage) -> None:
         """Queue a message for the bot; dropped silently once the stream is closed."""
@@ -55,6 +57,22 @@ class BotSession:
         """Queue an already serialized RefereeMessage."""
         if not self.closed:
             self.outbox.put_nowait(data)
+
+    async def write_now(self, data: bytes) -> None:
+        """Write an already serialized message straight to the stream, skipping the
+        outbox hop (the per-move latency path), unless something is queued or being
+        written ahead of it: then it queues, so messages never overtake each other."""
+        context = self.context
+        if self.closed:
+            return
+        if context is None or self.outbox.qsize() or self.write_lock.locked():
+            self.outbox.put_nowait(data)
+            return
+        async with self.write_lock:
+            try:
+                await context.write(data)
+            except Exception:  # the stream is gone; the reader notices and cleans up
+                self.close()
 
     def close(self) -> None:
         if not self.closed:

@@ -318,7 +318,7 @@ class RemoteParticipant(Participant):
                     must_send = True
                     continue
                 if must_send:
-                    session.send_bytes(runner.move_request_bytes(
+                    await session.write_now(runner.move_request_bytes(
                         self, pending, remaining, attempts + 1,
                         legal=not session.omit_legal_plays))
                     must_send = False
