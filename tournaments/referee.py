@@ -108,36 +108,33 @@ def _loads(value: Any) -> dict[str, Any]:
 
 
 def event_parse(event: Any) -> GameResult | TableOutcome | None:
-    """One `play_table` event as a GameResult, a TableOutcome, or None (started/unknown)."""
-    kind = _get(event, "type") or _get(event, "kind")
-    game = _get(event, "game")
-    result = _get(event, "result")
-    if kind in ("game", "game_record") or (kind is None and _get(event, "replay_json")):
-        game = event
-    elif kind in ("result", "table_result") or (kind is None and _get(event, "next_game_index") is not None):
-        result = event
-    if game is not None and _get(game, "replay_json") is not None:
-        text = _get(game, "replay_json")
-        replay = _loads(text)
+    """One `OrganizerClient.play_table` dict as a GameResult or a TableOutcome."""
+    kind = _get(event, "type")
+    if kind == "game":
+        replay = _get(event, "replay")
+        text = _get(event, "replay_json")
+        if replay is None:
+            replay = _loads(text)
+        if not isinstance(text, str):
+            text = json.dumps(replay, separators=(",", ":"), ensure_ascii=False)
         return GameResult(
-            game_index=int(_get(game, "game_index", 0)),
-            seat_participants=[int(p) for p in _get(game, "seat_participants", [])],
+            game_index=int(_get(event, "game_index", 0)),
+            seat_participants=[int(p) for p in _get(event, "seat_participants", [])],
             replay=replay,
-            replay_text=text if isinstance(text, str) else json.dumps(replay),
-            timing=_loads(_get(game, "timing_json")),
-            strikes=[int(s) for s in _get(game, "strikes", [])],
-            forfeited=[int(s) for s in _get(game, "forfeited", [])],
-            seed=str(_get(game, "seed", "") or replay.get("seed") or ""),
+            replay_text=text,
+            timing=_loads(_get(event, "timing") or _get(event, "timing_json")),
+            strikes=[int(x) for x in _get(event, "strikes", []) or []],
+            forfeited=[int(x) for x in _get(event, "forfeited", []) or []],
+            seed=str(_get(event, "seed", "") or replay.get("seed") or ""),
         )
-    if result is not None and _get(result, "status") is not None:
-        status = _get(result, "status")
-        completed = status in (1, "TABLE_STATUS_COMPLETED", "completed", "COMPLETED")
+    if kind == "result":
+        status = str(_get(event, "status", "")).lower()
         return TableOutcome(
-            completed=completed,
-            next_game_index=int(_get(result, "next_game_index", 0) or 0),
-            detail=str(_get(result, "detail", "") or ""),
-            totals=[int(t) for t in _get(result, "totals", [])],
-            forfeited=[int(f) for f in _get(result, "forfeited", [])],
+            completed=status in ("completed", "table_status_completed", "1"),
+            next_game_index=int(_get(event, "next_game_index", 0) or 0),
+            detail=str(_get(event, "detail", "") or ""),
+            totals=[int(t) for t in _get(event, "totals", []) or []],
+            forfeited=[int(f) for f in _get(event, "forfeited", []) or []],
         )
     return None
 
@@ -147,12 +144,12 @@ _local = threading.local()
 
 def _client() -> Any:
     """One OrganizerClient per process (created after any fork)."""
-    pid = os.getpid()
+    key = (os.getpid(), settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN)
     cached = getattr(_local, "client", None)
-    if cached is None or cached[0] != pid:
+    if cached is None or cached[0] != key:
         from referee_service.organizer_client import OrganizerClient
 
-        cached = (pid, OrganizerClient(settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN))
+        cached = (key, OrganizerClient(settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN))
         _local.client = cached
     return cached[1]
 
@@ -174,54 +171,42 @@ def referee_play_table(
     connect_deadline_ms: int,
 ) -> Iterator[GameResult | TableOutcome]:
     """Play (or resume) a table on the referee, yielding parsed events as they stream in."""
-    import grpc
+    from referee_service.organizer_client import RefereeError
 
-    seats = []
-    for key in participants:
-        kind, _, value = key.partition(":")
-        seats.append({"house_bot": value} if kind == "house" else {"bot_id": value})
     kwargs: dict[str, Any] = {
         "table_id": table_id,
-        "seats": seats,
+        "seats": list(participants),
         "preset": preset,
-        "options_json": json.dumps(dict(options)) if options else "",
+        "options": dict(options) if options else None,
         "games": games,
         "duplicate_sets": duplicate_sets,
         "move_time_ms": move_time_ms,
         "time_bank_ms": time_bank_ms,
         "seed": seed,
         "first_game_index": first_game_index,
+        "resume_leader": resume_leader,
+        "resume_starting": resume_starting,
         "connect_deadline_ms": max(1, connect_deadline_ms),
     }
-    if resume_leader is not None:
-        kwargs["resume_leader"] = resume_leader
-    if resume_starting is not None:
-        kwargs["resume_starting"] = resume_starting
     try:
         for event in _client().play_table(**kwargs):
             parsed = event_parse(event)
             if parsed is not None:
                 yield parsed
-    except grpc.RpcError as exc:
-        code = exc.code() if hasattr(exc, "code") else None
-        detail = exc.details() if hasattr(exc, "details") else str(exc)
-        if code == grpc.StatusCode.FAILED_PRECONDITION:
-            raise BotsNotConnected(detail or "bots not connected") from exc
-        if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.PERMISSION_DENIED,
-                    grpc.StatusCode.UNAUTHENTICATED):
-            raise RefereeRejected(f"{code.name}: {detail}") from exc
-        raise RefereeUnavailable(f"{getattr(code, 'name', code)}: {detail}") from exc
+    except RefereeError as exc:
+        if exc.code == "FAILED_PRECONDITION":
+            raise BotsNotConnected(exc.message or "bots not connected") from exc
+        if exc.code in ("INVALID_ARGUMENT", "PERMISSION_DENIED", "UNAUTHENTICATED"):
+            raise RefereeRejected(str(exc)) from exc
+        raise RefereeUnavailable(str(exc)) from exc
 
 
 def referee_list_bots() -> dict[str, str] | None:
     """Connected bots as {bot_id: version}; None when the referee cannot be reached."""
-    import grpc
+    from referee_service.organizer_client import RefereeError
 
     try:
         bots = _client().list_bots()
-    except (grpc.RpcError, OSError, ImportError):
+    except (RefereeError, OSError):
         return None
-    connected = {}
-    for bot in bots:
-        connected[str(_get(bot, "bot_id", ""))] = str(_get(bot, "bot_version", "") or "")
-    return connected
+    return {str(_get(b, "bot_id", "")): str(_get(b, "bot_version", "") or "") for b in bots}

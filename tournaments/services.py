@@ -56,7 +56,16 @@ from tournaments.tokens import (
     token_hash,
 )
 
-HOUSE_BOTS = ("random", "greedy", "heuristic")
+
+def house_bot_names() -> frozenset[str]:
+    try:
+        from referee_service.house import house_bot_names as names
+
+        return names()
+    except ImportError:
+        return frozenset({"random", "greedy", "heuristic"})
+
+
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 
 
@@ -90,8 +99,9 @@ def bot_create(
     *, owner, name: str, description: str = "", house_bot: str = ""
 ) -> tuple[Bot, str | None]:
     """Register a bot; returns the bot and its token (None for house bots), shown once."""
-    if house_bot and house_bot not in HOUSE_BOTS:
-        raise ValidationError({"house_bot": f"Unknown house bot; choose from {', '.join(HOUSE_BOTS)}."})
+    if house_bot and house_bot not in house_bot_names():
+        known = ", ".join(sorted(house_bot_names()))
+        raise ValidationError({"house_bot": f"Unknown house bot; choose from {known}."})
     if house_bot and not owner.is_staff:
         raise ValidationError({"house_bot": "Only staff can register house bots."})
     if Bot.objects.filter(name__iexact=name).exists():

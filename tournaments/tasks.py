@@ -12,7 +12,7 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from tournaments import services
@@ -100,6 +100,11 @@ def table_play_task(self, table_id: int) -> str:
     except RefereeRejected as exc:
         _finish(table_id, status=Table.Status.FAILED, error=str(exc))
         return "failed"
+    except OperationalError as exc:
+        # The database went away or was locked mid-table: the referee call is cancelled
+        # (which aborts the table there) and the table resumes from its next unrecorded game.
+        log.warning("table %s: database error, will resume: %s", table_id, exc)
+        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
     except RefereeUnavailable as exc:
         services.table_retry_note(table_id=table_id, error=str(exc))
         if plan.attempts > MAX_REFEREE_RETRIES:
