@@ -401,3 +401,27 @@ async def test_shutdown_aborts_running_tables_with_a_resumable_result(
     assert "shutting down" in result.detail
     assert result.next_game_index == len(games_of(events)) < 50
     assert bots[0].table_ends["shut"].reason == gw.TABLE_END_REASON_ABORTED
+
+
+async def test_goodbye_finishes_running_tables_but_takes_no_new_ones(referee: Referee) -> None:
+    said_goodbye = asyncio.Event()
+    random = random_policy(11)
+
+    def polite(request: gw.MoveRequest, bot: RawBot):
+        if not said_goodbye.is_set():
+            said_goodbye.set()
+            return [gw.BotMessage(goodbye=gw.Goodbye(reason="deploying v2")),
+                    random(request, bot)]
+        return random(request, bot)
+
+    bot = await RawBot(referee.target, "alice", policy=polite).start().connected()
+    events = await play_table(referee.target, table_id="bye", games=2,
+                              seats=["alice", "house:random"])
+    assert result_of(events).status == org.TABLE_STATUS_COMPLETED
+    assert not bot.of_kind("strike")
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await play_table(referee.target, table_id="after", games=1,
+                         seats=["alice", "house:random"], connect_deadline_ms=200)
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "no free table slot: alice" in (info.value.details() or "")
+    await bot.close()
