@@ -18,6 +18,7 @@ FOUR_THREES = "3S 3C 3D 3H 5C 6D 8S 9H 10C JD QS KH AC"
 THREE_PAIRS_FROM_3S = "3S 3C 4D 4H 5S 5C 7D 8S 9H JC QD KS 2H"
 FOUR_TRIPLES = "4S 4C 4D 6S 6C 6D 9S 9D 9H QC QD QH 2C"
 TWO_QUADS = "5S 5C 5D 5H 10S 10C 10D 10H 3C 7D 9H JC KD"
+FOUR_TRIPLES_WITH_QUAD = "4S 4C 4D 4H 6S 6C 6D 9S 9D 9H QC QD QH"
 
 
 def _game(hand: str, seat: int = 1, players: int = 4, **kwargs) -> Game:
@@ -122,7 +123,11 @@ def test_dem_heo_option_counts_stuck_cards_on_an_instant_win() -> None:
     assert_points(g, [8 + 7 + 4, -8, -7, -4])
 
 
-@pytest.mark.parametrize("hand", [FOUR_TRIPLES, TWO_QUADS], ids=["four_triples", "two_quads"])
+@pytest.mark.parametrize(
+    "hand",
+    [FOUR_TRIPLES, FOUR_TRIPLES_WITH_QUAD, TWO_QUADS],
+    ids=["four_triples", "quad_as_a_triple", "two_quads"],
+)
 def test_south_extended_extra_instant_wins(hand: str) -> None:
     g = _game(hand, seat=2, preset="south_extended", starting=False, leader=0)
     _assert_instant_win(g, 2)
