@@ -131,6 +131,7 @@ class Game:
         self._left_holding: int | None = None
         self._split_any = False  # Huế split bombs are possible in this game
         self._like = opts.like_beats_like
+        self._ootc = opts.out_of_turn_categories
         self._den_bai: int | None = None
         self._end_reason: str | None = None
         self._next_leader: int | None = None
@@ -305,7 +306,7 @@ class Game:
                 m = (self._hands[self._to_move] >> key) << key
                 if self._like:
                     m &= SUIT_MASKS[table[2] & 3]
-                legal = LegalPlays([(SINGLE, 1, m, -1, m.bit_count())] if m else [])
+                legal = LegalPlays.single_group((SINGLE, 1, m, -1, m.bit_count()))
             else:
                 legal = LegalPlays([]) if self._over else LegalPlays(self._groups(self._to_move))
             self._legal = legal
@@ -465,7 +466,8 @@ class Game:
         offer = self._offer
         self._moves.append((s, m, offer))
         first_of_seat = not self._played[s]
-        self._played[s] = True
+        if first_of_seat:
+            self._played[s] = True
         pass_with_play = self._last_pass_with_play
         self._last_pass_with_play = None
         if self._first_card_bit:
@@ -496,7 +498,7 @@ class Game:
             self._player_out(s, combo)
             if self._over:
                 return
-        if opts.out_of_turn_chop_targets and category(combo) in opts.out_of_turn_categories:
+        if self._ootc and category(combo) in self._ootc:
             queue = self._chop_offer_queue(s, combo)
             if queue:
                 self._offer = OUT_OF_TURN_CHOP
@@ -517,7 +519,8 @@ class Game:
             return
         if self._table is None:
             raise IllegalMove("cannot_pass", "the leader cannot pass")
-        holding = len(self.legal_plays()) > 0
+        legal = self._legal
+        holding = (legal._n if legal is not None else len(self.legal_plays())) > 0
         self._legal = None
         self._moves.append((s, None, None))
         if holding:
@@ -747,5 +750,5 @@ class Game:
         return game_replay(self)
 
     def __repr__(self) -> str:
-        state = "over" if self._over else f"to_move={self._to_move}"
+        state = "over" if getattr(self, "_over", False) else f"to_move={getattr(self, '_to_move', None)}"
         return f"<Game {self.preset} players={self.players} {state}>"

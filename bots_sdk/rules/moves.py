@@ -90,6 +90,16 @@ class LegalPlays(Sequence):
 
     __slots__ = ("_groups", "_cum", "_n", "issued")
 
+    @classmethod
+    def single_group(cls, group: Group) -> LegalPlays:
+        """The plays of one group (the common case), without the general set-up loop."""
+        self = cls.__new__(cls)
+        self._groups = [group]
+        self._cum = [group[4]]
+        self._n = group[4]
+        self.issued = {}
+        return self
+
     def __init__(self, groups: list[Group]) -> None:
         cum = []
         total = 0
@@ -370,14 +380,18 @@ def normal_beat_groups(hand: int, table: Combo, opts: Options) -> list[Group]:
             m &= SUIT_MASKS[key & 3]
         return [(SINGLE, 1, m, -1, m.bit_count())] if m else []
     if kind in (PAIR, TRIPLE):
-        rs = nibbles(hand)
-        masks = _sets(rs, PAIRS_AT if kind == PAIR else TRIPLES_AT, key >> 2)
+        table_at = PAIRS_AT if kind == PAIR else TRIPLES_AT
+        masks = []
+        for r in range(key >> 2, 13):
+            nib = (hand >> SHIFTS[r]) & 15
+            if POP[nib] >= size:
+                masks += table_at[r][nib]
         if masks and masks[0].bit_length() - 1 <= key:
             masks = [m for m in masks if m.bit_length() - 1 > key]
         if like:
             reds = (tmask & RED_MASK).bit_count()
             masks = [m for m in masks if (m & RED_MASK).bit_count() == reds]
-        return _flat(kind, size, masks)
+        return [(kind, size, [masks], -1, len(masks))] if masks else []
     if kind == FOUR_OF_A_KIND:
         return _flat(FOUR_OF_A_KIND, 4, [15 << SHIFTS[r] for r in range((key >> 2) + 1, 13)
                                          if (hand >> SHIFTS[r]) & 15 == 15])

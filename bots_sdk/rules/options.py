@@ -52,8 +52,10 @@ class Options:
     # §5: chop table, "target>bomb" over categories 2, 22, ps3, quad, ps4. A same-category
     # entry means a higher one (for ps4: a higher one of as many pairs, or a longer one).
     chops: tuple[str, ...] = SOUTH_CHOPS
-    # §9 south_extended / danang: categories after which players holding a chopping pair
-    # sequence of 4+ pairs are offered an out-of-turn chop.
+    # §5 / §9 south_extended: after any play a pair sequence of 4+ pairs may chop, players
+    # holding one that chops it are offered the chop out of turn.
+    free_four_pair_chop: bool = False
+    # §9 danang: the same offer, only after plays of these categories (e.g. "22").
     out_of_turn_chop_targets: tuple[str, ...] = ()
     # §7 instant wins, by game kind.
     starting_instant_wins: tuple[str, ...] = SOUTH_STARTING_WINS
@@ -129,9 +131,8 @@ class Options:
             if f.type in ("bool", bool) and type(value) is not bool:
                 raise ValueError(f"option {f.name} must be true or false, got {value!r}")
         self._derived["chop_pairs"] = frozenset(pairs)
-        self._derived["ootc"] = frozenset(
-            CHOP_CATEGORIES.index(t) + 1 for t in self.out_of_turn_chop_targets
-        )
+        targets = CHOP_CATEGORIES if self.free_four_pair_chop else self.out_of_turn_chop_targets
+        self._derived["ootc"] = frozenset(CHOP_CATEGORIES.index(t) + 1 for t in targets)
 
     @property
     def chop_pairs(self) -> frozenset[tuple[int, int]]:
@@ -174,7 +175,7 @@ PRESETS: dict[str, Options] = {
     "south": Options(),
     "south_extended": Options(
         other_instant_wins=SOUTH_OTHER_WINS + ("four_triples", "two_fours"),
-        out_of_turn_chop_targets=("2", "22", "ps3", "quad", "ps4"),
+        free_four_pair_chop=True,
     ),
     "hue": Options(
         start_card=1,
