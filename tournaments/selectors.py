@@ -136,7 +136,7 @@ def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
 
 
 def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
-    """Standings by points, then average place, then first places (3 queries).
+    """Standings by points, then average place, then first places (4 queries).
 
     Each row has 95% confidence intervals for mean points and mean place, the tournament's
     Plackett-Luce strength (order-independent) and the bot's current pool Elo.
@@ -159,6 +159,10 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         row[5] += place == 1
         row[6] += bool(forfeited)
         games[game_id].append((place, entrant_id))
+    for entrant_id in TableSeat.objects.filter(table__tournament=tournament, forfeited=True).values_list(
+        "entrant_id", flat=True
+    ):
+        stats[entrant_id][6] += 1  # a table forfeited for absence counts once
     ratings = {}
     if tournament.pool_id:
         ratings = dict(

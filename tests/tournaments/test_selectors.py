@@ -43,7 +43,7 @@ def test_round_robin_finishes_and_reports_progress(played, django_assert_num_que
 
 
 def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_assert_num_queries) -> None:
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         rows = selectors.tournament_standings(tournament=played)
     assert [r.bot_name for r in rows[:2]] == ["bot7", "bot6"]
     assert rows[-1].bot_name == "bot0"

@@ -201,3 +201,24 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     table_play_task.delay(table_id)  # a late duplicate is a no-op
     time.sleep(1.0)
     assert Game.objects.filter(table=table).count() == 8
+
+
+def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
+    staff, organiser, owner = people
+    present = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(3)]
+    absent, _token = services.bot_create(owner=owner, name="never-connects")
+    tournament = services.tournament_create(
+        organiser=organiser, name="Absent cup", format="round_robin", seats_per_table=4,
+        duplicate_sets=1, connect_deadline_s=2,
+    )
+    for bot in [*present, absent]:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    services.tournament_start(tournament=tournament)
+    wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", timeout=60, what="the forfeit")
+    table = Table.objects.get(tournament=tournament)
+    assert table.attempts >= 2  # it waited and retried before giving up
+    assert "forfeit" in table.last_error
+    forfeited = {s.entrant.bot.name: s.forfeited for s in table.seats.select_related("entrant__bot")}
+    assert forfeited == {"h0": False, "h1": False, "h2": False, "never-connects": True}
+    rows = {r.bot_name: r for r in selectors.tournament_standings(tournament=tournament)}
+    assert rows["never-connects"].forfeits == 1 and rows["h0"].forfeits == 0
