@@ -247,6 +247,12 @@ class RemoteParticipant(Participant):
         self.runner.log_event("seat_disconnected", participant=self.index, bot_id=self.bot_id)
         if self.pending is not None:
             self.pending.put(_DISCONNECTED)
+        # The bot may already have a newer stream (it reconnected before the old one was
+        # seen to drop): move the seat there at once.
+        for other in self.runner.registry.sessions.get(self.bot_id, ()):
+            if other is not session and not other.closed:
+                self.attach(other, resumed=True)
+                return
         grace = self.runner.spec.disconnect_grace_ms / 1000
         self._grace_task = asyncio.get_running_loop().create_task(self._grace_expiry(grace))
 
@@ -422,6 +428,7 @@ class TableRunner:
                               else spec.resume_leader is None)
         self.task: asyncio.Task[None] | None = None
         self._abort_reason = ""
+        self.started = False  # bots were told (TableStart)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> asyncio.Task[None]:
@@ -453,6 +460,7 @@ class TableRunner:
                 participants=[p.label for p in self.spec.participants])))
             self.log_event("table_started", players=self.spec.players,
                            preset=self.spec.preset, games=self.spec.total_games)
+            self.started = True
             for participant in self.remote_participants():
                 participant.send(self.table_start_message(participant, resumed=False))
             for index in range(self.spec.first_game_index, self.spec.total_games):
@@ -472,8 +480,9 @@ class TableRunner:
         self.finished = True
         reason = (gw.TABLE_END_REASON_COMPLETED if status == org.TABLE_STATUS_COMPLETED
                   else gw.TABLE_END_REASON_ABORTED)
-        for participant in self.remote_participants():
-            participant.send(self.table_end_message(participant, reason, detail))
+        if self.started:
+            for participant in self.remote_participants():
+                participant.send(self.table_end_message(participant, reason, detail))
         self._release()
         result = org.TableResult(
             table_id=self.spec.table_id, status=status, detail=detail,

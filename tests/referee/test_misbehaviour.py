@@ -425,3 +425,32 @@ async def test_goodbye_finishes_running_tables_but_takes_no_new_ones(referee: Re
     assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "no free table slot: alice" in (info.value.details() or "")
     await bot.close()
+
+
+async def test_a_seat_moves_at_once_to_the_bots_other_open_stream(referee: Referee) -> None:
+    dropped = asyncio.Event()
+
+    def drop(request: gw.MoveRequest, bot: RawBot):
+        if len(bot.of_kind("move_request")) == 3:
+            dropped.set()
+            return None
+        return random_policy(12)(request, bot)
+
+    first = await RawBot(referee.target, "alice", policy=drop).start().connected()
+    spare = await RawBot(referee.target, "alice", policy=random_policy(13)).start().connected()
+
+    async def crash():
+        await dropped.wait()
+        await first.kill()
+
+    task = asyncio.get_running_loop().create_task(crash())
+    events = await play_table(referee.target, table_id="spare", games=1, seed="spare",
+                              seats=["alice", "house:random"], move_time_ms=3000,
+                              disconnect_grace_ms=60_000)
+    await task
+    result = result_of(events)
+    assert result.status == org.TABLE_STATUS_COMPLETED and not result.forfeited
+    assert list(result.strikes) == [0, 0]
+    assert spare.of_kind("table_start")[0].resumed
+    assert spare.of_kind("move_request")
+    await spare.close()
