@@ -130,7 +130,7 @@ class BotGateway:
             bot_id=identity.bot_id, bot_name=(hello.bot_name or identity.name)[:64],
             bot_version=hello.bot_version[:64], max_tables=max_tables,
             omit_legal_plays=hello.omit_legal_plays, ack_moves=hello.ack_moves,
-            peer=context.peer())
+            peer=context.peer(), bucket=TokenBucket(self.limits.rate_limit))
         log.info("bot connected", extra={
             "event": "bot_connected", "bot_id": session.bot_id, "bot_name": session.bot_name,
             "bot_version": session.bot_version, "max_tables": max_tables,
@@ -138,7 +138,7 @@ class BotGateway:
         return session
 
     async def _read(self, session: BotSession, requests: AsyncIterator[bytes]) -> None:
-        bucket = TokenBucket(self.limits.rate_limit)
+        bucket = session.bucket
         warned_at = -1.0
         try:
             async for raw in requests:

@@ -23,7 +23,8 @@ class TokenBucket:
 
     def allow(self) -> bool:
         now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        if self.tokens < self.burst:
+            self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if now - self.window >= 1.0:
             self.window = now
@@ -33,6 +34,11 @@ class TokenBucket:
             return True
         self.refused += 1
         return False
+
+    def credit(self, tokens: float = 1.0) -> None:
+        """Allow one more message: the referee asked for it (a move request), so the
+        answer never counts against the bot's allowance for everything else."""
+        self.tokens = min(self.tokens + tokens, 10 * self.burst)
 
     def flooding(self, factor: float = 5.0) -> bool:
         """True when more than `factor` x rate messages were refused within a second."""

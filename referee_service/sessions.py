@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from referee_service.ratelimit import TokenBucket
 
 if TYPE_CHECKING:
     from referee_service.table import RemoteParticipant, TableRunner
@@ -46,6 +47,7 @@ class BotSession:
     closed: bool = False
     draining: bool = False
     context: Any = None  # the stream's grpc context while it is open
+    bucket: TokenBucket = field(default_factory=lambda: TokenBucket(200))
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def send(self, message: gw.RefereeMessage) -> None:
@@ -65,6 +67,7 @@ class BotSession:
         context = self.context
         if self.closed:
             return
+        self.bucket.credit()  # the answer to this request is never rate limited
         if context is None or self.outbox.qsize() or self.write_lock.locked():
             self.outbox.put_nowait(data)
             return

@@ -13,7 +13,7 @@ from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service.auth import StaticTokenStore
 from referee_service.server import Referee, running_referee
 
-from .harness import AUTH, RawBot, organizer_stub, token_of
+from .harness import AUTH, ORGANIZER_TOKEN, RawBot, organizer_stub, play_table, result_of, token_of
 
 
 async def _finished(bot: RawBot) -> RawBot:
@@ -174,3 +174,20 @@ async def test_organizer_api_disabled_without_a_configured_token(
         assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert "disabled" in (info.value.details() or "")
         await channel.close()
+
+
+async def test_answers_to_move_requests_are_never_rate_limited(
+        token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, organizer_token=ORGANIZER_TOKEN,
+                               rate_limit=5) as ref:
+        bot = await RawBot(ref.target, "alice", max_tables=4).start().connected()
+        started = asyncio.get_running_loop().time()
+        results = await asyncio.gather(*[
+            play_table(ref.target, table_id=f"fast{i}", seats=["alice", "house:random"],
+                       games=2) for i in range(4)])
+        elapsed = asyncio.get_running_loop().time() - started
+        answers = len(bot.of_kind("move_request"))
+        assert answers / elapsed > 5 * 3  # well over the limit for other messages
+        assert all(result_of(r).status == 1 for r in results)
+        assert not bot.of_kind("error") and not bot.of_kind("strike")
+        await bot.close()
