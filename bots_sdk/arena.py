@@ -220,10 +220,17 @@ class _Runner:
         perf = time.perf_counter
         getrefcount = sys.getrefcount if _COUNTS_REFS else lambda _: 1 << 30
         IllegalMove = self.IllegalMove
+        live: LiveSeatView | None = None
+        view: View | None = None
         while not game.is_over:
-            live = LiveSeatView.for_mover(game)
+            if live is None:
+                live = LiveSeatView(game)
+                view = View(live, table_id)
+            else:
+                # Nobody but us holds the previous view (checked below): point it at the new
+                # position instead of building two objects per move.
+                live.__init__(game)  # type: ignore[misc]
             seat = live.seat
-            view = View(live, table_id)
             bot = bots[seat]
             t0 = perf()
             try:
@@ -244,13 +251,16 @@ class _Runner:
                 errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}")
                 self._fallback(game, live)
                 seal(view, live, _VIEW_REFS, _LIVE_REFS)
+                live = view = None
                 continue
             think[seat] += perf() - t0
             moves[seat] += 1
-            # liveview.seal(), inlined: snapshot the view now if the bot kept it.
+            # liveview.seal(), inlined: if the bot kept the view, it gets its snapshot now
+            # and the next move gets new objects.
             if getrefcount(view) > _VIEW_REFS - 1 or getrefcount(live) > _LIVE_REFS - 1:
                 live._snapshot()
-            live._game = None
+                live._game = None
+                live = view = None
             try:
                 if cards is None:
                     game.pass_turn()

@@ -21,49 +21,55 @@ _COUNTS_REFS = sys.implementation.name == "cpython"
 class LiveSeatView:
     """Duck-types the engine's SeatView (same attribute names and `to_dict()`).
 
-    The fields every bot reads (`seat`, `players`, `preset`, `to_move`, `can_pass`,
-    `offer`, `legal_plays`) are captured when the view is made; they are cheap, and the
-    engine's lazy `legal_plays` sequence is itself a snapshot. Everything else comes from
-    the full `SeatView`, built on first use."""
+    `seat`, `can_pass` and `legal_plays` (what every bot reads) are captured when the view
+    is made: they are cheap, and the engine's lazy `legal_plays` sequence is itself a
+    snapshot. `players`, `preset`, `to_move` and `offer` are read from the game while the
+    view is current; everything else comes from the full `SeatView`, built on first use."""
 
-    __slots__ = (
-        "_full",
-        "_game",
-        "can_pass",
-        "legal_plays",
-        "offer",
-        "players",
-        "preset",
-        "seat",
-        "to_move",
-    )
+    __slots__ = ("_full", "_game", "can_pass", "legal_plays", "seat")
 
-    def __init__(self, game: Any, seat: int) -> None:
+    def __init__(self, game: Any, seat: int | None = None) -> None:
+        """`seat` defaults to the seat to move (the arena's case, kept on the fast path)."""
         self._game = game
         self._full: Any = None
-        self.seat = seat
-        self.players = game.players
-        self.preset = game.preset
-        to_move = game.to_move
-        self.to_move = to_move
-        mine = to_move == seat
-        self.can_pass = mine and game.can_pass
-        self.offer = game.offer if mine else None
-        self.legal_plays = game.legal_plays() if mine else ()
+        mover = game.to_move
+        if seat is None or seat == mover:
+            self.seat = mover
+            self.can_pass = game.can_pass
+            self.legal_plays = game.legal_plays()
+        else:
+            self.seat = seat
+            self.can_pass = False
+            self.legal_plays = ()
+            self._snapshot()  # not the arena's case: keep it simple and exact
 
-    @classmethod
-    def for_mover(cls, game: Any) -> LiveSeatView:
-        """The view of the seat to move (the arena's only case), built a little faster."""
-        self = cls.__new__(cls)
-        self._game = game
-        self._full = None
-        self.seat = self.to_move = game.to_move
-        self.players = game.players
-        self.preset = game.preset
-        self.can_pass = game.can_pass
-        self.offer = game.offer
-        self.legal_plays = game.legal_plays()
-        return self
+    def _live(self) -> Any:
+        """The game, while this view is current (or None once the full view exists)."""
+        if self._full is not None:
+            return None
+        if self._game is None:
+            raise RuntimeError("this view expired when its move was played")
+        return self._game
+
+    @property
+    def players(self) -> int:
+        g = self._live()
+        return g.players if g is not None else self._full.players
+
+    @property
+    def preset(self) -> str:
+        g = self._live()
+        return g.preset if g is not None else self._full.preset
+
+    @property
+    def to_move(self) -> int | None:
+        g = self._live()
+        return self.seat if g is not None else self._full.to_move
+
+    @property
+    def offer(self) -> str | None:
+        g = self._live()
+        return g.offer if g is not None else self._full.offer
 
     def _snapshot(self) -> Any:
         if self._full is None:

@@ -169,3 +169,21 @@ def test_strength_order_on_a_small_fixed_sample():
     (h_g,) = pairwise(hg.records, ["heuristic", "greedy"])
     (g_r,) = pairwise(gr.records, ["greedy", "random"])
     assert h_g.diff.mean > 0 and g_r.diff.mean > 0
+
+
+def test_progress_bar_draws_on_a_terminal_only():
+    import io
+
+    from bots_sdk.arena import ProgressBar
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = ProgressBar(stream, width=10)
+        bar(0, 4)
+        bar(4, 4)
+    assert "[##########] 4/4 games" in tty.getvalue() and tty.getvalue().endswith("\n")
+    assert pipe.getvalue() == ""
