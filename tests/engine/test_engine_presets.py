@@ -168,3 +168,15 @@ def test_south_extended_four_triples_instant_win() -> None:
     assert Game([C(h) for h in hands], preset="south", starting=False).instant_winner is None
     g = Game([C(h) for h in hands], preset="south_extended", starting=False)
     assert g.instant_winner == 0 and g.instant_win_kind == "four_triples"
+
+
+def test_hue_split_pair_sequence_makes_two_sixes_a_four_pair_bomb_once() -> None:
+    g = Game([C("3C 3D 4S 4C 5S 5C 6S 6C 9H"), C("2D 8S"), C("7S 10S"), C("8D JD")],
+             preset="hue", starting=True)
+    run(g, "A 3C 3D 4S 4C 5S 5C; B pass; C pass; D pass; A 9H; B 2D; C pass; D pass")
+    plays = [sorted(p) for p in g.legal_plays()]
+    assert plays == [C("6S 6C")]  # the two 6s chop the 2 as a four-pair sequence
+    g.play("6S 6C")
+    assert g.table.kind == "pair_sequence" and g.table.size == 8
+    assert [p for p in g.payments if p["reason"] == "chop"] == [
+        {"from": 1, "to": 0, "points": 2, "reason": "chop"}]
