@@ -152,7 +152,8 @@ def cmd_arena(args: argparse.Namespace) -> int:
     print(
         f"{len(result.records)} games, preset {args.preset}, {args.players} players, "
         f"{'duplicate' if args.duplicate else 'independent'} deals, seed {args.seed!r}, "
-        f"{result.elapsed_s:.1f} s ({result.games_per_second:.1f} games/s)"
+        + (f"options {json.dumps(dict(args.option))}, " if args.option else "")
+        + f"{result.elapsed_s:.1f} s ({result.games_per_second:.1f} games/s)"
     )
     print()
     print(format_report(rows, pairs, units=units, unit_name=mode))
