@@ -1,17 +1,46 @@
-/* Live tournament progress: polls the page's JSON endpoint (works under WSGI and ASGI)
- * and updates the bar without a reload; stops once the tournament is over. */
+/* Live tournament progress without reloading the page.
+ *
+ * Polls the page's small JSON endpoint (works under WSGI and ASGI alike) and moves the bar.
+ * When games were recorded, the standings, cross-table, bracket, tables and latest games are
+ * refreshed from a fresh copy of the page (at most every REFRESH_MS, and once at the end),
+ * so a spectator can leave the page open for a whole tournament. Stops once it is over.
+ */
 (function () {
   "use strict";
   var panel = document.getElementById("progress-panel");
   if (!panel) return;
   var url = panel.getAttribute("data-progress-url");
   var interval = parseInt(panel.getAttribute("data-poll-ms") || "2000", 10) || 2000;
+  var REFRESH_MS = Math.max(4 * interval, 5000);
+  var SECTIONS = ["standings", "cross-table", "bracket", "tables", "games", "incidents", "organiser-actions"];
+  var lastGames = parseInt((document.getElementById("games-done") || {}).textContent || "0", 10);
+  var lastRefresh = Date.now();
+  var refreshing = false;
+
   function set(id, value) { var n = document.getElementById(id); if (n) n.textContent = String(value); }
+
+  function refreshSections() {
+    if (refreshing) return;
+    refreshing = true;
+    lastRefresh = Date.now();
+    fetch(window.location.href, { cache: "no-store", headers: { Accept: "text/html" } })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        SECTIONS.forEach(function (id) {
+          var fresh = doc.getElementById(id), old = document.getElementById(id);
+          if (fresh && old) old.innerHTML = fresh.innerHTML;
+        });
+        document.body.setAttribute("data-refreshed", String(lastRefresh));
+      })
+      .catch(function () { /* keep the old sections; the next change retries */ })
+      .then(function () { refreshing = false; });
+  }
+
   function tick() {
     fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" })
-      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
       .then(function (d) {
-        if (!d) return;
         var bar = document.getElementById("progress-bar");
         if (bar) bar.style.width = d.percent + "%";
         var pb = panel.querySelector("[role=progressbar]");
@@ -20,9 +49,13 @@
         set("tables-done", d.tables_done); set("tables-total", d.tables_total);
         var badge = document.getElementById("t-status");
         if (badge && d.status) { badge.textContent = d.status.charAt(0).toUpperCase() + d.status.slice(1); badge.className = "badge " + d.status; }
+        var over = d.status === "finished" || d.status === "cancelled";
+        if (over || (d.games_done !== lastGames && Date.now() - lastRefresh >= REFRESH_MS)) {
+          lastGames = d.games_done;
+          refreshSections();
+        }
         panel.setAttribute("data-status", d.status);
-        if (d.status === "finished" || d.status === "cancelled") return;
-        window.setTimeout(tick, interval);
+        if (!over) window.setTimeout(tick, interval);
       })
       .catch(function () { window.setTimeout(tick, interval * 3); });
   }

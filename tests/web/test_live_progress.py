@@ -1,0 +1,83 @@
+"""Live tournament progress in real Chromium while a real Celery worker plays the tables
+on a real referee (house bots): the bar advances without a reload."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.web.conftest import shot
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings):
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        # The test database is SQLite in memory: the worker, the live server and the test
+        # share it across threads and writers collide ("database table is locked").
+        pytest.skip("needs PostgreSQL (DATABASE_URL), as in CI")
+    """Organiser clicks Start; a real Celery worker plays the tables on a real referee
+    (house bots) and the bar advances without a reload until the tournament finishes."""
+    from celery.contrib.testing.worker import start_worker
+    from tienlen_site.celery import app
+
+    from referee_service.server import referee_in_thread
+    from tests.web.factories import make_user
+    from tournaments import services
+
+    settings.WEB_PROGRESS_POLL_MS = 200
+    boss = make_user("boss", staff=True, password="boss-pass-123")
+    bots = [services.bot_create(owner=boss, name=f"house-{p}-{i}", house_bot=p)[0]
+            for i, p in enumerate(["random", "greedy", "heuristic", "random"])]
+    t = services.tournament_create(organiser=boss, name="Live cup", format="round_robin",
+                                   seats_per_table=4, games_per_table=12, cycles=3,
+                                   move_time_ms=500, time_bank_ms=2000, rated=False)
+    for b in bots:
+        services.tournament_entrant_add(tournament=t, bot=b)
+
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("#id_username", "boss")
+    page.fill("#id_password", "boss-pass-123")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/tournaments/{t.slug}/")
+    assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "0.0"
+    # record every value the bar takes, from the page itself
+    page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');
+        new MutationObserver(() => window.seen.push(bar.style.width)).observe(bar, {attributes: true}); }""")
+
+    if app.conf.broker_url != "memory://":
+        # An in-process broker: no other worker on the machine can take these tasks.
+        # Forget connections made with the configured broker first.
+        import kombu.pools
+
+        app.conf.broker_url = "memory://"
+        app.conf.broker_transport_options = {}
+        app._pool = None
+        app.amqp._producer_pool = None
+        kombu.pools.reset()
+    app.conf.result_backend = None
+    with referee_in_thread(organizer_token=settings.REFEREE_ORGANIZER_TOKEN) as referee:
+        settings.REFEREE_TARGET = referee.target
+        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING"):
+            page.click("text=Start now")
+            page.wait_for_selector("#progress-panel")
+            page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');
+                new MutationObserver(() => window.seen.push(bar.style.width)).observe(bar, {attributes: true}); }""")
+            page.wait_for_function("document.getElementById('progress-panel').dataset.status === 'finished'", timeout=120_000)
+    seen = [float(w.rstrip("%")) for w in page.evaluate("window.seen")]
+    assert seen[-1] == 100.0
+    assert any(0 < v < 100 for v in seen), seen  # it advanced in steps, without a reload
+    assert seen == sorted(seen)
+    assert page.text_content("#games-done") == "36"
+    assert page.text_content("#t-status") == "Finished"
+    # the standings and tables were refreshed in place too
+    page.wait_for_selector("body[data-refreshed]")
+    page.wait_for_function("document.querySelectorAll('#tables .badge.done').length === 3")
+    games = page.eval_on_selector_all("#standings tr[data-bot] td:nth-child(4)", "tds => tds.map(t => t.textContent)")
+    assert games == ["36"] * 4
+    assert page.locator("text=Start now").count() == 0
+    shot(page, "tournament-live-finished")
