@@ -423,10 +423,30 @@ def chop_groups(hand: int, table: Combo, opts: Options, only_ps4: bool = False) 
     return groups
 
 
+_LOW = sum(1 << (4 * r) for r in range(13))  # bit 0 of every rank's nibble
+_LOW3 = _LOW * 7
+_LOW2 = _LOW * 3
+_NOT_TWOS = (1 << 48) - 1
+
+
+def may_hold_bomb(hand: int) -> bool:
+    """False only if the hand has no four of a kind and no three consecutive pairs.
+
+    Bit-parallel over the 13 nibbles, so most answers to a 2 skip the chop search.
+    """
+    h = hand & _NOT_TWOS
+    two = (h & (h >> 1) & _LOW3) | (h & (h >> 2) & _LOW2) | (h & (h >> 3) & _LOW)
+    two = (two | (two >> 1) | (two >> 2)) & _LOW  # bit 4r: rank r holds a pair
+    if two & (two >> 4) & (two >> 8):
+        return True
+    return bool(hand & (hand >> 1) & (hand >> 2) & (hand >> 3) & _LOW)  # 2s too
+
+
 def answer_groups(hand: int, table: Combo, opts: Options) -> list[Group]:
     """Every play that beats or chops the table."""
     groups = normal_beat_groups(hand, table, opts)
-    if table[2] >= 48 or table[0] >= PAIR_SEQUENCE:  # only 2s and bombs can be chopped
+    # only 2s and bombs can be chopped, and only by bombs
+    if (table[2] >= 48 or table[0] >= PAIR_SEQUENCE) and may_hold_bomb(hand):
         groups.extend(chop_groups(hand, table, opts))
     return groups
 

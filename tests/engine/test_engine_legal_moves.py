@@ -162,3 +162,17 @@ def test_lazy_sequence_behaves_like_a_list() -> None:
     assert plays[-1] == as_list[-1] and plays[1:3] == as_list[1:3]
     with pytest.raises(IndexError):
         plays[len(plays)]
+
+
+def test_bomb_precheck_never_misses_a_bomb() -> None:
+    """may_hold_bomb() lets answers skip the chop search; it must never say no wrongly."""
+    from bots_sdk.rules.moves import may_hold_bomb
+
+    rng = random.Random(0)
+    for _ in range(20000):
+        cards = rng.sample(range(52), rng.randrange(1, 14))
+        if rng.random() < 0.2:
+            cards = sorted(set(cards[:9]) | {48, 49, 50, 51})
+        counts = [sum(1 for c in cards if c >> 2 == r) for r in range(13)]
+        truth = 4 in counts or any(all(counts[r + i] >= 2 for i in range(3)) for r in range(10))
+        assert may_hold_bomb(sum(1 << c for c in cards)) == truth, sorted(cards)
