@@ -5,6 +5,7 @@ replays reproduce the result, and a seat's view never shows cards it may not see
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -92,6 +93,76 @@ def _expected_plays(game: Game, hand: list[Card], table) -> set[frozenset[Card]]
                 continue
             expected.add(frozenset(cards))
     return expected
+
+
+def stuck_value(hand: list[Card], opts) -> int:
+    """RULES.md §6.4 by brute force: the best total over disjoint 2s and bombs.
+
+    Bombs other than 2s only care about how many cards of each rank are left, so a search
+    over rank counts finds the best disjoint set; a stuck 3S (hue, danang) is one card.
+    """
+    counts = [0] * 13
+    for c in hand:
+        counts[c.rank] += 1
+    twos = [c for c in hand if c.rank == 12]
+    total = sum(opts.value_red_two if c.suit >= 2 else opts.value_black_two for c in twos)
+    if len(twos) == 4:
+        total = max(total, opts.value_four_of_a_kind)
+    has_3s = bool(opts.stuck_three_spades) and any(c.index == 0 for c in hand)
+
+    @functools.cache
+    def best(cnt: tuple[int, ...], r: int, spade: bool) -> int:
+        if r >= 12:
+            return 0
+        options = [best(cnt, r + 1, spade)]
+        if r == 0 and spade and cnt[0] >= 1:
+            less = (cnt[0] - 1, *cnt[1:])
+            options.append(opts.stuck_three_spades + best(less, 0, False))
+        if cnt[r] == 4:
+            options.append(opts.value_four_of_a_kind + best(_minus(cnt, r, 1, 4), r, spade))
+        if opts.pair_sequences:
+            k = 0
+            while r + k < 12 and cnt[r + k] >= 2:
+                k += 1
+                if k >= 3:
+                    value = opts.value_three_pairs if k == 3 else opts.value_four_pairs
+                    options.append(value + best(_minus(cnt, r, k, 2), r, spade))
+        return max(options)
+
+    return total + best(tuple(counts[:12]), 0, has_3s)
+
+
+def _minus(cnt: tuple[int, ...], start: int, length: int, amount: int) -> tuple[int, ...]:
+    out = list(cnt)
+    for i in range(start, start + length):
+        out[i] -= amount
+    return tuple(out)
+
+
+def _check_stuck_payments(game: Game) -> None:
+    """Who pays for stuck cards, and how much (§6.2, §6.4), against `stuck_value`."""
+    opts = game.options
+    if (
+        game.instant_winner is not None
+        or game.end_reason == "blind_three"
+        or game.den_bai is not None
+        or (opts.split_bombs and game.starting)
+    ):
+        return
+    order = list(game.finishing_order)
+    last = order[-1]
+    frozen = set(game.frozen)
+    for seat in range(game.players):
+        paid = sum(
+            p["points"] for p in game.payments if p["from"] == seat and p["reason"] == "stuck"
+        )
+        if seat in frozen:
+            expected = stuck_value(game.hands[seat], opts) if opts.frozen_pays_stuck else 0
+        elif seat == last:
+            expected = stuck_value(game.hands[seat], opts)
+        else:
+            expected = 0
+        assert paid == expected, (seat, [str(c) for c in game.hands[seat]], game.payments)
 
 
 def _state(game: Game):
@@ -191,6 +262,7 @@ def test_random_games_keep_every_invariant(
         net[p["from"]] -= p["points"]
         net[p["to"]] += p["points"]
     assert net == points
+    _check_stuck_payments(game)
 
     replay = json.loads(json.dumps(game.replay()))
     again = replay_game(replay)

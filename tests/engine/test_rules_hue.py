@@ -223,3 +223,19 @@ def test_blind_three_second_after_a_frozen_player() -> None:
     assert g.is_over
     # C, still holding cards, pays A 2 (no stuck 2H); D paid its frozen 4; B gets nothing
     assert_points(g, [6, 0, -2, -4])
+
+
+@pytest.mark.parametrize(
+    ("stuck", "value"),
+    [
+        ("3S 3C 3D 4S 4C 5S 5C", 2 + 2),  # 3C3D-4-5 sequence, and the 3S on its own
+        ("3S 3C 3D 3H", 3),  # four 3s (3) beat the 3S alone (2)
+        ("3S 2H", 2 + 2),
+    ],
+)
+def test_stuck_3s_is_counted_once_in_the_best_decomposition(stuck: str, value: int) -> None:
+    g = make_game("6H 8H", "7H " + stuck, preset="hue")
+    if g.offer:  # a three-pair sequence in B's hand: decline to steal the lead
+        run(g, "B pass")
+    run(g, "A 6H; B 7H; A 8H")
+    assert_points(g, [2 + value, -2 - value])
