@@ -81,7 +81,8 @@ class Game:
         if not 2 <= len(hands) <= 4:
             raise ValueError(f"a game has 2 to 4 players, got {len(hands)} hands")
         for seat, hand in enumerate(hands):
-            cards = parse_cards(hand)
+            cards = hand if type(hand) is list and all(type(c) is Card for c in hand) \
+                else parse_cards(hand)
             if not 1 <= len(cards) <= 13:
                 raise ValueError(f"seat {seat} has {len(cards)} cards; a hand holds 1 to 13")
             m = 0
