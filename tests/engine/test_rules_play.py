@@ -242,3 +242,36 @@ def test_a_position_game_replays_exactly() -> None:
 def test_a_bad_game_setup_is_a_clear_error(hands, kwargs, words) -> None:
     with pytest.raises(ValueError, match=words):
         Game([C(h) for h in hands], starting=True, **kwargs)
+
+
+def _code_of(action) -> str:
+    from bots_sdk.rules import IllegalMove
+
+    with pytest.raises(IllegalMove) as exc:
+        action()
+    assert str(exc.value).strip()
+    return exc.value.code
+
+
+def test_illegal_moves_carry_the_documented_codes() -> None:
+    g = make_game("3S 4S 9D", "5S 6S 7C 2H", "8S 10S", "JS QS", starting=True)
+    assert _code_of(lambda: g.play(C("4S"))) == "must_contain_start_card"
+    assert _code_of(lambda: g.pass_turn()) == "cannot_pass"
+    assert _code_of(lambda: g.play(C("3S 4S"))) == "invalid_combination"
+    assert _code_of(lambda: g.play(C("3S 3S"))) == "duplicate_card"
+    assert _code_of(lambda: g.play(C("3S 2H"))) == "not_in_hand"
+    assert _code_of(lambda: g.play("3S 1H")) == "unknown_card"
+    assert _code_of(lambda: g.play(C("3S"), seat=1)) == "not_your_turn"
+    run(g, "A 3S")
+    assert _code_of(lambda: g.play(C("5S 6S 7C"))) == "does_not_beat"
+    run(g, "B pass")
+    run(g, "C 8S; D JS; A pass")
+    assert _code_of(lambda: g.play(C("2H"), seat=1)) == "locked_out"
+    run(g, "C pass")
+    assert g.to_move == 3  # B and A are locked out and skipped: D leads
+    g2 = make_game("3S", "4S 5S")
+    run(g2, "A 3S")
+    assert _code_of(lambda: g2.pass_turn()) == "game_over"
+    g3 = make_game("9S 3C", "5S 6S")
+    run(g3, "A 9S")
+    assert _code_of(lambda: g3.play(C("5S"))) == "does_not_beat"
