@@ -230,6 +230,7 @@ class _Runner:
                 # Nobody but us holds the previous view (checked below): point it at the new
                 # position instead of building two objects per move.
                 live.__init__(game)  # type: ignore[misc]
+                view._plays = None  # type: ignore[union-attr]
             seat = live.seat
             bot = bots[seat]
             t0 = perf()

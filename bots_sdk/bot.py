@@ -129,7 +129,14 @@ class View:
     built once per move, and a frozen dataclass costs twice as much to build.)
     """
 
-    __slots__ = ("_game_index", "_seat_view", "_table_id", "_table_score", "_time_left_ms")
+    __slots__ = (
+        "_game_index",
+        "_plays",
+        "_seat_view",
+        "_table_id",
+        "_table_score",
+        "_time_left_ms",
+    )
 
     def __init__(
         self,
@@ -144,6 +151,7 @@ class View:
         self._game_index = game_index
         self._time_left_ms = time_left_ms
         self._table_score = table_score
+        self._plays: tuple[tuple[Card, ...], ...] | None = None
 
     @property
     def seat_view(self) -> SeatView:
@@ -255,9 +263,14 @@ class View:
 
     # --- author-facing helpers ---
     def legal_plays(self) -> list[tuple[Card, ...]]:
-        """Every legal play now (each a tuple of Card, weakest first as the engine orders
-        them). Passing is not in the list: see `can_pass` and `pass_turn()`."""
-        return [tuple(p) for p in self._seat_view.legal_plays]
+        """Every legal play now (each a tuple of Card, in the engine's order). Passing is
+        not in the list: see `can_pass` and `pass_turn()`. Built once per view; for hands
+        with very many straights, `view.seat_view.legal_plays` is the engine's lazy
+        sequence (indexable without building every play)."""
+        plays = self._plays
+        if plays is None:
+            plays = self._plays = tuple(tuple(p) for p in self._seat_view.legal_plays)
+        return list(plays)
 
     def pass_turn(self) -> Pass:
         """Return this from `play` to pass (or to decline an offer)."""
