@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bots_sdk.arena import ArenaConfig, Lineup, run_arena
 from bots_sdk.rules import replay_game
@@ -187,3 +189,31 @@ def test_progress_bar_draws_on_a_terminal_only():
         bar(4, 4)
     assert "[##########] 4/4 games" in tty.getvalue() and tty.getvalue().endswith("\n")
     assert pipe.getvalue() == ""
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    specs=st.lists(st.sampled_from(["random", "greedy"]), min_size=1, max_size=4),
+    players=st.sampled_from([2, 3, 4]),
+    duplicate=st.booleans(),
+    games=st.integers(1, 9),
+    seed=st.text(min_size=1, max_size=6),
+)
+def test_arena_invariants(specs, players, duplicate, games, seed):
+    """Whatever the lineup: whole duplicate sets, zero-sum games, balanced seats."""
+    if len(specs) > players:
+        specs = specs[:players]
+    lineup = Lineup.build(specs, players)
+    result = run_arena(
+        ArenaConfig(lineup=lineup, players=players, games=games, duplicate=duplicate, seed=seed)
+    )
+    k = len(lineup.rotations()) if duplicate else 1
+    assert len(result.records) == -(-games // k) * k
+    assert all(sum(r.points) == 0 and sorted(r.finishing_order) == list(range(players)) for r in result.records)
+    if duplicate:
+        for unit in {r.unit for r in result.records}:
+            seatings = [r.entrants for r in result.records if r.unit == unit]
+            assert len(set(seatings)) == k  # each distinct seating once per set
+    rows = summarize(result.records, lineup.names)
+    assert sum(r.games for r in rows) == players * len(result.records)
+    assert sum(r.firsts for r in rows) == len(result.records)
