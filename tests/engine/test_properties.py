@@ -292,3 +292,40 @@ def test_a_tampered_replay_is_rejected(preset) -> None:
     ]
     with pytest.raises(ValueError):
         replay_game(replay)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(table_seed=st.text(max_size=8), move_seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_a_table_carries_only_the_leader_and_the_starting_flag(
+    preset, players, table_seed, move_seed
+) -> None:
+    from bots_sdk.rules import Table
+
+    rng = random.Random(move_seed)
+    table = Table(players, preset=preset)
+    totals = [0] * players
+    expect_starting, expect_leader = True, None
+    for index in range(4):
+        game = table.new_game(seed=f"{table_seed}/{index}")
+        assert game.starting is expect_starting
+        if not expect_starting and game.instant_winner is None and not game.offer:
+            assert game.to_move == expect_leader
+        while not game.is_over:
+            legal = game.legal_plays()
+            if game.can_pass and (not legal or rng.random() < 0.3):
+                game.pass_turn()
+            else:
+                game.play(legal[rng.randrange(len(legal))])
+        table.finish_game(game)
+        totals = [t + p for t, p in zip(totals, game.points, strict=True)]
+        assert list(table.totals) == totals and sum(totals) == 0
+        expect_starting = game.instant_winner is not None
+        winner = game.finishing_order[0]
+        expect_leader = (
+            None if expect_starting else (game.den_bai if game.den_bai is not None else winner)
+        )
+        assert game.next_starting is expect_starting
+        assert game.next_leader == expect_leader
+    assert table.games_played == 4
