@@ -194,7 +194,9 @@ class BotClient:
                 finally:
                     self.connected.clear()
                     await channel.close(grace=None)
-                if self._stopping and (self._force or not self.tables):
+                if self._stopping:
+                    # Running tables cannot be finished without a stream: the referee plays
+                    # the fallback for our seats from here.
                     return
                 if not self.reconnect:
                     raise ClientError(f"connection to {self.target} closed")
@@ -268,6 +270,13 @@ class BotClient:
                 if kind == "welcome":
                     welcomed = True
                     self.welcome = msg.welcome
+                    if self.tables and not msg.welcome.resumed_seats:
+                        # Back too late: the referee gave our seats up (forfeit).
+                        log.warning(
+                            "reconnected, but no seat was resumed: dropping table(s) %s",
+                            ", ".join(sorted(self.tables)),
+                        )
+                        self.tables.clear()
                     self.connected.set()  # type: ignore[union-attr]
                     log.info(
                         "connected to %s as %s (bot id %s, up to %d tables, %d seats resumed)",
