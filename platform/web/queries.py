@@ -279,15 +279,31 @@ def pool_list() -> QuerySet[RatingPool]:
     return RatingPool.objects.annotate(bot_count=Count("ratings")).order_by("preset", "seats")
 
 
+SPARK_POINTS = 40
+
+
 @dataclass
 class LeaderRow:
     rank: int
     rating: Rating
     recent_change: float | None
+    spark: str = ""  # SVG polyline points of the last SPARK_POINTS ratings
+
+
+def sparkline(points: list[float], *, width: int = 120, height: int = 26) -> str:
+    if len(points) < 2:
+        return ""
+    lo, hi = min(points), max(points)
+    span = (hi - lo) or 1.0
+    n = len(points) - 1
+    return " ".join(
+        f"{width * i / n:.1f},{2 + (height - 4) * (1 - (p - lo) / span):.1f}" for i, p in enumerate(points)
+    )
 
 
 def pool_leaderboard(*, pool: RatingPool, limit: int | None = None) -> list[LeaderRow]:
-    """Two queries: ratings with bots and owners, then the recent change per bot."""
+    """Three queries: ratings with bots and owners, the recent change per bot, and the
+    last SPARK_POINTS ratings of every bot (one window query) for the sparklines."""
     ratings = list(
         Rating.objects.filter(pool=pool)
         .select_related("bot__owner")
@@ -301,7 +317,27 @@ def pool_leaderboard(*, pool: RatingPool, limit: int | None = None) -> list[Lead
         .annotate(d=Sum(F("rating_after") - F("rating_before")))
         .values_list("bot_id", "d")
     )
-    return [LeaderRow(rank=i, rating=r, recent_change=deltas.get(r.bot_id)) for i, r in enumerate(ratings, start=1)]
+    from django.db.models import Window
+    from django.db.models.functions import RowNumber
+
+    recent = (
+        RatingChange.objects.filter(pool=pool, bot_id__in=bot_ids)
+        .annotate(pos=Window(RowNumber(), partition_by=[F("bot_id")], order_by=F("seq").desc()))
+        .filter(pos__lte=SPARK_POINTS)
+        .values_list("bot_id", "seq", "rating_after")
+    )
+    series: dict[int, list[tuple[int, float]]] = {}
+    for bot_id, seq, after in recent:
+        series.setdefault(bot_id, []).append((seq, after))
+    return [
+        LeaderRow(
+            rank=i,
+            rating=r,
+            recent_change=deltas.get(r.bot_id),
+            spark=sparkline([v for _, v in sorted(series.get(r.bot_id, []))]),
+        )
+        for i, r in enumerate(ratings, start=1)
+    ]
 
 
 def home_leaderboards(*, per_pool: int = 5) -> list[tuple[RatingPool, list[Rating]]]:

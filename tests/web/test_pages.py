@@ -113,13 +113,14 @@ def test_tournament_games_page_paginates(client, django_assert_num_queries):
 # ------------------------------------------------------------------ leaderboard and bots
 def test_leaderboard_ranks_bots_with_owner_and_recent_change(client, django_assert_num_queries):
     w = make_world(bots=4, replay=load_replay("game_2p_handmade.json"))
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):  # pool, ratings, recent changes, sparkline series
         html = client.get(f"/leaderboards/{w.pool.slug}/").content.decode()
     # highest rating first
     names = [b.name for b in sorted(w.bots, key=lambda b: -b.ratings.get().rating)]
     positions = [html.index(n) for n in names]
     assert positions == sorted(positions)
     assert "owner" in html and "+" in html
+    assert html.count('<svg class="spark"') == 3  # the fourth bot has not played yet
 
 
 def test_leaderboards_index_lists_pools(client):
