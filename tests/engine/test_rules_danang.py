@@ -21,7 +21,7 @@ def test_out_of_turn_chop_of_a_pair_of_twos_ignores_the_pass_lock() -> None:
     g = make_game("7S 7C 9H", "9S 9C 2S 2H KH", PS4 + " KD", "10S 10C JD", preset="danang")
     _decline_steal(g, 2)
     run(g, "A 7S 7C; B 9S 9C; C pass; D 10S 10C; A pass; B 2S 2H")
-    assert g.to_move == 2 and g.offer
+    assert g.to_move == 2 and g.offer == "out_of_turn_chop"
     plays = list(g.legal_plays())
     assert plays and all(classify(p).kind == "pair_sequence" for p in plays)
     run(g, "C " + PS4)

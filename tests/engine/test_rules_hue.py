@@ -32,7 +32,7 @@ def test_stealing_the_lead_with_answers() -> None:
         preset="hue",
     )
     # The leader A is not offered first; B (after the leader) is.
-    assert g.to_move == 1 and g.offer
+    assert g.to_move == 1 and g.offer == "steal_lead"
     run(g, "B 4S 4C 5S 5C 6S 6C")
     # C holds no three-pair sequence and is skipped; D answers higher.
     assert g.to_move == 3 and g.offer

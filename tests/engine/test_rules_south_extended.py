@@ -16,7 +16,7 @@ def test_free_chop_is_offered_to_a_locked_out_player() -> None:
     run(g, "A 3S; B 4S; C pass; D 5S; A 2H")
     # B holds no four-pair sequence and is skipped; C is offered despite its pass.
     assert g.to_move == 2
-    assert g.offer
+    assert g.offer == "out_of_turn_chop"  # the offer names documented in docs/rules.md
     plays = list(g.legal_plays())
     assert plays and all(classify(p).kind == "pair_sequence" and len(p) >= 8 for p in plays)
     with pytest.raises(ValueError):
