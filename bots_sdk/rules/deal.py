@@ -54,10 +54,10 @@ def deal(seed: str, players: int) -> list[list[Card]]:
     if type(players) is not int or not 2 <= players <= 4:
         raise ValueError(f"a deal is for 2 to 4 players, got {players!r}")
     deck = shuffled_deck(seed)
-    return [sorted(DECK[c] for c in deck[13 * s: 13 * s + 13]) for s in range(players)]
+    return [[DECK[c] for c in sorted(deck[13 * s: 13 * s + 13])] for s in range(players)]
 
 
 def undealt(seed: str, players: int) -> list[Card]:
     """The cards set aside with fewer than four players (shown by replays afterwards)."""
     deck = shuffled_deck(seed)
-    return sorted(DECK[c] for c in deck[13 * players:])
+    return [DECK[c] for c in sorted(deck[13 * players:])]

@@ -81,17 +81,22 @@ class Game:
         if not 2 <= len(hands) <= 4:
             raise ValueError(f"a game has 2 to 4 players, got {len(hands)} hands")
         for seat, hand in enumerate(hands):
-            cards = hand if type(hand) is list and all(type(c) is Card for c in hand) \
-                else parse_cards(hand)
+            try:
+                m = sum([c.bit for c in hand])  # a list of Card (the usual case)
+                cards = hand
+            except AttributeError:
+                cards = parse_cards(hand)
+                m = sum([c.bit for c in cards])
             if not 1 <= len(cards) <= 13:
                 raise ValueError(f"seat {seat} has {len(cards)} cards; a hand holds 1 to 13")
-            m = 0
-            for c in cards:
-                if m & c.bit:
-                    raise ValueError(f"card {c} is twice in the hand of seat {seat}")
-                if seen & c.bit:
-                    raise ValueError(f"card {c} is dealt to more than one seat")
-                m |= c.bit
+            if m.bit_count() != len(cards) or m & seen:
+                m = 0
+                for c in cards:
+                    if m & c.bit:
+                        raise ValueError(f"card {c} is twice in the hand of seat {seat}")
+                    if seen & c.bit:
+                        raise ValueError(f"card {c} is dealt to more than one seat")
+                    m |= c.bit
             seen |= m
             masks.append(m)
         n = len(masks)

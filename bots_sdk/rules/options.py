@@ -133,6 +133,12 @@ class Options:
         self._derived["chop_pairs"] = frozenset(pairs)
         targets = CHOP_CATEGORIES if self.free_four_pair_chop else self.out_of_turn_chop_targets
         self._derived["ootc"] = frozenset(CHOP_CATEGORIES.index(t) + 1 for t in targets)
+        self._derived["hash"] = hash(tuple(
+            getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")
+        ))
+
+    def __hash__(self) -> int:  # computed once: options key the engine's caches
+        return self._derived["hash"]
 
     @property
     def chop_pairs(self) -> frozenset[tuple[int, int]]:

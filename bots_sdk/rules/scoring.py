@@ -96,9 +96,44 @@ def has_pair_run(counts: list[int], length: int) -> bool:
     return False
 
 
+_LOW = sum(1 << (4 * r) for r in range(13))  # bit 0 of every rank's nibble
+_LOW_NO_TWOS = _LOW & ((1 << 48) - 1)
+_QUICK = frozenset(("four_threes", "three_pairs_with_start", "dragon", "five_pair_sequence",
+                    "six_pairs", "four_twos", "twelve_one_colour"))
+
+
+def _quick_instant(name: str, hand: int) -> bool:
+    """The common instant wins, bit-parallel over the 13 rank nibbles (no per-rank loop)."""
+    if name == "four_threes":
+        return hand & 15 == 15
+    if name == "four_twos":
+        return hand >> 48 == 15
+    if name == "twelve_one_colour":
+        red = (hand & RED_MASK).bit_count()
+        return red >= 12 or hand.bit_count() - red >= 12
+    if name == "dragon":
+        present = (hand | hand >> 1 | hand >> 2 | hand >> 3) & _LOW_NO_TWOS
+        return present == _LOW_NO_TWOS
+    h = hand
+    two = (h & (h >> 1) & (_LOW * 7)) | (h & (h >> 2) & (_LOW * 3)) | (h & (h >> 3) & _LOW)
+    two = (two | (two >> 1) | (two >> 2)) & _LOW  # bit 4r: rank r holds a pair
+    if name == "six_pairs":
+        four = h & (h >> 1) & (h >> 2) & (h >> 3) & _LOW
+        return two.bit_count() + four.bit_count() >= 6
+    if name == "three_pairs_with_start":
+        return bool(hand & 1) and two & 0x111 == 0x111
+    two &= _LOW_NO_TWOS  # five_pair_sequence
+    return bool(two & (two >> 4) & (two >> 8) & (two >> 12) & (two >> 16))
+
+
 def instant_win_kind(hand: int, names: tuple[str, ...]) -> str | None:
     """The first of ``names`` (RULES.md §7 hand kinds) that the 13-card ``hand`` is."""
     if not names:
+        return None
+    if _QUICK.issuperset(names):
+        for name in names:
+            if _quick_instant(name, hand):
+                return name
         return None
     counts = rank_counts(hand)
     for name in names:

@@ -180,3 +180,20 @@ def test_hue_split_pair_sequence_makes_two_sixes_a_four_pair_bomb_once() -> None
     assert g.table.kind == "pair_sequence" and g.table.size == 8
     assert [p for p in g.payments if p["reason"] == "chop"] == [
         {"from": 1, "to": 0, "points": 2, "reason": "chop"}]
+
+
+def test_bit_parallel_instant_win_checks_agree_with_rank_counts() -> None:
+    import random
+
+    from bots_sdk.rules.scoring import _QUICK, _is_instant, _quick_instant, rank_counts
+
+    rng = random.Random(0)
+    for i in range(20000):
+        if i % 2:
+            ranks = rng.sample(range(13), rng.randrange(4, 8))
+            cards = rng.sample([r * 4 + s for r in ranks for s in range(4)], 13)
+        else:
+            cards = rng.sample(range(52), 13)
+        hand = sum(1 << c for c in cards)
+        for name in _QUICK:
+            assert _quick_instant(name, hand) == _is_instant(name, hand, rank_counts(hand))
