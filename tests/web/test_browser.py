@@ -56,6 +56,7 @@ def test_replay_viewer_steps_with_buttons_keys_and_url(live_server, page):
     assert table_cards(page) == "3S"
     assert "3S" not in hand(page, 2) and len(hand(page, 2)) == 12
     assert "to-move" in page.get_attribute('.seat[data-seat="3"]', "class")
+    assert page.text_content("#to-move") == f"next: {w.bots[3].name}"
 
     # keyboard: right arrow twice, left once
     page.keyboard.press("ArrowRight")

@@ -149,10 +149,11 @@ def test_bot_page_empty_states(client):
 
 
 # ------------------------------------------------------------------ game page
-def test_game_page_embeds_replay_and_seats(client):
+def test_game_page_embeds_replay_and_seats(client, django_assert_num_queries):
     w = make_world(replay=load_replay("game_2p_handmade.json"))
     game = w.games[0]
-    response = client.get(f"/games/{game.id}/")
+    with django_assert_num_queries(3):  # game with table and tournament, seats, replay
+        response = client.get(f"/games/{game.id}/")
     html = response.content.decode()
     assert response.status_code == 200
     assert 'id="replay-data"' in html and "replay.js" in html

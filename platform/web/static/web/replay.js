@@ -288,10 +288,13 @@
       this.center.appendChild(tc);
       this.center.appendChild(el("div", { cls: "kind", text: (state.table.kind || "").replace(/_/g, " ") + " \u00b7 " + (data.names[state.table.seat] || "") }));
     } else {
-      this.center.appendChild(el("div", { cls: "empty-table", id: "table-cards", "data-cards": "", text: finalStep ? "Game over" : "Table clear \u2014 new round" }));
+      this.center.appendChild(el("div", { cls: "empty-table", id: "table-cards", "data-cards": "", text: finalStep ? "Game over" : k === 0 ? "Waiting for the first play" : "Table clear \u2014 new round" }));
     }
     if (state.chain && state.chain.length) {
       this.center.appendChild(el("div", { cls: "chain", id: "chop-chain", text: "Chop chain \u00d7" + state.chain.length + ": " + state.chain.map(function (c) { return data.names[c.seat] || c.seat; }).join(" \u2192 ") }));
+    }
+    if (!finalStep && state.to_move !== null && state.to_move !== undefined) {
+      this.center.appendChild(el("div", { cls: "kind", id: "to-move", text: "next: " + (data.names[state.to_move] || ("seat " + state.to_move)) }));
     }
     if (state.offer) {
       this.center.appendChild(el("div", { cls: "kind", text: "offer: " + state.offer.replace(/_/g, " ") }));
