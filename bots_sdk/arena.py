@@ -167,7 +167,7 @@ class _Runner:
 
     def __init__(self, config: ArenaConfig) -> None:
         from bots_sdk.loader import load_bot_class
-        from bots_sdk.rules import Game, IllegalMove
+        from bots_sdk.rules import PRESETS, Game, IllegalMove
 
         self.config = config
         self.classes: list[type[Bot]] = [load_bot_class(s) for s in config.lineup.specs]
@@ -177,6 +177,8 @@ class _Runner:
             {h for h in _HOOKS if getattr(cls, h) is not getattr(Bot, h)} for cls in self.classes
         ]
         self.Game = Game
+        # What TableInfo.options carries, as on the referee: every option value.
+        self.options = {**PRESETS[config.preset].to_dict(), **config.options}
         self.IllegalMove = IllegalMove
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -209,7 +211,7 @@ class _Runner:
         labels = _Labels(task.index, entrants, names)
         for s, bot in enumerate(bots):
             if "on_table_start" in hooks[s]:
-                info = TableInfo(table_id, s, n, cfg.preset, dict(cfg.options), 1)
+                info = TableInfo(table_id, s, n, cfg.preset, dict(self.options), 1)
                 self._hook(bot, "on_table_start", info, errors, labels[s])
             if "on_game_start" in hooks[s]:
                 hand = tuple(game.hands[s])
@@ -373,6 +375,10 @@ def run_arena(
         raise ValueError(f"--players must be 2, 3 or 4, got {config.players}")
     if config.games < 1:
         raise ValueError("--games must be at least 1")
+    from bots_sdk.rules import PRESETS
+
+    if config.preset not in PRESETS:
+        raise ValueError(f"unknown preset {config.preset!r} (known: {', '.join(sorted(PRESETS))})")
     if config.replays_dir is not None:
         config.replays_dir.mkdir(parents=True, exist_ok=True)
     tasks = config.tasks()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
-from bots_sdk.bot import Bot, Move, View
+from bots_sdk.bot import Bot, Move, TableInfo, View
 from bots_sdk.cards import DECK, Card, parse_cards
 
 TWO = 12  # rank index of the 2 (heo)
@@ -39,12 +40,14 @@ BOMB_COST = 0.05
 
 
 @lru_cache(maxsize=200_000)
-def plan_cost(counts: Counts) -> float:
+def plan_cost(counts: Counts, sequences: bool = True) -> float:
     """Cheapest cost of playing out a hand given as 13 rank counts.
 
     Each group costs about "how unlikely it is to win its round"; a low single costs nearly
     1, a 2 or a bomb almost nothing. The lowest rank present must start some group, which
-    keeps the search exact and small."""
+    keeps the search exact and small. `sequences=False` leaves out straights and pair
+    sequences (the `north` preset only has one-suit straights, which rank counts cannot
+    see, and no pair sequences)."""
     r = next((i for i, c in enumerate(counts) if c), -1)
     if r < 0:
         return 0.0
@@ -58,7 +61,7 @@ def plan_cost(counts: Counts) -> float:
             return
         for x in ranks:
             lst[x] -= n
-        total = cost + plan_cost(tuple(lst))
+        total = cost + plan_cost(tuple(lst), sequences)
         for x in ranks:
             lst[x] += n
         if total < best:
@@ -71,7 +74,7 @@ def plan_cost(counts: Counts) -> float:
         take((r,), 3, _triple_cost(r))
     if c == 4:
         take((r,), 4, BOMB_COST)
-    if r < TWO:
+    if r < TWO and sequences:
         top = r
         while top + 1 < TWO and counts[top + 1] >= 1:
             top += 1
@@ -106,15 +109,32 @@ def _is_bomb(cards: Sequence[Card]) -> bool:
 
 class HeuristicBot(Bot):
     name = "heuristic"
-    version = "1.0.0"
+    version = "1.1.0"
+
+    def __init__(self) -> None:
+        self.options: dict[str, Any] | None = None
+
+    def on_table_start(self, table: TableInfo) -> None:
+        self.options = dict(table.options) or None
+
+    def _rules(self, view: View) -> dict[str, Any]:
+        if self.options is None:
+            from bots_sdk.rules import PRESETS
+
+            preset = PRESETS.get(view.preset)
+            self.options = preset.to_dict() if preset is not None else {}
+        return self.options
 
     def play(self, view: View) -> Move:
         plays = view.seat_view.legal_plays
         if not plays:
             return None
+        rules = self._rules(view)
+        no_two_finish = bool(rules.get("no_finish_on_two"))  # north: going out on a 2 is last
+        sequences = bool(rules.get("pair_sequences", True)) and not rules.get("like_beats_like")
         hand = view.hand
         counts = rank_counts(hand)
-        base = plan_cost(tuple(counts))
+        base = plan_cost(tuple(counts), sequences)
         me = view.seat
         done = set(view.finished)
         opponents = [
@@ -143,15 +163,19 @@ class HeuristicBot(Bot):
         best_move: tuple[Card, ...] | None = None
         best_score = float("inf")
         for p in best_by_sig.values():
-            if len(p) == len(hand):
+            has_two = any(c.rank == TWO for c in p)
+            if len(p) == len(hand) and not (no_two_finish and has_two):
                 return p  # goes out
             rest = counts[:]
             for c in p:
                 rest[c.rank] -= 1
-            score = plan_cost(tuple(rest)) - base
+            score = plan_cost(tuple(rest), sequences) - base
             is_boss = self._is_boss(p, unseen)
-            has_two = any(c.rank == TWO for c in p)
             bomb = _is_bomb(p)
+            if no_two_finish and has_two:
+                # Shed 2s while other cards remain; going out on one ranks you last.
+                score += 5.0 if len(p) == len(hand) else -0.6
+                has_two = False  # so the keep-your-2s rules below do not apply
             if leading:
                 score += 0.02 * max(p).rank / 12 - 0.01 * len(p)
                 if len(p) == 1 and danger == 1 and not is_boss:
@@ -161,7 +185,7 @@ class HeuristicBot(Bot):
                 if (has_two or bomb) and len(best_by_sig) > 1 and sum(counts) > 4:
                     score += 0.5
                 # Two groups left and this one cannot be beaten: take it, lead the last.
-                if is_boss and plan_cost(tuple(rest)) <= 1.0 and _one_group(rest):
+                if is_boss and plan_cost(tuple(rest), sequences) <= 1.0 and _one_group(rest):
                     score -= 2.0
             else:
                 if bomb and table_has_two:
@@ -184,7 +208,20 @@ class HeuristicBot(Bot):
         pass_score = 0.0
         if never_played and danger <= 4:
             pass_score += 2.0  # a frozen hand pays double
+        if rules.get("den_ca_lang") and self._next_can_go_out(view):
+            pass_score += 3.0  # north: passing a playable hand before a player goes out pays all
         return best_move if best_score < pass_score else None
+
+    @staticmethod
+    def _next_can_go_out(view: View) -> bool:
+        """Could the next player to move empty their hand on the current table?"""
+        counts = view.card_counts
+        n = view.players
+        for step in range(1, n):
+            s = (view.seat + step) % n
+            if counts[s] > 0 and s not in view.finished:
+                return counts[s] <= max(1, len(view.table_cards))
+        return False
 
     @staticmethod
     def _unseen_ranks(view: View) -> list[int]:
