@@ -171,6 +171,16 @@ class _Runner:
 
         self.config = config
         self.classes: list[type[Bot]] = [load_bot_class(s) for s in config.lineup.specs]
+        for cls in self.classes:  # fail early, in one line, on a constructor that needs args
+            try:
+                cls()
+            except Exception as exc:
+                from bots_sdk.loader import BotLoadError
+
+                raise BotLoadError(
+                    f"{cls.__name__}() failed: {type(exc).__name__}: {exc} "
+                    "(a bot class must be constructible without arguments)"
+                ) from exc
         # Hooks a class leaves as the base no-op are not called (nor their arguments built):
         # a replay costs a fifth of a random game.
         self.hooks = [
@@ -383,6 +393,8 @@ def run_arena(
         config.replays_dir.mkdir(parents=True, exist_ok=True)
     tasks = config.tasks()
     total = len(tasks)
+    if config.jobs > 1:
+        _Runner(config)  # load and construct the bots here first: errors as one line
     records: list[GameRecord] = []
     errors: list[str] = []
     started = time.perf_counter()

@@ -338,7 +338,14 @@ class BotClient:
         if state is not None and m.resumed:
             log.info("table %s resumed (seat %d)", m.table_id, m.seat)
             return
-        bot = self.bot_factory()
+        try:
+            bot = self.bot_factory()
+        except Exception as exc:  # keep the other tables going; answer this one safely
+            log.error(
+                "table %s: creating the bot failed (%s: %s); playing the fallback move there",
+                m.table_id, type(exc).__name__, exc,
+            )
+            bot = _FallbackBot()
         state = _TableState(m.table_id, bot, m.seat, m.players, m.preset)
         self.tables[m.table_id] = state
         import json
@@ -527,6 +534,13 @@ class BotClient:
 
     def _margin_ms(self, time_left_ms: int) -> int:
         return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)
+
+
+class _FallbackBot(Bot):
+    """Stands in when the author's class cannot be built: the referee's own fallback."""
+
+    def play(self, view: View) -> tuple[Card, ...] | None:
+        return safe_move(view.can_pass, view.legal_plays())
 
 
 def _describe(cards: tuple[Card, ...] | None) -> str:

@@ -75,6 +75,13 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
     from bots_sdk.client import BotClient, ClientError, install_signal_handlers, parse_target
 
     target = parse_target(args.server)
+    try:
+        bot_cls()  # a constructor that needs arguments is an error now, not at the first table
+    except Exception as exc:
+        raise ClientError(
+            f"{bot_cls.__name__}() failed: {type(exc).__name__}: {exc} "
+            "(a bot class must be constructible without arguments)"
+        ) from exc
     credentials = None
     if args.tls:
         root = None

@@ -145,3 +145,20 @@ def test_check_passes_a_good_bot_including_the_protocol_round_trip():
     assert out.stdout.count("PASS") == 7  # five presets, timing, round trip
     assert "protocol round trip: 4/4 games over gRPC" in out.stdout
     assert "ready for a ladder" in out.stdout
+
+
+@pytest.mark.parametrize("command", [["arena", "{bot}", "random", "--games", "1", "--jobs", "2"], ["run", "{bot}", "--token", "t", "--server", "127.0.0.1:1"], ["arena", "{bot}", "random", "--games", "1"]])
+def test_a_bot_that_cannot_be_constructed_is_one_line(tmp_path, command):
+    bot = tmp_path / "needs_args.py"
+    bot.write_text(
+        "from bots_sdk import Bot\n"
+        "class NeedsArgs(Bot):\n"
+        "    def __init__(self, depth):\n"
+        "        self.depth = depth\n"
+        "    def play(self, view):\n"
+        "        return None\n"
+    )
+    out = tienlen_bot(*[a.format(bot=bot) for a in command])
+    assert out.returncode == 2
+    assert "NeedsArgs() failed: TypeError" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
