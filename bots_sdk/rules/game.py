@@ -84,8 +84,12 @@ class Game:
             try:
                 m = sum([c.bit for c in hand])  # a list of Card (the usual case)
                 cards = hand
-            except AttributeError:
-                cards = parse_cards(hand)
+            except (AttributeError, TypeError):
+                try:
+                    cards = parse_cards(hand)
+                except TypeError:
+                    raise ValueError(f"seat {seat}: a hand must be a list of cards, "
+                                     f"got {hand!r}") from None
                 m = sum([c.bit for c in cards])
             if not 1 <= len(cards) <= 13:
                 raise ValueError(f"seat {seat} has {len(cards)} cards; a hand holds 1 to 13")
@@ -385,6 +389,8 @@ class Game:
             raise IllegalMove("game_over", "the game is over")
         s = self._to_move
         if seat is not None and seat != s:
+            if type(seat) is not int:
+                raise IllegalMove("not_your_turn", f"no seat {seat!r}; seats are integers")
             if 0 <= seat < self.players and self._locked >> seat & 1 and self._offer is None:
                 raise IllegalMove("locked_out", "you passed this round")
             raise IllegalMove("not_your_turn", f"it is seat {s}'s turn, not seat {seat}'s")
@@ -410,6 +416,9 @@ class Game:
                 parsed = parse_cards(cards)
             except ValueError as exc:
                 raise IllegalMove("unknown_card", str(exc)) from None
+            except TypeError:
+                raise IllegalMove("invalid_combination",
+                                  f"a play is a list of cards, got {cards!r}") from None
             m = 0
             for c in parsed:
                 m |= c.bit

@@ -164,3 +164,26 @@ def test_bad_hands_are_rejected_with_a_clear_error() -> None:
         Game([C("3S"), C("4S")], preset="saigon")
     with pytest.raises(ValueError, match="unknown option 'nope'"):
         Game([C("3S"), C("4S")], options={"nope": 1})
+
+
+@pytest.mark.parametrize("bad", [5, None, [None], "", [], ["3S", "7X"]])
+def test_malformed_plays_are_illegal_moves_not_crashes(bad) -> None:
+    g = Game.from_seed("malformed", 4)
+    before = g.history
+    with pytest.raises(IllegalMove):
+        g.play(bad)
+    with pytest.raises(IllegalMove) as err:
+        g.pass_turn(seat="0")
+    assert err.value.code == "not_your_turn"
+    assert g.history == before
+
+
+def test_malformed_replays_raise_value_errors() -> None:
+    from bots_sdk.rules import replay_game
+
+    record = Game.from_seed("malformed", 4).replay()
+    for change in ({"hands": "x"}, {"players": 9}, {"moves": [5]}, {"moves": [{"seat": 0}]},
+                   {"options": {"nope": 1}}, {"preset": "x"}, {"seed": "other"},
+                   {"moves": [{"seat": "0", "pass": True}]}):
+        with pytest.raises(ValueError):
+            replay_game({**record, **change})
