@@ -159,5 +159,6 @@ def _state(game: Any, chain: list[dict[str, Any]]) -> dict[str, Any]:
         "locked": list(game.locked_out),
         "finished": list(game.finishing_order),
         "offer": game.offer,
+        "frozen": list(game.frozen),
         "chain": chain,
     }

@@ -145,3 +145,22 @@ def test_desktop_screenshots(live_server, page):
         assert page.title()
         shot(page, f"{name}-desktop")
 
+
+
+def test_frozen_player_and_payments_are_shown(live_server, page):
+    replay = load_replay("game_4p_frozen.json")
+    w = make_world(replay=replay, tables=1, games_per_table=1, slug="frozen-cup")
+    page.goto(f"{live_server.url}/games/{w.games[0].id}/")
+    frozen_seat = replay["result"]["frozen"][0]
+    tags = page.text_content(f'.seat[data-seat="{frozen_seat}"] .seat-tags')
+    assert "frozen" in tags and "-5 pts" in tags
+    payments = page.text_content("#payments")
+    assert "frozen (cóng)" in payments and "stuck with 2s or bombs" in payments
+    # the badge appears from the move where the first player went out, not before
+    first_out = next(i + 1 for i, m in enumerate(page.evaluate(
+        "JSON.parse(document.getElementById('replay-data').textContent).moves")) if m.get("out") == 1)
+    page.goto(f"{live_server.url}/games/{w.games[0].id}/?move={first_out - 1}")
+    assert "frozen" not in page.text_content(f'.seat[data-seat="{frozen_seat}"] .seat-tags')
+    page.keyboard.press("ArrowRight")
+    assert "frozen" in page.text_content(f'.seat[data-seat="{frozen_seat}"] .seat-tags')
+    shot(page, "game-frozen-desktop")

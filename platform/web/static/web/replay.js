@@ -238,7 +238,8 @@
     var hands = this.handsAt[k];
     var move = k > 0 ? data.moves[k - 1] : null;
     var finalStep = k === this.total;
-    var frozen = (data.result && data.result.frozen) || [];
+    // frozen (cóng) is judged when the first player goes out; the engine's state says when
+    var frozen = state.frozen || (finalStep && data.result && data.result.frozen) || [];
     var finished = state.finished || [];
     var locked = state.locked || [];
 
@@ -261,7 +262,7 @@
       var place = finished.indexOf(s);
       if (place >= 0) tags.appendChild(el("span", { cls: "badge finished", text: "out #" + (place + 1) }));
       if (locked.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge passed", text: "passed" }));
-      if (finalStep && frozen.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge frozen", text: "frozen" }));
+      if (frozen.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge frozen", text: "frozen" }));
       if (finalStep && data.result && data.result.points) {
         var pts = data.result.points[s];
         tags.appendChild(el("span", { cls: "badge " + (pts > 0 ? "running" : pts < 0 ? "cancelled" : ""), text: (pts > 0 ? "+" : "") + pts + " pts" }));
