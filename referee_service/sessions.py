@@ -55,11 +55,6 @@ class BotSession:
         if not self.closed:
             self.outbox.put_nowait(message.SerializeToString())
 
-    def send_bytes(self, data: bytes) -> None:
-        """Queue an already serialized RefereeMessage."""
-        if not self.closed:
-            self.outbox.put_nowait(data)
-
     async def write_now(self, data: bytes) -> None:
         """Write an already serialized message straight to the stream, skipping the
         outbox hop (the per-move latency path), unless something is queued or being

@@ -52,13 +52,12 @@ def card_indices(cards: Iterable[Any]) -> list[int]:
     return sorted(card_index(c) for c in cards)
 
 
-def card_names(indices: Iterable[int]) -> str:
-    return " ".join(CARD_TEXT[i] if 0 <= i < 52 else str(i) for i in indices)
-
-
 class HistoryEncoder:
     """Converts a game's public history to protocol messages once per move, not per view:
-    the history only grows, so each entry is converted the first time it is seen."""
+    the history only grows, so each entry is converted the first time it is seen.
+
+    `seat_view` with this is the reference encoding of the engine's view; the referee's
+    move path uses the faster `view_encoder`, which a test checks against it."""
 
     __slots__ = ("moves",)
 
@@ -144,10 +143,3 @@ def _reason_category(reason: str) -> str:
             break
     return "".join(word)
 
-
-def result_dict(game: Any) -> dict[str, Any]:
-    return {
-        "finishing_order": list(game.finishing_order),
-        "points": list(game.points),
-        "instant_winner": game.instant_winner,
-    }

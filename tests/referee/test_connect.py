@@ -141,8 +141,7 @@ async def test_list_bots_shows_streams_and_capacity(referee: Referee) -> None:
     assert set(bots) == {"alice", "bob"}
     assert bots["alice"].streams == 2 and bots["alice"].max_tables == 7
     assert bots["alice"].bot_name == "Alice" and bots["alice"].bot_version == "1.0"
-    await a1.close()
-    await asyncio.sleep(0.05)
+    await a1.close()  # returns once the referee has ended the stream
     response = await stub.ListBots(org.ListBotsRequest(), metadata=AUTH)
     assert {x.bot_id: x.streams for x in response.bots} == {"alice": 1, "bob": 1}
     await channel.close()

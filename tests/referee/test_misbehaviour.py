@@ -349,7 +349,10 @@ async def test_a_running_table_id_cannot_be_reused(referee: Referee) -> None:
     first = asyncio.get_running_loop().create_task(play_table(
         referee.target, table_id="same", games=1, seats=["alice", "house:random"],
         move_time_ms=2000))
-    await asyncio.sleep(0.3)
+    for _ in range(500):
+        if "same" in referee.registry.tables:
+            break
+        await asyncio.sleep(0.01)
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await play_table(referee.target, table_id="same", games=1,
                          seats=["house:random", "house:random"])
@@ -367,7 +370,10 @@ async def test_cancelling_the_call_aborts_the_table_for_the_bots(referee: Refere
         metadata=AUTH)
     first = await call.read()
     assert first.WhichOneof("event") == "started"
-    await asyncio.sleep(0.2)
+    for _ in range(500):  # alice has been asked for a move
+        if bots[0].of_kind("move_request"):
+            break
+        await asyncio.sleep(0.01)
     call.cancel()
     for _ in range(100):
         if "cancel" in bots[0].table_ends:
