@@ -37,8 +37,9 @@ def world(db):
     return make_world()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser_instance():
+    """One Chromium per test module: closed before other suites' asyncio tests run."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian chromium is not installed (make chromium)")
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
