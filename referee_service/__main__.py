@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shutdown-grace", type=float,
                         default=float(_env("TIENLEN_SHUTDOWN_GRACE", "30") or 30),
                         help="seconds running tables get to finish on shutdown")
+    parser.add_argument("--tls-cert", type=Path, default=_env("TIENLEN_TLS_CERT"),
+                        help="PEM certificate chain: serve TLS (with --tls-key; env "
+                             "TIENLEN_TLS_CERT)")
+    parser.add_argument("--tls-key", type=Path, default=_env("TIENLEN_TLS_KEY"),
+                        help="PEM private key for --tls-cert (env TIENLEN_TLS_KEY)")
     parser.add_argument("--log-level", default=_env("TIENLEN_LOG_LEVEL", "info"))
     parser.add_argument("--log-format", choices=("json", "text"),
                         default=_env("TIENLEN_LOG_FORMAT", "json"))
@@ -71,8 +76,18 @@ async def _serve(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as exc:
         print(f"tienlen-referee: {exc}", file=sys.stderr)
         return 2
+    if bool(args.tls_cert) != bool(args.tls_key):
+        print("tienlen-referee: --tls-cert and --tls-key go together", file=sys.stderr)
+        return 2
+    try:
+        tls_cert = Path(args.tls_cert).read_bytes() if args.tls_cert else None
+        tls_key = Path(args.tls_key).read_bytes() if args.tls_key else None
+    except OSError as exc:
+        print(f"tienlen-referee: cannot read TLS file: {exc}", file=sys.stderr)
+        return 2
     config = RefereeConfig(
         listen=args.listen, organizer_token=args.organizer_token,
+        tls_cert=tls_cert, tls_key=tls_key,
         max_message_bytes=args.max_message_bytes, rate_limit=args.rate_limit,
         max_tables_per_stream=args.max_tables_per_stream,
         shutdown_grace_s=args.shutdown_grace)

@@ -99,7 +99,8 @@ class OrganizerClient:
     table result dict. Use as a context manager or call close()."""
 
     def __init__(self, target: str, token: str, *, timeout: float | None = None,
-                 options: Sequence[tuple[str, Any]] = ()) -> None:
+                 options: Sequence[tuple[str, Any]] = (),
+                 root_certificates: bytes | None = None, tls: bool = False) -> None:
         self.target = target
         self._metadata = (("authorization", f"Bearer {token}"),)
         self.timeout = timeout
@@ -107,10 +108,16 @@ class OrganizerClient:
         self._channel: grpc.Channel | None = None
         self._stub: org_grpc.OrganizerStub | None = None
         self._pid: int | None = None
+        self._credentials = (grpc.ssl_channel_credentials(root_certificates)
+                             if tls or root_certificates else None)
 
     def _organizer(self) -> org_grpc.OrganizerStub:
         if self._stub is None or self._pid != os.getpid():
-            self._channel = grpc.insecure_channel(self.target, options=self._options)
+            if self._credentials is not None:
+                self._channel = grpc.secure_channel(self.target, self._credentials,
+                                                    options=self._options)
+            else:
+                self._channel = grpc.insecure_channel(self.target, options=self._options)
             self._stub = org_grpc.OrganizerStub(self._channel)
             self._pid = os.getpid()
         return self._stub

@@ -51,6 +51,8 @@ class RefereeConfig:
     max_tables_per_stream: int = 64
     hello_timeout_s: float = 10.0
     shutdown_grace_s: float = 30.0
+    tls_cert: bytes | None = None  # PEM certificate chain; with tls_key: serve TLS only
+    tls_key: bytes | None = None
     extra_options: list[tuple[str, int | str]] = field(default_factory=list)
 
 
@@ -88,14 +90,20 @@ class Referee:
         services = (GATEWAY_SERVICE, ORGANIZER_SERVICE, reflection.SERVICE_NAME,
                     health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
         reflection.enable_server_reflection(services, server)
-        self.port = server.add_insecure_port(self.config.listen)
+        if self.config.tls_cert and self.config.tls_key:
+            credentials = grpc.ssl_server_credentials(
+                [(self.config.tls_key, self.config.tls_cert)])
+            self.port = server.add_secure_port(self.config.listen, credentials)
+        else:
+            self.port = server.add_insecure_port(self.config.listen)
         if not self.port:
             raise OSError(f"cannot listen on {self.config.listen}")
         await server.start()
         for name in ("", GATEWAY_SERVICE, ORGANIZER_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.server = server
-        log.info("referee listening", extra={"event": "listening", "target": self.target})
+        log.info("referee listening", extra={"event": "listening", "target": self.target,
+                                             "tls": bool(self.config.tls_cert)})
         # make sure descriptors of the bot protocol are in the default pool for reflection
         assert gw.DESCRIPTOR is not None
         return self.port
