@@ -33,6 +33,7 @@ from .moves import (
     SUIT_MASKS,
     LegalPlays,
     answer_groups,
+    flat_masks,
     lead_groups,
     ps4_chop_groups,
     restrict_to_card,
@@ -346,17 +347,14 @@ class Game:
         hand = self._hands[s]
         table = self._table
         out = []
-        for kind, size, factors, key, count in groups:
-            if type(factors) is int:
-                if self._emp3[s]:
-                    factors &= ~1
-                    count = factors.bit_count()
-            elif len(factors) == 1:
-                if kind == SINGLE and self._emp3[s]:
-                    factors = [[m for m in factors[0] if m != 1]]
-                elif kind == PAIR and self._emp6[s]:
-                    factors = [[m for m in factors[0] if m & SIXES_MASK != m]]
-                count = len(factors[0])
+        for group in groups:
+            kind, size, factors, key, count = group
+            if kind == SINGLE and self._emp3[s]:
+                masks = [m for m in flat_masks(group) if m != 1]
+                factors, count = [masks], len(masks)
+            elif kind == PAIR and self._emp6[s]:
+                masks = [m for m in flat_masks(group) if m & SIXES_MASK != m]
+                factors, count = [masks], len(masks)
             if count:
                 out.append((kind, size, factors, key, count))
         if self._emp3[s] and hand & 1:

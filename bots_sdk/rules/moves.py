@@ -14,6 +14,7 @@ per round (a pass locks it out), so a cache would almost never be hit.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 
@@ -60,6 +61,32 @@ PAIRS_AT = tuple(tuple([p << (4 * r) for p in NIB_PAIRS[n]] for n in range(16))
 TRIPLES_AT = tuple(tuple([p << (4 * r) for p in NIB_TRIPLES[n]] for n in range(16))
                    for r in range(13))
 SUIT_MASKS = tuple(sum(1 << (4 * r + s) for r in range(13)) for s in range(4))
+NTRIPLES = tuple(len(NIB_TRIPLES[n]) for n in range(16))
+# bytes.translate tables: a hand's 13 rank nibbles as bytes, and per-nibble counts.
+_LOWNIB = bytes(b & 15 for b in range(256))
+_HIGHNIB = bytes(b >> 4 for b in range(256))
+_NPAIRS_T = bytes(NPAIRS) + bytes(240)
+_NTRIPLES_T = bytes(NTRIPLES) + bytes(240)
+# Runs of 3+ ranks (C-speed regex over the nibble bytes of ranks 3..A).
+_RUN1 = re.compile(rb"[\x01-\x0f]{3,}")
+_RUN2 = re.compile(bytes("[" + "".join(f"\\x{n:02x}" for n in range(16) if HAS2[n]) + "]{3,}",
+                         "ascii"))
+_RUN_SUIT = tuple(
+    re.compile(bytes("[" + "".join(f"\\x{n:02x}" for n in range(16) if n >> s & 1) + "]{3,}",
+                     "ascii"))
+    for s in range(4)
+)
+SETS_AT = {2: PAIRS_AT, 3: TRIPLES_AT}
+SET_COUNTS = {2: NPAIRS, 3: NTRIPLES}
+
+
+def rank_nibbles(hand: int) -> bytes:
+    """The 13 rank nibbles (suit sets) of a hand as bytes, built by C-level byte ops."""
+    packed = hand.to_bytes(7, "little")
+    b = bytearray(14)
+    b[0::2] = packed.translate(_LOWNIB)
+    b[1::2] = packed.translate(_HIGHNIB)
+    return bytes(b[:13])
 
 # A group: (kind, size, factors, key, count) — the plays are every choice of one mask from
 # each factor list, OR-ed; key -1 means "the highest card of the play". Two lazy forms:
@@ -127,6 +154,15 @@ class LegalPlays(Sequence):
             mask = m & -m
         elif type(factors) is tuple:
             mask, size = decode_family(factors, rem)
+        elif type(factors) is bytes:  # pairs or triples of a hand's rank nibbles
+            counts = SET_COUNTS[size]
+            at = SETS_AT[size]
+            for r, nib in enumerate(factors):
+                c = counts[nib]
+                if rem < c:
+                    mask = at[r][nib][rem]
+                    break
+                rem -= c
         elif len(factors) == 1:
             mask = factors[0][rem]
         else:
@@ -304,70 +340,61 @@ def pair_sequence_groups(rs: list[int], opts: Options, lengths: range,
     return run_groups(rs, PAIR_SEQUENCE, HAS2, NIB_PAIRS, lengths, key)
 
 
-def lead_groups(hand: int, opts: Options) -> list[Group]:
-    """Every combination of the hand (the leader's choices), in one pass over the ranks.
+def _family(nb: bytes, start: int, end: int, kind: int, choices: tuple) -> Group:
+    """A lazy run family over ranks start..end-1 (see ``family_groups`` for the count)."""
+    nibs = nb[start:end]
+    total = e2 = e1 = prev = 0
+    for x in nibs:
+        c = len(choices[x])
+        total += c * prev * e2
+        e2, e1 = e1, c * (1 + e1)
+        prev = c
+    per = 1 if kind == STRAIGHT else 2
+    return (kind, 0, (per, start, nibs, choices, 3), -1, total)
 
-    Straights and pair sequences become lazy run families (see ``family_groups``), counted
-    here with the same running sums so a lead costs one loop over 13 ranks.
+
+def lead_groups(hand: int, opts: Options) -> list[Group]:
+    """Every combination of the hand (the leader's choices), all lazy.
+
+    Singles are the hand itself, pairs and triples the rank nibbles (decoded on access),
+    straights and pair sequences one run family per run, found by a regex over the nibble
+    bytes: a lead is a handful of C-level byte operations and one small loop per run.
     """
-    rs = [(hand >> s) & 15 for s in SHIFTS]
-    pairs: list[int] = []
-    triples: list[int] = []
-    quads: list[int] = []
-    fams: list[Group] = []
-    plain = not opts.like_beats_like
-    use_ps = opts.pair_sequences
-    s_start = p_start = -1
-    s_total = s_e1 = s_e2 = s_prev = 0
-    p_total = p_e1 = p_e2 = p_prev = 0
-    for r in range(13):
-        nib = rs[r]
-        cnt = POP[nib]
-        if cnt >= 2:
-            pairs += PAIRS_AT[r][nib]
-            if cnt >= 3:
-                triples += TRIPLES_AT[r][nib]
-                if cnt == 4:
-                    quads.append(15 << SHIFTS[r])
-        if plain:
-            if cnt and r < 12:
-                if s_start < 0:
-                    s_start = r
-                    s_total = s_e1 = s_e2 = s_prev = 0
-                s_total += cnt * s_prev * s_e2
-                s_e2, s_e1 = s_e1, cnt * (1 + s_e1)
-                s_prev = cnt
-            elif s_start >= 0:
-                if s_total:
-                    fams.append((STRAIGHT, 0, (1, s_start, tuple(rs[s_start:r]), NIB_SINGLES, 3),
-                                 -1, s_total))
-                s_start = -1
-        if use_ps:
-            npairs = NPAIRS[nib] if r < 12 else 0
-            if npairs:
-                if p_start < 0:
-                    p_start = r
-                    p_total = p_e1 = p_e2 = p_prev = 0
-                p_total += npairs * p_prev * p_e2
-                p_e2, p_e1 = p_e1, npairs * (1 + p_e1)
-                p_prev = npairs
-            elif p_start >= 0:
-                if p_total:
-                    fams.append((PAIR_SEQUENCE, 0, (2, p_start, tuple(rs[p_start:r]), NIB_PAIRS, 3),
-                                 -1, p_total))
-                p_start = -1
-    if not plain:
-        for s in range(4):
-            fams.extend(family_groups(rs, STRAIGHT, HAS_SUIT[s], NIB_SUIT[s]))
+    nb = rank_nibbles(hand)
     groups: list[Group] = [(SINGLE, 1, hand, -1, hand.bit_count())]
-    if pairs:
-        groups.append((PAIR, 2, [pairs], -1, len(pairs)))
-        if triples:
-            groups.append((TRIPLE, 3, [triples], -1, len(triples)))
-            if quads:
+    npairs = sum(nb.translate(_NPAIRS_T))
+    if npairs:
+        groups.append((PAIR, 2, nb, -1, npairs))
+        ntriples = sum(nb.translate(_NTRIPLES_T))
+        if ntriples:
+            groups.append((TRIPLE, 3, nb, -1, ntriples))
+            if 15 in nb:
+                quads = [15 << SHIFTS[r] for r in range(13) if nb[r] == 15]
                 groups.append((FOUR_OF_A_KIND, 4, [quads], -1, len(quads)))
-    groups += fams
+        if opts.pair_sequences:
+            for run in _RUN2.finditer(nb, 0, 12):
+                groups.append(_family(nb, run.start(), run.end(), PAIR_SEQUENCE, NIB_PAIRS))
+    if opts.like_beats_like:
+        for s in range(4):
+            for run in _RUN_SUIT[s].finditer(nb, 0, 12):
+                groups.append(_family(nb, run.start(), run.end(), STRAIGHT, NIB_SUIT[s]))
+    else:
+        for run in _RUN1.finditer(nb, 0, 12):
+            groups.append(_family(nb, run.start(), run.end(), STRAIGHT, NIB_SINGLES))
     return groups
+
+
+def flat_masks(group: Group) -> list[int] | None:
+    """The plays of a one-factor group as a list of masks (None for other groups)."""
+    kind, size, factors, _key, _count = group
+    if type(factors) is int:
+        return bits(factors)
+    if type(factors) is bytes:
+        at = SETS_AT[size]
+        return [m for r, nib in enumerate(factors) for m in at[r][nib]]
+    if type(factors) is list and len(factors) == 1:
+        return factors[0]
+    return None
 
 
 def normal_beat_groups(hand: int, table: Combo, opts: Options) -> list[Group]:
@@ -474,13 +501,11 @@ def restrict_to_card(groups: list[Group], bit: int) -> list[Group]:
     expanded: list[Group] = []
     for g in groups:
         expanded.extend(expand_family(g) if type(g[2]) is tuple else [g])
-    for kind, size, factors, key, _count in expanded:
-        if type(factors) is int:
-            if factors & bit:
-                out.append((kind, size, [[bit]], key, 1))
-            continue
-        if len(factors) == 1:
-            only = [m for m in factors[0] if m & bit]
+    for g in expanded:
+        kind, size, factors, key, _count = g
+        flat = flat_masks(g)
+        if flat is not None:
+            only = [m for m in flat if m & bit]
             if only:
                 out.append((kind, size, [only], key, len(only)))
             continue
