@@ -126,8 +126,10 @@ class BotGateway:
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
         max_tables = min(max(hello.max_tables, 1), self.limits.max_tables_per_stream)
+        # The public name is the registered one, not what Hello claims: a bot cannot
+        # pass itself off as another at the table.
         session = BotSession(
-            bot_id=identity.bot_id, bot_name=(hello.bot_name or identity.name)[:64],
+            bot_id=identity.bot_id, bot_name=(identity.name or hello.bot_name)[:64],
             bot_version=hello.bot_version[:64], max_tables=max_tables,
             omit_legal_plays=hello.omit_legal_plays, ack_moves=hello.ack_moves,
             peer=context.peer(), bucket=TokenBucket(self.limits.rate_limit))
