@@ -87,6 +87,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     }[args.command]
     try:
         return handler(args)
+    except BrokenPipeError:  # `tienlen-bot replay x.json | head`: not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("tienlen-bot: interrupted", file=sys.stderr)
         return 130
