@@ -35,6 +35,7 @@ from .moves import (
     answer_groups,
     flat_masks,
     lead_groups,
+    may_hold_four_pairs,
     ps4_chop_groups,
     restrict_to_card,
     three_pair_groups,
@@ -600,7 +601,8 @@ class Game:
             t = (s + k) % n
             if self._out[t]:
                 continue
-            if ps4_chop_groups(self._hands[t], combo, self.options):
+            hand = self._hands[t]
+            if may_hold_four_pairs(hand) and ps4_chop_groups(hand, combo, self.options):
                 queue.append(t)
         return queue
 

@@ -456,6 +456,14 @@ _LOW2 = _LOW * 3
 _NOT_TWOS = (1 << 48) - 1
 
 
+def may_hold_four_pairs(hand: int) -> bool:
+    """Whether the hand holds a pair sequence of 4+ pairs (bit-parallel, like below)."""
+    h = hand & _NOT_TWOS
+    two = (h & (h >> 1) & _LOW3) | (h & (h >> 2) & _LOW2) | (h & (h >> 3) & _LOW)
+    two = (two | (two >> 1) | (two >> 2)) & _LOW
+    return bool(two & (two >> 4) & (two >> 8) & (two >> 12))
+
+
 def may_hold_bomb(hand: int) -> bool:
     """False only if the hand has no four of a kind and no three consecutive pairs.
 

@@ -166,7 +166,7 @@ def test_lazy_sequence_behaves_like_a_list() -> None:
 
 def test_bomb_precheck_never_misses_a_bomb() -> None:
     """may_hold_bomb() lets answers skip the chop search; it must never say no wrongly."""
-    from bots_sdk.rules.moves import may_hold_bomb
+    from bots_sdk.rules.moves import may_hold_bomb, may_hold_four_pairs
 
     rng = random.Random(0)
     for _ in range(20000):
@@ -176,3 +176,5 @@ def test_bomb_precheck_never_misses_a_bomb() -> None:
         counts = [sum(1 for c in cards if c >> 2 == r) for r in range(13)]
         truth = 4 in counts or any(all(counts[r + i] >= 2 for i in range(3)) for r in range(10))
         assert may_hold_bomb(sum(1 << c for c in cards)) == truth, sorted(cards)
+        four = any(all(counts[r + i] >= 2 for i in range(4)) for r in range(9))
+        assert may_hold_four_pairs(sum(1 << c for c in cards)) == four, sorted(cards)
