@@ -44,6 +44,9 @@ from .options import Options, resolve_options
 from .scoring import instant_win_kind
 
 SIXES_MASK = 0xF << 12
+# _AFTER[n][s]: the seats after s in turn order, ending with s itself.
+_AFTER = {n: tuple(tuple((s + k) % n for k in range(1, n + 1)) for s in range(n))
+          for n in (2, 3, 4)}
 STEAL_LEAD = "steal_lead"
 OUT_OF_TURN_CHOP = "out_of_turn_chop"
 
@@ -548,12 +551,10 @@ class Game:
     # ------------------------------------------------------------------ turn order
     def _advance(self, s: int) -> None:
         """Give the turn to the next seat that may move, or end the round."""
-        n = self.players
         ts = self._table_seat
         out = self._out
         locked = self._locked
-        for k in range(1, n + 1):
-            t = (s + k) % n
+        for t in _AFTER[self.players][s]:
             if t == ts and not out[t]:
                 self._new_round(t)
                 return
