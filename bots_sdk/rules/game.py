@@ -405,8 +405,6 @@ class Game:
         instead of being applied to the seat whose turn it is.
         """
         s = self._to_move if seat is None and not self._over else self._check_turn(seat)
-        if isinstance(cards, Combination):
-            cards = cards.cards
         m = 0
         n = 0
         try:
@@ -414,6 +412,8 @@ class Game:
                 m |= c.bit  # type: ignore[union-attr]
                 n += 1
         except (AttributeError, TypeError):
+            if isinstance(cards, Combination):
+                cards = cards.cards
             try:
                 parsed = parse_cards(cards)
             except ValueError as exc:

@@ -174,6 +174,8 @@ class LegalPlays(Sequence):
         return mask
 
     def __getitem__(self, i):  # type: ignore[override]
+        if type(i) is int and 0 <= i < self._n:
+            return cards_of_mask(self.mask_at(i))
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(self._n))]
         if i < 0:
