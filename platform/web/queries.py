@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Prefetch, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from tournaments.models import (
@@ -312,7 +312,14 @@ def pool_leaderboard(*, pool: RatingPool, limit: int | None = None) -> list[Lead
     since = timezone.now() - timedelta(days=RECENT_CHANGE_DAYS)
     bot_ids = [r.bot_id for r in ratings]
     deltas = dict(
-        RatingChange.objects.filter(pool=pool, bot_id__in=bot_ids, game__recorded_at__gte=since)
+        # Game ids grow with recording time: compare ids (indexed) instead of joining games.
+        RatingChange.objects.filter(
+            pool=pool,
+            bot_id__in=bot_ids,
+            game_id__gte=Subquery(
+                Game.objects.filter(recorded_at__gte=since).order_by("id").values("id")[:1]
+            ),
+        )
         .values("bot_id")
         .annotate(d=Sum(F("rating_after") - F("rating_before")))
         .values_list("bot_id", "d")
