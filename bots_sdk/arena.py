@@ -378,9 +378,14 @@ def _chunks(tasks: list[GameTask], size: int) -> Iterator[list[GameTask]]:
 
 
 def run_arena(
-    config: ArenaConfig, progress: Callable[[int, int], None] | None = None
+    config: ArenaConfig,
+    progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[list[GameRecord]], bool] | None = None,
 ) -> ArenaResult:
-    """Play every game of `config` and return the records (sorted by game index)."""
+    """Play the games of `config` and return the records (sorted by deal unit).
+
+    `stop(records)` is asked after each chunk of whole deal units (duplicate sets stay
+    whole); when it returns True the remaining games are not played (sequential tests)."""
     if config.players not in (2, 3, 4):
         raise ValueError(f"--players must be 2, 3 or 4, got {config.players}")
     if config.games < 1:
@@ -393,6 +398,7 @@ def run_arena(
         config.replays_dir.mkdir(parents=True, exist_ok=True)
     tasks = config.tasks()
     total = len(tasks)
+    unit = len(config.lineup.rotations()) if config.duplicate else 1
     if config.jobs > 1:
         _Runner(config)  # load and construct the bots here first: errors as one line
     records: list[GameRecord] = []
@@ -400,31 +406,36 @@ def run_arena(
     started = time.perf_counter()
     if progress:
         progress(0, total)
+
+    def collect(recs: list[GameRecord], errs: list[str]) -> bool:
+        records.extend(recs)
+        errors.extend(errs)
+        if progress:
+            progress(len(records), total)
+        return stop is not None and stop(records)
+
     if config.jobs <= 1:
         _worker_init(config)
         # Small chunks keep the progress bar moving without measurable overhead.
-        for chunk in _chunks(tasks, max(1, min(50, total // 100 or 1))):
-            recs, errs = play_task(chunk)
-            records.extend(recs)
-            errors.extend(errs)
-            if progress:
-                progress(len(records), total)
+        size = unit * max(1, min(50, total // 100) // unit)
+        for chunk in _chunks(tasks, size):
+            if collect(*play_task(chunk)):
+                break
     else:
         jobs = min(config.jobs, os.cpu_count() or config.jobs, total)
-        size = max(1, min(100, total // (jobs * 8) or 1))
-        # Chunks alternate between workers; the result does not depend on the split since
+        size = unit * max(1, min(100, total // (jobs * 8)) // unit)
+        # Results come back in task order; the result does not depend on the split since
         # every game is seeded from its own task.
-        with ProcessPoolExecutor(
-            max_workers=jobs, initializer=_worker_init, initargs=(config,)
-        ) as pool:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(config,))
+        try:
             for recs, errs in pool.map(play_task, list(_chunks(tasks, size))):
-                records.extend(recs)
-                errors.extend(errs)
-                if progress:
-                    progress(len(records), total)
+                if collect(recs, errs):
+                    break
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     elapsed = time.perf_counter() - started
     if config.replays_dir is not None:
-        _write_index(config.replays_dir, config, tasks)
+        _write_index(config.replays_dir, config, tasks[: len(records)])
     records.sort(key=lambda r: (r.unit, r.entrants))
     return ArenaResult(config, records, elapsed, errors)
 

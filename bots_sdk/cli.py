@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default %(default)s)")
     p.add_argument("--replays", type=Path, metavar="DIR", help="write each game's replay JSON here")
     p.add_argument("--option", type=_parse_option, action="append", default=[], metavar="KEY=VALUE", help="override a rule option")
+    p.add_argument(
+        "--sprt",
+        type=float,
+        metavar="DELTA",
+        help="sequential test (SPRT) of the first bot against the second, H0: no difference, "
+        "H1: DELTA points per game better (5%% error each way): stop as soon as it decides; "
+        "--games is then the maximum",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--show-errors", type=int, default=10, metavar="N", help="list the first N bot errors (default %(default)s)")
@@ -124,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     from bots_sdk.arena import ArenaConfig, Lineup, ProgressBar, run_arena
-    from bots_sdk.stats import format_report, pairwise, summarize
+    from bots_sdk.stats import format_report, paired_differences, pairwise, sprt, summarize
 
     if len(args.bots) > args.players:
         raise UsageError(f"{len(args.bots)} bots for {args.players} seats; use --players {len(args.bots)}")
@@ -146,12 +154,40 @@ def cmd_arena(args: argparse.Namespace) -> int:
         options=dict(args.option),
     )
     progress = None if args.quiet or args.json else ProgressBar()
-    result = run_arena(config, progress)
+    stop = None
+    if args.sprt is not None:
+        if args.sprt <= 0:
+            raise UsageError("--sprt DELTA must be a positive number of points per game")
+        if len(lineup.specs) < 2:
+            raise UsageError("--sprt compares the first two bots: name two different bots")
+
+        def stop(records: list) -> bool:
+            diffs = paired_differences(records, 0, 1, len(lineup.names))
+            return sprt(diffs, args.sprt).decision is not None
+
+    result = run_arena(config, progress, stop)
     rows = summarize(result.records, lineup.names)
     pairs = pairwise(result.records, lineup.names)
     units = len({r.unit for r in result.records})
+    sprt_line = None
+    if args.sprt is not None:
+        test = sprt(paired_differences(result.records, 0, 1, len(lineup.names)), args.sprt)
+        a, b = lineup.names[0], lineup.names[1]
+        verdict = {
+            "H1": f"{a} is better than {b}",
+            "H0": f"no evidence that {a} is better than {b} by {args.sprt:g} points/game",
+            None: "no decision yet (raise --games)",
+        }[test.decision]
+        sprt_line = (
+            f"SPRT ({a} - {b}, delta {args.sprt:g}, alpha = beta = 0.05): {verdict}; "
+            f"LLR {_llr(test.llr)} (bounds {test.lower:.2f}, {test.upper:.2f}) after "
+            f"{len(result.records)} games"
+        )
     if args.json:
-        print(json.dumps(_arena_json(result, rows, pairs), indent=2))
+        doc = _arena_json(result, rows, pairs)
+        if sprt_line:
+            doc["sprt"] = sprt_line
+        print(json.dumps(doc, indent=2))
         return 0
     mode = "duplicate sets" if args.duplicate else "games"
     print(
@@ -162,6 +198,9 @@ def cmd_arena(args: argparse.Namespace) -> int:
     )
     print()
     print(format_report(rows, pairs, units=units, unit_name=mode))
+    if sprt_line:
+        print()
+        print(sprt_line)
     if result.errors:
         print()
         print(f"{len(result.errors)} bot error(s) (each replaced by the referee's fallback move):")
@@ -172,6 +211,10 @@ def cmd_arena(args: argparse.Namespace) -> int:
     if args.replays:
         print(f"\nreplays written to {args.replays}/ (index.json says who sat where)")
     return 0
+
+
+def _llr(value: float) -> str:
+    return f"{value:+.2f}" if abs(value) < 1e6 else ("+inf" if value > 0 else "-inf")
 
 
 def _check_preset(preset: str, options: dict[str, Any]) -> None:

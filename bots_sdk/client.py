@@ -279,10 +279,13 @@ class BotClient:
                         self.tables.clear()
                     self.connected.set()  # type: ignore[union-attr]
                     log.info(
-                        "connected to %s as %s (bot id %s, up to %d tables, %d seats resumed)",
+                        "connected to %s as %s (bot id %s; running %s %s; up to %d tables; "
+                        "%d seats resumed)",
                         self.target,
                         msg.welcome.bot_name or self.bot_name,
                         msg.welcome.bot_id,
+                        self.bot_name,
+                        self.bot_version,
                         msg.welcome.max_tables,
                         msg.welcome.resumed_seats,
                     )

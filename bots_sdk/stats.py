@@ -18,10 +18,13 @@ __all__ = [
     "Estimate",
     "GameRecord",
     "PairComparison",
+    "SprtResult",
     "estimate",
     "format_report",
     "games_to_separate",
+    "paired_differences",
     "pairwise",
+    "sprt",
     "summarize",
     "t_quantile_975",
 ]
@@ -210,3 +213,46 @@ def format_report(
             label = f"{p.a} - {p.b}"
             lines.append(f"  {label:<{pw}}  {str(p.diff):>14}   {p.verdict}")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class SprtResult:
+    """A sequential probability ratio test on per-unit paired differences."""
+
+    llr: float
+    lower: float  # accept H0 at or below
+    upper: float  # accept H1 at or above
+    units: int
+    decision: str | None  # "H1", "H0" or None (keep playing)
+
+
+def sprt(
+    diffs: Sequence[float], delta: float, *, alpha: float = 0.05, beta: float = 0.05,
+    min_units: int = 30,
+) -> SprtResult:
+    """Is the mean paired difference `delta` (H1) rather than 0 (H0)?
+
+    Wald's test with a normal model and the variance estimated from the sample: after each
+    unit, LLR = (delta * sum(x) - n * delta^2 / 2) / var. It stops as soon as the evidence
+    is enough either way (error rates `alpha`, `beta`), which on average takes far fewer
+    games than a fixed-size test with the same errors. `delta` is the smallest difference
+    worth detecting, in points per game. No decision before `min_units` units, so the
+    variance estimate is worth something."""
+    if delta <= 0:
+        raise ValueError("the SPRT's delta must be positive (points per game)")
+    upper = math.log((1 - beta) / alpha)
+    lower = math.log(beta / (1 - alpha))
+    n = len(diffs)
+    if n < max(2, min_units):
+        return SprtResult(0.0, lower, upper, n, None)
+    e = estimate(diffs)
+    var = max(e.sd**2, 1e-9)
+    llr = (delta * math.fsum(diffs) - n * delta * delta / 2) / var
+    decision = "H1" if llr >= upper else "H0" if llr <= lower else None
+    return SprtResult(llr, lower, upper, n, decision)
+
+
+def paired_differences(records: Sequence[GameRecord], a: int, b: int, n_entrants: int) -> list[float]:
+    """Per-unit points-per-game difference of entrant `a` minus entrant `b`."""
+    means = _unit_means(records, n_entrants)
+    return [m[a] - m[b] for m in means.values() if m[a] is not None and m[b] is not None]

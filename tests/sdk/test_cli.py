@@ -162,3 +162,13 @@ def test_a_bot_that_cannot_be_constructed_is_one_line(tmp_path, command):
     assert out.returncode == 2
     assert "NeedsArgs() failed: TypeError" in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_arena_sprt_stops_as_soon_as_it_knows():
+    out = tienlen_bot("arena", "heuristic", "random", "--games", "2000", "--duplicate", "--sprt", "0.5")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    played = int(first.split()[0])
+    assert played < 2000  # stopped early
+    assert "SPRT (heuristic - random, delta 0.5" in out.stdout
+    assert "heuristic is better than random;" in out.stdout

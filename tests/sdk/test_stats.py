@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
 
 from hypothesis import given, settings
@@ -102,3 +103,16 @@ def test_report_has_a_row_per_bot_and_the_pairwise_section():
     assert lines[0].split()[:4] == ["bot", "games", "1st", "avg"]
     assert any(line.startswith("alpha") for line in lines)
     assert "alpha - beta" in text and "paired over 2 duplicate sets" in text
+
+
+def test_sprt_decides_each_way_and_waits_for_evidence():
+    from bots_sdk.stats import sprt
+
+    rng = random.Random(7)
+    better = [rng.gauss(1.0, 1.5) for _ in range(200)]
+    same = [rng.gauss(0.0, 1.5) for _ in range(400)]
+    assert sprt(better[:5], 0.5).decision is None  # too few units to judge
+    assert sprt(better, 0.5).decision == "H1"
+    assert sprt(same, 0.5).decision == "H0"
+    r = sprt(better[:40], 0.5)
+    assert r.lower < 0 < r.upper and math.isclose(r.upper, math.log(0.95 / 0.05))
