@@ -190,3 +190,11 @@ async def test_answers_to_move_requests_are_never_rate_limited(
         assert all(result_of(r).status == 1 for r in results)
         assert not bot.of_kind("error") and not bot.of_kind("strike")
         await bot.close()
+
+
+async def test_a_silent_connection_is_closed_after_the_hello_timeout(
+        token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, hello_timeout_s=0.2) as ref:
+        bot = await _finished(RawBot(ref.target, "alice", hello=False).start())
+    assert bot.status == grpc.StatusCode.INVALID_ARGUMENT
+    assert "send Hello first" in bot.details
