@@ -276,6 +276,7 @@ class Game(models.Model):
     points = models.JSONField(default=list)
     strikes = models.JSONField(default=list)
     forfeits = models.JSONField(default=list)
+    # Per-seat totals of the timing log: moves, thinking ms, slowest move, fallbacks.
     timing = models.JSONField(default=dict)
     duration_ms = models.PositiveIntegerField(default=0)
     recorded_at = models.DateTimeField(auto_now_add=True)
@@ -333,9 +334,14 @@ class Replay(models.Model):
     encoding = models.CharField(max_length=16, default=ENCODING)
     data = models.BinaryField()
     raw_size = models.PositiveIntegerField()
+    # The referee's per-move timing log (tienlen.timing/1), zlib-compressed JSON.
+    timing = models.BinaryField(null=True, blank=True)
 
     def decoded_text(self) -> str:
         return zlib.decompress(bytes(self.data)).decode("utf-8")
+
+    def decoded_timing(self) -> str | None:
+        return zlib.decompress(bytes(self.timing)).decode("utf-8") if self.timing else None
 
 
 class RatingChange(models.Model):

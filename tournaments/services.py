@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import secrets
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -429,108 +429,176 @@ def _replay_dict(replay: Replay | None) -> dict:
     return json.loads(replay.decoded_text())
 
 
-def _rate_game(game: Game, pool: RatingPool, bot_ids: list[int], places: list[int]) -> None:
-    """Apply one game's Elo update. Caller holds the pool row lock (the single writer)."""
+def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
+    """Record one finished game exactly once; None when it was already recorded."""
+    games = table_games_record(table_id=table_id, results=[result])
+    return games[0] if games else None
+
+
+def table_games_record(*, table_id: int, results: Sequence[GameResult]) -> list[Game]:
+    """Record finished games (seats, replay, rating updates) in one transaction.
+
+    Games already recorded (a retried task, a table replayed from its seeds) are skipped,
+    so this is idempotent; the new games are returned. A batch costs about the queries of
+    one game, which is how recording keeps up with the referee.
+    """
+    if not results:
+        return []
+    try:
+        with transaction.atomic():
+            return _record_batch(table_id, results)
+    except IntegrityError:
+        # A concurrent attempt recorded some of these first: go one by one.
+        recorded: list[Game] = []
+        for result in results:
+            try:
+                with transaction.atomic():
+                    recorded += _record_batch(table_id, [result])
+            except IntegrityError:
+                if not Game.objects.filter(table_id=table_id, index=result.game_index).exists():
+                    raise
+        return recorded
+
+
+_pool_ids: dict[tuple[str, int], int] = {}
+
+
+def _pool_id(preset: str, seats: int) -> int:
+    key = (preset, seats)
+    if key not in _pool_ids:
+        _pool_ids[key] = rating_pool_get(preset=preset, seats=seats).pk
+    return _pool_ids[key]
+
+
+def _pools_locked(preset: str, sizes: set[int]) -> dict[int, RatingPool]:
+    """Lock the rating pools (by seats): the locks make rating updates single-writer and
+    totally ordered. Locks are taken in id order, so two writers never deadlock."""
+    for _ in range(2):
+        ids = sorted({_pool_id(preset, n) for n in sizes})
+        pools = {p.seats: p for p in RatingPool.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
+        if len(pools) == len(sizes):
+            return pools
+        _pool_ids.clear()  # a cached pool was deleted: look the pools up again
+    raise RuntimeError(f"rating pools for {preset} {sorted(sizes)} are missing")
+
+
+def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
+    """Per-seat totals of the referee's per-move timing (the full log goes with the replay)."""
+    per_seat = [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(players)]
+    elapsed = 0.0
+    moves = timing.get("moves") or []
+    for move in moves:
+        ms = float(move.get("elapsed_ms") or 0.0)
+        elapsed += ms
+        seat = move.get("seat")
+        if isinstance(seat, int) and 0 <= seat < players:
+            row = per_seat[seat]
+            row["moves"] += 1
+            row["thinking_ms"] += float(move.get("thinking_ms") or ms)
+            row["max_ms"] = max(row["max_ms"], ms)
+            row["fallbacks"] += bool(move.get("fallback"))
+    for row in per_seat:
+        row["thinking_ms"] = round(row["thinking_ms"], 1)
+        row["max_ms"] = round(row["max_ms"], 1)
+    summary = {"moves": len(moves), "elapsed_ms": round(elapsed, 1), "per_seat": per_seat}
+    return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
+
+
+def _record_batch(table_id: int, results: Sequence[GameResult]) -> list[Game]:
+    import json
+
+    table = Table.objects.select_related("tournament").get(pk=table_id)
+    tournament = table.tournament
+    seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
+    unique: dict[int, GameResult] = {}
+    for result in results:
+        if sorted(result.seat_participants) != list(range(len(seats))):
+            raise ValueError(
+                f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table"
+            )
+        if len(result.points) != result.players or sum(result.points) != 0:
+            raise ValueError(f"game {result.game_index}: points {result.points} are not a zero-sum list per seat")
+        unique.setdefault(result.game_index, result)
+    pools: dict[int, RatingPool] = {}
+    if tournament.rated:
+        sizes = {r.players for r in unique.values()}
+        pools = _pools_locked(tournament.preset, sizes)
+    existing = set(
+        Game.objects.filter(table_id=table_id, index__in=list(unique)).values_list("index", flat=True)
+    )
+    new = [unique[i] for i in sorted(unique) if i not in existing]
+    if not new:
+        return []
+    games, game_seats, replays, placed = [], [], [], []
+    for result in new:
+        summary, fallbacks, duration = _timing_summary(result.timing, result.players)
+        pool = pools.get(result.players)
+        seq = None
+        if pool is not None:
+            pool.games_rated += 1
+            seq = pool.games_rated
+        game = Game(
+            table_id=table_id, index=result.game_index, seed=result.seed[:160], players=result.players,
+            finishing_order=result.finishing_order, points=result.points, strikes=result.strikes,
+            forfeits=result.forfeited, timing=summary, duration_ms=duration, pool=pool, rating_seq=seq,
+        )
+        games.append(game)
+        entrants = [seats[p].entrant for p in result.seat_participants]
+        places = result.places()
+        placed.append((game, pool, [e.bot_id for e in entrants], places))
+        for s, entrant in enumerate(entrants):
+            game_seats.append(GameSeat(
+                game=game, seat=s, bot_id=entrant.bot_id, entrant=entrant, place=places[s],
+                points=result.points[s], strikes=fallbacks[s],
+                forfeited=result.seat_participants[s] in result.forfeited,
+            ))
+        raw = result.replay_text.encode("utf-8")
+        timing_raw = json.dumps(result.timing, separators=(",", ":")).encode("utf-8") if result.timing else b""
+        replays.append(Replay(
+            game=game, schema=str(result.replay.get("schema", ""))[:40], data=zlib.compress(raw, 6),
+            raw_size=len(raw), timing=zlib.compress(timing_raw, 6) if timing_raw else None,
+        ))
+    Game.objects.bulk_create(games)
+    for seat in game_seats:
+        seat.game_id = seat.game.pk
+    for replay in replays:
+        replay.game_id = replay.game.pk
+    GameSeat.objects.bulk_create(game_seats)
+    Replay.objects.bulk_create(replays)
+    Table.objects.filter(pk=table_id).update(games_recorded=F("games_recorded") + len(new))
+    for pool in pools.values():
+        _rate_games(pool, [(g, bots, places) for g, p, bots, places in placed if p is pool])
+    return games
+
+
+def _rate_games(pool: RatingPool, games: list[tuple[Game, list[int], list[int]]]) -> None:
+    """Apply the games' Elo updates in order. Caller holds the pool row lock."""
+    if not games:
+        return
+    bot_ids = sorted({b for _, bots, _ in games for b in bots})
     ratings = {r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=bot_ids)}
-    missing = [Rating(pool=pool, bot_id=b, rating=START_RATING) for b in bot_ids if b not in ratings]
+    missing = [b for b in bot_ids if b not in ratings]
     if missing:
-        Rating.objects.bulk_create(missing)
-        ratings.update({r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=[m.bot_id for m in missing])})
-    before = [ratings[b].rating for b in bot_ids]
-    deltas = elo_deltas(before, places, pool.k_factor)
-    seq = pool.games_rated + 1
+        Rating.objects.bulk_create([Rating(pool=pool, bot_id=b, rating=START_RATING) for b in missing])
+        ratings.update({r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=missing)})
     changes = []
-    for bot_id, old, delta in zip(bot_ids, before, deltas, strict=True):
-        row = ratings[bot_id]
-        row.rating = old + delta
-        row.games += 1
-        changes.append(RatingChange(pool=pool, bot_id=bot_id, game=game, seq=seq, rating_before=old, rating_after=row.rating))
+    for game, bots, places in games:
+        before = [ratings[b].rating for b in bots]
+        deltas = elo_deltas(before, places, pool.k_factor)
+        for bot_id, old, delta in zip(bots, before, deltas, strict=True):
+            row = ratings[bot_id]
+            row.rating = old + delta
+            row.games += 1
+            changes.append(RatingChange(
+                pool=pool, bot_id=bot_id, game=game, seq=game.rating_seq,
+                rating_before=old, rating_after=row.rating,
+            ))
     now = timezone.now()
     for row in ratings.values():
         row.updated_at = now
     Rating.objects.bulk_update(list(ratings.values()), ["rating", "games", "updated_at"])
     RatingChange.objects.bulk_create(changes)
-    RatingPool.objects.filter(pk=pool.pk).update(games_rated=seq)
-    pool.games_rated = seq
-    Game.objects.filter(pk=game.pk).update(pool=pool, rating_seq=seq)
-
-
-def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
-    """Record one finished game with its replay and rating updates, exactly once.
-
-    Returns None when the game was already recorded (a retried or replayed table).
-    """
-    try:
-        with transaction.atomic():
-            return _table_game_record(table_id, result)
-    except IntegrityError:
-        # A concurrent attempt recorded the same (table, index) first.
-        if Game.objects.filter(table_id=table_id, index=result.game_index).exists():
-            return None
-        raise
-
-
-def _table_game_record(table_id: int, result: GameResult) -> Game | None:
-    table = Table.objects.select_related("tournament").get(pk=table_id)
-    tournament = table.tournament
-    pool = None
-    if tournament.rated:
-        pool_id = rating_pool_get(preset=tournament.preset, seats=result.players).pk
-        # The pool row lock makes rating updates single-writer and totally ordered.
-        pool = RatingPool.objects.select_for_update().get(pk=pool_id)
-    if Game.objects.filter(table_id=table_id, index=result.game_index).exists():
-        return None
-    seats = list(table.seats.select_related("entrant").order_by("seat"))
-    if len(result.seat_participants) != len(seats) or sorted(result.seat_participants) != list(range(len(seats))):
-        raise ValueError(f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table")
-    points = result.points
-    places = result.places()
-    if len(points) != result.players or sum(points) != 0:
-        raise ValueError(f"game {result.game_index}: points {points} are not a zero-sum list per seat")
-    fallback = [0] * result.players
-    duration = 0.0
-    for move in result.timing.get("moves", []) or []:
-        duration += float(move.get("elapsed_ms") or 0.0)
-        seat = move.get("seat")
-        if move.get("fallback") and isinstance(seat, int) and 0 <= seat < result.players:
-            fallback[seat] += 1
-    game = Game.objects.create(
-        table=table,
-        index=result.game_index,
-        seed=result.seed[:160],
-        players=result.players,
-        finishing_order=result.finishing_order,
-        points=points,
-        strikes=result.strikes,
-        forfeits=result.forfeited,
-        timing=result.timing,
-        duration_ms=int(duration),
-    )
-    entrants = [seats[p].entrant for p in result.seat_participants]
-    GameSeat.objects.bulk_create(
-        GameSeat(
-            game=game,
-            seat=s,
-            bot_id=entrant.bot_id,
-            entrant=entrant,
-            place=places[s],
-            points=points[s],
-            strikes=fallback[s],
-            forfeited=result.seat_participants[s] in result.forfeited,
-        )
-        for s, entrant in enumerate(entrants)
-    )
-    raw = result.replay_text.encode("utf-8")
-    Replay.objects.create(
-        game=game,
-        schema=str(result.replay.get("schema", ""))[:40],
-        data=zlib.compress(raw, 6),
-        raw_size=len(raw),
-    )
-    Table.objects.filter(pk=table_id).update(games_recorded=F("games_recorded") + 1)
-    if pool is not None:
-        _rate_game(game, pool, [e.bot_id for e in entrants], places)
-    return game
+    RatingPool.objects.filter(pk=pool.pk).update(games_rated=pool.games_rated)
 
 
 @dataclass

@@ -9,6 +9,9 @@ database does what a chord would, and survives a lost chord callback too).
 from __future__ import annotations
 
 import logging
+import queue
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
 from celery import shared_task
@@ -57,6 +60,71 @@ def _finish(table_id: int, **kwargs) -> None:
         log.info("tournament of table %s finished", table_id)
 
 
+_END = object()
+MAX_BATCH = 64
+
+
+def _event_batches(plan: services.TablePlan) -> Iterator[list[GameResult | TableOutcome]]:
+    """The referee's events in batches of whatever has arrived.
+
+    A reader thread drains the gRPC stream so the referee never waits for the database;
+    the task records everything that piled up in one transaction.
+    """
+    events: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            for event in referee_play_table(
+                table_id=plan.referee_table_id,
+                participants=plan.participants,
+                preset=plan.preset,
+                options=plan.options,
+                games=plan.games,
+                duplicate_sets=plan.duplicate_sets,
+                move_time_ms=plan.move_time_ms,
+                time_bank_ms=plan.time_bank_ms,
+                seed=plan.seed,
+                first_game_index=plan.first_game_index,
+                resume_leader=plan.resume_leader,
+                resume_starting=plan.resume_starting,
+                connect_deadline_ms=plan.connect_deadline_ms,
+            ):
+                events.put(event)
+                if stop.is_set():  # closing the stream cancels (aborts) the table
+                    break
+        except BaseException as exc:  # handed to the task thread
+            events.put(exc)
+        finally:
+            events.put(_END)
+
+    thread = threading.Thread(target=read, name=f"referee-{plan.table_id}", daemon=True)
+    thread.start()
+    try:
+        while True:
+            batch = [events.get()]
+            while len(batch) < MAX_BATCH:
+                try:
+                    batch.append(events.get_nowait())
+                except queue.Empty:
+                    break
+            done = False
+            items = []
+            for item in batch:
+                if item is _END:
+                    done = True
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    items.append(item)
+            if items:
+                yield items
+            if done:
+                return
+    finally:
+        stop.set()
+
+
 @shared_task(bind=True, acks_late=True, max_retries=None)
 def table_play_task(self, table_id: int) -> str:
     """Play a table on the referee (or resume it), recording each game as it streams in."""
@@ -69,26 +137,12 @@ def table_play_task(self, table_id: int) -> str:
     outcome: TableOutcome | None = None
     recorded = 0
     try:
-        for event in referee_play_table(
-            table_id=plan.referee_table_id,
-            participants=plan.participants,
-            preset=plan.preset,
-            options=plan.options,
-            games=plan.games,
-            duplicate_sets=plan.duplicate_sets,
-            move_time_ms=plan.move_time_ms,
-            time_bank_ms=plan.time_bank_ms,
-            seed=plan.seed,
-            first_game_index=plan.first_game_index,
-            resume_leader=plan.resume_leader,
-            resume_starting=plan.resume_starting,
-            connect_deadline_ms=plan.connect_deadline_ms,
-        ):
-            if isinstance(event, GameResult):
-                if services.table_game_record(table_id=table_id, result=event) is not None:
-                    recorded += 1
-            elif isinstance(event, TableOutcome):
-                outcome = event
+        for batch in _event_batches(plan):
+            games = [e for e in batch if isinstance(e, GameResult)]
+            recorded += len(services.table_games_record(table_id=table_id, results=games))
+            outcomes = [e for e in batch if isinstance(e, TableOutcome)]
+            if outcomes:
+                outcome = outcomes[-1]
     except BotsNotConnected as exc:
         if plan.deadline_passed:
             connected = referee_list_bots() or {}

@@ -11,6 +11,7 @@ import asyncio
 import os
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -72,11 +73,19 @@ def worker(referee) -> Iterator[None]:
         app.amqp._producer_pool = None
         kombu.pools.reset()
     app.conf.result_backend = None
+    # A private queue: workers of other suites sharing the broker never take these tasks.
+    queue = f"tournaments-test-{uuid.uuid4().hex[:12]}"
+    previous = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
     # SQLite's shared in-memory test database locks whole tables across threads: one task
     # at a time there; PostgreSQL gets two concurrent tables.
     concurrency = 1 if connection.vendor == "sqlite" else 2
-    with start_worker(app, pool="threads", concurrency=concurrency, perform_ping_check=False, shutdown_timeout=30):
-        yield
+    try:
+        with start_worker(app, pool="threads", concurrency=concurrency, perform_ping_check=False,
+                          shutdown_timeout=30, queues=[queue]):
+            yield
+    finally:
+        app.conf.task_default_queue = previous
 
 
 class SdkBot:
@@ -166,16 +175,19 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     )
     for bot in bots:
         services.tournament_entrant_add(tournament=tournament, bot=bot)
-    real_record = services.table_game_record
+    real_record = services.table_games_record
     calls = {"n": 0}
 
-    def dies_after_three(**kwargs):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise RuntimeError("worker killed")  # like a SIGKILL in the middle of the table
-        return real_record(**kwargs)
+    def dies_at_the_fourth_game(*, table_id, results):
+        recorded = []
+        for result in results:
+            calls["n"] += 1
+            if calls["n"] == 4:
+                raise RuntimeError("worker killed")  # like a SIGKILL in the middle of the table
+            recorded += real_record(table_id=table_id, results=[result])
+        return recorded
 
-    monkeypatch.setattr(services, "table_game_record", dies_after_three)
+    monkeypatch.setattr(services, "table_games_record", dies_at_the_fourth_game)
     services.tournament_start(tournament=tournament)
     table_id = None
 
@@ -188,7 +200,7 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     wait_for(table_stuck, what="the crash")
     time.sleep(0.5)
     assert Tournament.objects.get(pk=tournament.pk).status == "running"
-    monkeypatch.setattr(services, "table_game_record", real_record)
+    monkeypatch.setattr(services, "table_games_record", real_record)
     # The broker redelivers the unacknowledged task (acks_late); a second copy races it.
     from tournaments.tasks import table_play_task
 

@@ -1,0 +1,247 @@
+"""Tournament recording benchmark: what does storing games cost next to playing them?
+
+Measured side by side in one run, alternating, on the same tables (same seeds, house bots):
+
+The referee runs in its own process, as deployed; the worker is a thread of this process.
+
+* referee only: the organiser client consumes PlayTable's stream and throws games away;
+* through the worker: a Celery worker (real broker: CELERY_BROKER_URL, else in-memory)
+  runs `table_play_task`, which records every game (seats, zlib replay, Elo updates under
+  the pool lock) into PostgreSQL as it streams in.
+
+Also: replay bytes per game (JSON, zlib, on disk in PostgreSQL), and `recompute_ratings`
+over 100,000 stored games. Uses its own database `tienlen_bench` (created and migrated).
+
+    .venv/bin/python benchmarks/tournament_bench.py [--games-per-table 32] [--rounds 3]
+        [--recompute-games 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tienlen_site.settings")
+BENCH_DB = os.environ.get("TIENLEN_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tienlen_bench")
+os.environ["DATABASE_URL"] = BENCH_DB
+
+ORGANIZER_TOKEN = "bench-organizer-token"
+
+
+def ensure_database() -> None:
+    import psycopg
+
+    base, _, name = BENCH_DB.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django() -> None:
+    import django
+    from django.core.management import call_command
+
+    ensure_database()
+    django.setup()
+    call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)
+
+
+class RefereeProcess:
+    """The referee in its own process, as deployed (house bots need no token store)."""
+
+    def __init__(self) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.target = f"127.0.0.1:{port}"
+        env = {**os.environ, "TIENLEN_BOT_TOKENS": ""}
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "referee_service", "--listen", self.target,
+             "--organizer-token", ORGANIZER_TOKEN, "--token-store", "env", "--log-level", "WARNING"],
+            cwd=ROOT, env=env,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the referee did not start")
+
+    def stop(self) -> None:
+        self.popen.terminate()
+        try:
+            self.popen.wait(10)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+
+
+def start_referee_process() -> RefereeProcess:
+    return RefereeProcess()
+
+
+def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, seed: str) -> int:
+    from referee_service.organizer_client import OrganizerClient
+
+    with OrganizerClient(target, ORGANIZER_TOKEN) as client:
+        return sum(
+            1 for event in client.play_table(table_id=table_id, seats=seats, duplicate_sets=sets, seed=seed, move_time_ms=1000)
+            if event["type"] == "game"
+        )
+
+
+def through_worker(organiser, bots, *, sets: int, seed: str, number: int) -> int:
+    from tournaments import services
+    from tournaments.models import Game, Tournament
+
+    tournament = services.tournament_create(
+        organiser=organiser, name=f"bench {number}", format="round_robin", seats_per_table=4,
+        duplicate_sets=sets, seed=seed, move_time_ms=1000,
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    services.tournament_start(tournament=tournament)
+    deadline = time.monotonic() + 600
+    while Tournament.objects.filter(pk=tournament.pk).values_list("status", flat=True)[0] != "finished":
+        if time.monotonic() > deadline:
+            raise RuntimeError("the worker did not finish the table")
+        time.sleep(0.02)
+    return Game.objects.filter(table__tournament=tournament).count()
+
+
+def replay_sizes() -> tuple[float, float, float]:
+    from django.db import connection
+
+    from tournaments.models import Replay
+
+    rows = list(Replay.objects.values_list("raw_size", "data"))
+    raw = statistics.fmean(r[0] for r in rows)
+    packed = statistics.fmean(len(bytes(r[1])) for r in rows)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT avg(pg_column_size(data)) FROM tournaments_replay")
+        on_disk = float(cursor.fetchone()[0])
+    return raw, packed, on_disk
+
+
+def build_rated_games(count: int, organiser, bots) -> None:
+    """Store `count` rated 4-player games (seats, rating history) for recompute to replay."""
+    from tournaments import services
+    from tournaments.models import Game, GameSeat, Rating, RatingChange, Table
+    from tournaments.ratings.elo import elo_deltas
+
+    pool = services.rating_pool_get(preset="bench", seats=4)
+    tournament = services.tournament_create(organiser=organiser, name="recompute", format="ladder", seats_per_table=4, rated=False)
+    entrants = [services.tournament_entrant_add(tournament=tournament, bot=b) for b in bots]
+    table = Table.objects.create(tournament=tournament, round=1, number=1, seed="x", games_planned=count)
+    rng = random.Random(9)
+    ratings = {b.pk: 1500.0 for b in bots}
+    batch = 5000
+    for start in range(0, count, batch):
+        games = Game.objects.bulk_create(
+            Game(table=table, index=start + i, players=4, pool=pool, rating_seq=pool.games_rated + start + i + 1,
+                 finishing_order=[0, 1, 2, 3], points=[2, 1, -1, -2])
+            for i in range(min(batch, count - start))
+        )
+        seats, changes = [], []
+        for game in games:
+            chosen = rng.sample(entrants, 4)
+            ids = [e.bot_id for e in chosen]
+            deltas = elo_deltas([ratings[b] for b in ids], [1, 2, 3, 4], pool.k_factor)
+            for s, (entrant, d) in enumerate(zip(chosen, deltas, strict=True)):
+                seats.append(GameSeat(game=game, seat=s, bot_id=entrant.bot_id, entrant=entrant, place=s + 1, points=[2, 1, -1, -2][s]))
+                old = ratings[entrant.bot_id]
+                ratings[entrant.bot_id] = old + d
+                changes.append(RatingChange(pool=pool, bot_id=entrant.bot_id, game=game, seq=game.rating_seq, rating_before=old, rating_after=old + d))
+        GameSeat.objects.bulk_create(seats, batch_size=5000)
+        RatingChange.objects.bulk_create(changes, batch_size=5000)
+    Rating.objects.bulk_create(Rating(pool=pool, bot_id=b, rating=r, games=0) for b, r in ratings.items())
+    pool.games_rated += count
+    pool.save(update_fields=["games_rated"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Tournament recording benchmark")
+    parser.add_argument("--games-per-table", type=int, default=32, help="a multiple of 4 (duplicate sets)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--recompute-games", type=int, default=100_000)
+    args = parser.parse_args()
+    setup_django()
+
+    from celery.contrib.testing.worker import start_worker
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from tienlen_site.celery import app
+
+    from tournaments import services
+    from tournaments.models import RatingPool
+
+    broker = os.environ.get("CELERY_BROKER_URL") or "memory://"
+    if broker.startswith("filesystem"):
+        broker = "memory://"
+    app.conf.broker_url = broker
+    app.conf.broker_transport_options = {}
+    # A private queue: other workers sharing the broker never take these tasks.
+    queue = f"tournament-bench-{os.getpid()}"
+    app.conf.task_default_queue = queue
+    sets = max(1, args.games_per_table // 4)
+    staff = User.objects.create_user("bench-house", is_staff=True)
+    bots = [services.bot_create(owner=staff, name=f"bench-{p}-{i}", house_bot=p)[0]
+            for i, p in enumerate(["random", "greedy", "heuristic", "greedy"])]
+    seats = [f"house:{b.house_bot}" for b in bots]
+
+    referee = start_referee_process()
+    settings.REFEREE_TARGET = referee.target
+    settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
+    plain, recorded = [], []
+    try:
+        with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=60, queues=[queue]):
+            for r in range(args.rounds):
+                seed = f"bench-{r}"
+                t0 = time.perf_counter()
+                n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1")
+                plain.append(n / (time.perf_counter() - t0))
+                t0 = time.perf_counter()
+                n = through_worker(staff, bots, sets=sets, seed=seed, number=r)
+                recorded.append(n / (time.perf_counter() - t0))
+    finally:
+        referee.stop()
+    raw, packed, on_disk = replay_sizes()
+
+    build_start = time.perf_counter()
+    build_rated_games(args.recompute_games, staff, bots)
+    build_s = time.perf_counter() - build_start
+    pool = RatingPool.objects.get(preset="bench", seats=4)
+    t0 = time.perf_counter()
+    report = services.ratings_recompute(pool=pool)
+    recompute_s = time.perf_counter() - t0
+
+    p, w = statistics.median(plain), statistics.median(recorded)
+    print(f"tables of 4 house bots, {sets * 4} games each (duplicate sets), {args.rounds} alternating rounds, broker {broker.split(':')[0]}")
+    print("| measurement | value |")
+    print("| --- | ---: |")
+    print(f"| referee only, games/s (median; runs {', '.join(f'{x:.1f}' for x in plain)}) | {p:.1f} |")
+    print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")
+    ratios = [1 - b / a for a, b in zip(plain, recorded, strict=True)]
+    print(f"| recording cost, 1 - worker/referee per round (median; rounds {', '.join(f'{100 * r:.0f}%' for r in ratios)}) | {100 * statistics.median(ratios):.1f}% |")
+    print(f"| replay JSON bytes per game | {raw:,.0f} |")
+    print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
+    print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")
+    print(f"| recompute_ratings: {report.games:,} games, {report.bots} bots | {recompute_s:.1f} s ({report.games / recompute_s:,.0f} games/s) |")
+    print(f"| recompute max difference from stored | {report.max_difference:g} |")
+    print(f"(building the {args.recompute_games:,} stored games took {build_s:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
