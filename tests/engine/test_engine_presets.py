@@ -197,3 +197,23 @@ def test_bit_parallel_instant_win_checks_agree_with_rank_counts() -> None:
         hand = sum(1 << c for c in cards)
         for name in _QUICK:
             assert _quick_instant(name, hand) == _is_instant(name, hand, rank_counts(hand))
+
+
+def test_hue_blind_three_going_out_second_ends_the_game() -> None:
+    g = make_game("4S 10S", "3S 5S", "6S 8C", "7S 9C", preset="hue")
+    run(g, "A 4S; B 5S; C 6S; D 7S; A 10S; B pass; C pass; D pass")
+    assert g.to_move == 1  # hưởng sái: B leads after A went out
+    run(g, "B 3S")
+    assert g.is_over and g.end_reason == "blind_three"
+    assert g.finishing_order == [0, 1, 2, 3]
+    assert owed(g) == {(2, 0): 2, (3, 0): 2}  # the 2nd gets nothing, no stuck, no 3rd->2nd
+
+
+def test_north_places_after_going_out_on_a_two_and_a_frozen_player() -> None:
+    g = make_game("3S 9S", "4S 10H", "3C 3D", "2S", preset="north", leader=3)
+    run(g, "D 2S; A pass; B pass; C pass")
+    assert g.to_move == 0 and g.frozen == []  # out on a 2: freezing not judged yet
+    run(g, "A 3S; B 4S; C pass; A 9S")
+    assert g.is_over and g.frozen == [2]
+    assert g.finishing_order == [0, 1, 2, 3]  # D (out on a 2) last, C frozen just above
+    assert owed(g) == {(2, 0): 4, (3, 0): 2, (1, 0): 1}
