@@ -119,6 +119,11 @@ def test_referee_sdk_bots_and_organizer_client_in_separate_processes(
                 assert game["replay"]["schema"] == "tienlen.replay/1"
                 remote = [m for m in game["timing"]["moves"] if not m["house"]]
                 assert remote and not any(m["fallback"] for m in remote)
+                # the SDK reports its thinking time: the record splits it from the network
+                for m in remote:
+                    assert 0 <= m["thinking_ms"] <= m["elapsed_ms"]
+                    assert m["network_ms"] == pytest.approx(
+                        m["elapsed_ms"] - m["thinking_ms"], abs=0.01)
             # 2- and 3-seat tables with a house bot, concurrently on the same streams
             out3 = list(client.play_table(table_id="proc-3", seats=["rnd", "grd", "house:heuristic"],
                                           duplicate_sets=1, seed="p3"))
