@@ -26,6 +26,8 @@ def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
 
 
+# String defaults from the environment go through each flag's `type`, so a bad value in
+# the environment gets argparse's one-line error naming the flag, like a bad flag would.
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tienlen-referee",
@@ -41,21 +43,23 @@ def build_parser() -> argparse.ArgumentParser:
                              "'file:PATH' (JSON), or 'module:Class', e.g. "
                              "tournaments.token_store:DjangoTokenStore (env TIENLEN_TOKEN_STORE)")
     parser.add_argument("--max-message-bytes", type=int,
-                        default=int(_env("TIENLEN_MAX_MESSAGE_BYTES", "65536") or 65536))
+                        default=_env("TIENLEN_MAX_MESSAGE_BYTES", "65536"))
     parser.add_argument("--rate-limit", type=int,
-                        default=int(_env("TIENLEN_RATE_LIMIT", "200") or 200),
+                        default=_env("TIENLEN_RATE_LIMIT", "200"),
                         help="messages per second per bot stream (burst: twice that)")
     parser.add_argument("--max-tables-per-stream", type=int,
-                        default=int(_env("TIENLEN_MAX_TABLES_PER_STREAM", "64") or 64))
+                        default=_env("TIENLEN_MAX_TABLES_PER_STREAM", "64"))
     parser.add_argument("--shutdown-grace", type=float,
-                        default=float(_env("TIENLEN_SHUTDOWN_GRACE", "30") or 30),
+                        default=_env("TIENLEN_SHUTDOWN_GRACE", "30"),
                         help="seconds running tables get to finish on shutdown")
     parser.add_argument("--tls-cert", type=Path, default=_env("TIENLEN_TLS_CERT"),
                         help="PEM certificate chain: serve TLS (with --tls-key; env "
                              "TIENLEN_TLS_CERT)")
     parser.add_argument("--tls-key", type=Path, default=_env("TIENLEN_TLS_KEY"),
                         help="PEM private key for --tls-cert (env TIENLEN_TLS_KEY)")
-    parser.add_argument("--log-level", default=_env("TIENLEN_LOG_LEVEL", "info"))
+    parser.add_argument("--log-level", type=str.lower,
+                        choices=("debug", "info", "warning", "error"),
+                        default=_env("TIENLEN_LOG_LEVEL", "info"))
     parser.add_argument("--log-format", choices=("json", "text"),
                         default=_env("TIENLEN_LOG_FORMAT", "json"))
     return parser
@@ -111,7 +115,14 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.max_message_bytes < 1024:
+        parser.error("--max-message-bytes must be at least 1024")
+    if args.rate_limit < 1 or args.max_tables_per_stream < 1:
+        parser.error("--rate-limit and --max-tables-per-stream must be at least 1")
+    if args.shutdown_grace < 0:
+        parser.error("--shutdown-grace cannot be negative")
     logs.configure(args.log_level, args.log_format)
     return asyncio.run(_serve(args))
 

@@ -181,11 +181,22 @@ def test_organizer_client_against_an_in_process_referee() -> None:
         assert "ghost" in info.value.message
 
 
-def test_bad_flags_give_a_one_line_error() -> None:
+@pytest.mark.parametrize("args, env, words", [
+    (["--token-store", "nosuchmodule:Store"], {}, "cannot import nosuchmodule"),
+    (["--token-store", "file:/nonexistent/tokens.json"], {}, "does not exist"),
+    ([], {"TIENLEN_BOT_TOKENS": "no-colon"}, "entry 1 must be bot_id:token"),
+    ([], {"TIENLEN_RATE_LIMIT": "abc"}, "argument --rate-limit: invalid int value"),
+    (["--rate-limit", "0"], {}, "must be at least 1"),
+    (["--log-level", "loud"], {}, "argument --log-level: invalid choice"),
+    (["--tls-cert", "/nonexistent.pem"], {}, "--tls-cert and --tls-key go together"),
+    (["--listen", "999.1.1.1:99999"], {}, "cannot listen on 999.1.1.1:99999"),
+])
+def test_bad_configuration_gives_a_one_line_error(args: list[str], env: dict,
+                                                  words: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "referee_service", "--listen", "127.0.0.1:0",
-         "--token-store", "nosuchmodule:Store"],
-        cwd=ROOT, capture_output=True, text=True, timeout=30)
-    assert proc.returncode == 2
-    assert "cannot import nosuchmodule" in proc.stderr
+        [sys.executable, "-m", "referee_service", "--listen", "127.0.0.1:0", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=30,
+        env={**os.environ, "TIENLEN_BOT_TOKENS": "", **env})
+    assert proc.returncode in (1, 2)
+    assert words in proc.stderr
     assert "Traceback" not in proc.stderr
