@@ -358,6 +358,14 @@ def _worker_init(config: ArenaConfig) -> None:
     _WORKER = _Runner(config)
 
 
+def _pool_worker_init(config: ArenaConfig) -> None:
+    # Ctrl-C is the parent's to handle: workers without it stop without a traceback each.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_init(config)
+
+
 def play_task(tasks: Sequence[GameTask]) -> tuple[list[GameRecord], list[str]]:
     """Play a chunk of games in a worker process (also used in-process with --jobs 1)."""
     assert _WORKER is not None
@@ -426,7 +434,9 @@ def run_arena(
         size = unit * max(1, min(100, total // (jobs * 8)) // unit)
         # Results come back in task order; the result does not depend on the split since
         # every game is seeded from its own task.
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(config,))
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, initializer=_pool_worker_init, initargs=(config,)
+        )
         try:
             for recs, errs in pool.map(play_task, list(_chunks(tasks, size))):
                 if collect(recs, errs):

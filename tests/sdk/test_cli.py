@@ -172,3 +172,22 @@ def test_arena_sprt_stops_as_soon_as_it_knows():
     assert played < 2000  # stopped early
     assert "SPRT (heuristic - random, delta 0.5" in out.stdout
     assert "heuristic is better than random;" in out.stdout
+
+
+def test_ctrl_c_stops_a_multi_process_arena_quietly():
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bots_sdk.cli", "arena", "heuristic", "greedy", "--games", "100000", "--jobs", "2", "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,  # its own process group, like a terminal's foreground job
+    )
+    time.sleep(2.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets it
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "tienlen-bot: interrupted"
