@@ -34,6 +34,10 @@ class BotRegisterForm(forms.Form):
         return name
 
 
+class BotEditForm(forms.Form):
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=2000)
+
+
 class TournamentForm(forms.Form):
     name = forms.CharField(max_length=120)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000)

@@ -23,6 +23,8 @@ urlpatterns = [
     path("me/bots/", views_account.my_bots, name="my_bots"),
     path("me/bots/new/", views_account.bot_register, name="bot_register"),
     path("me/bots/<str:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
+    path("me/bots/<str:name>/edit/", views_account.bot_edit, name="bot_edit"),
+    path("me/bots/<str:name>/retire/", views_account.bot_retire, name="bot_retire"),
     # organisers
     path("organise/", views_organise.organise, name="organise"),
     path("organise/new/", views_organise.tournament_new, name="tournament_new"),

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from tournaments import services
 from tournaments.models import Bot
-from web.forms import BotRegisterForm, SignUpForm
+from web.forms import BotEditForm, BotRegisterForm, SignUpForm
 
 
 def referee_address() -> str:
@@ -77,6 +77,31 @@ def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
         messages.error(request, "; ".join(exc.messages))
         return redirect("web:my_bots")
     return _token_page(request, bot, token, created=False)
+
+
+@login_required
+def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name, owner=request.user)
+    form = BotEditForm(request.POST or None, initial={"description": bot.description})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.bot_update(bot=bot, description=form.cleaned_data["description"])
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        else:
+            messages.success(request, f"{bot.name} updated.")
+            return redirect("web:bot_detail", name=bot.name)
+    return render(request, "web/bot_edit.html", {"bot": bot, "form": form})
+
+
+@login_required
+@require_POST
+def bot_retire(request: HttpRequest, name: str) -> HttpResponse:
+    """Revoke the token: the bot can no longer connect; its games and ratings stay."""
+    bot = get_object_or_404(Bot, name=name, owner=request.user)
+    services.bot_revoke(bot=bot)
+    messages.success(request, f"{bot.name} is retired: its token no longer works. A new token brings it back.")
+    return redirect("web:my_bots")
 
 
 def _form_errors(form, exc: ValidationError) -> None:

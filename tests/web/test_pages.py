@@ -8,6 +8,7 @@ import pytest
 from django.urls import reverse
 
 from tests.web.factories import load_replay, make_user, make_world
+from tournaments import services
 from tournaments.models import Bot, Tournament
 
 pytestmark = pytest.mark.django_db
@@ -326,3 +327,20 @@ def test_only_the_owning_organiser_may_start_or_cancel(client):
     assert client.post("/organise/mine/start/").status_code == 403
     html = client.get("/tournaments/mine/").content.decode()
     assert "Start now" not in html
+
+
+def test_owner_edits_and_retires_a_bot(client):
+    owner = make_user("ann")
+    bot, _token = services.bot_create(owner=owner, name="annbot")
+    client.force_login(make_user("bob"))
+    assert client.get("/me/bots/annbot/edit/").status_code == 404
+    assert client.post("/me/bots/annbot/retire/").status_code == 404
+    client.force_login(owner)
+    response = client.post("/me/bots/annbot/edit/", {"description": "Plays low cards first."})
+    assert response.status_code == 302
+    assert "Plays low cards first." in client.get("/bots/annbot/").content.decode()
+    response = client.post("/me/bots/annbot/retire/", follow=True)
+    bot.refresh_from_db()
+    assert bot.token_hash is None and bot.revoked_at is not None
+    assert "token no longer works" in response.content.decode() and "revoked" in response.content.decode()
+    assert "retired" in client.get("/bots/annbot/").content.decode()
