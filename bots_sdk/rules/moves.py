@@ -91,7 +91,7 @@ def rank_nibbles(hand: int) -> bytes:
 # A group: (kind, size, factors, key, count) — the plays are every choice of one mask from
 # each factor list, OR-ed; key -1 means "the highest card of the play". Two lazy forms:
 # factors as an int is a set of single cards (play i = its i-th card), and factors as a
-# tuple is a run family (``family_groups``).
+# tuple is a run family (``_family``).
 Group = tuple
 
 
@@ -255,40 +255,6 @@ def run_groups(rs: list[int], kind: int, has: tuple, choices: tuple, lengths: ra
     return groups
 
 
-def family_groups(rs: list[int], kind: int, has: tuple, choices: tuple,
-                  min_len: int = 3) -> list[Group]:
-    """Every straight (or pair sequence) of a hand, one lazy group per maximal run.
-
-    Only the count is computed here, in O(run length): the number of intervals of at least
-    ``min_len`` ranks, each weighted by its suit variants, is sum over b of
-    c[b] * c[b-1] * E[b-2], where E[b] = c[b] * (1 + E[b-1]) sums the products of every
-    interval ending at b. The plays themselves are decoded on access (``decode_family``).
-    """
-    per = 1 if kind == STRAIGHT else 2
-    groups: list[Group] = []
-    start = -1
-    for r in range(13):
-        if r < 12 and has[rs[r]]:
-            if start < 0:
-                start = r
-            continue
-        if start < 0:
-            continue
-        if r - start >= min_len:
-            nibs = tuple(rs[start:r])
-            cs = [len(choices[x]) for x in nibs]
-            total = 0
-            e2 = e1 = 0  # E[b-2], E[b-1]
-            prev = 0
-            for c in cs:
-                total += c * prev * e2
-                e2, e1 = e1, c * (1 + e1)
-                prev = c
-            groups.append((kind, 0, (per, start, nibs, choices, min_len), -1, total))
-        start = -1
-    return groups
-
-
 def decode_family(spec: tuple, rem: int) -> tuple[int, int]:
     """(mask, size) of play ``rem`` of a lazy run family (intervals by start, then length)."""
     per, start, nibs, choices, min_len = spec
@@ -343,7 +309,13 @@ def pair_sequence_groups(rs: list[int], opts: Options, lengths: range,
 
 
 def _family(nb: bytes, start: int, end: int, kind: int, choices: tuple) -> Group:
-    """A lazy run family over ranks start..end-1 (see ``family_groups`` for the count)."""
+    """Every straight (or pair sequence) within ranks start..end-1, as one lazy group.
+
+    Only the count is computed here, in O(run length): the number of intervals of at least
+    three ranks, each weighted by its suit variants, is the sum over b of
+    c[b] * c[b-1] * E[b-2], where E[b] = c[b] * (1 + E[b-1]) sums the products of every
+    interval ending at b. The plays themselves are decoded on access (``decode_family``).
+    """
     nibs = nb[start:end]
     total = e2 = e1 = prev = 0
     for x in nibs:

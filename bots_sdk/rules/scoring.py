@@ -21,8 +21,9 @@ def stuck_points(hand: int, opts: Options, empowered_three: bool = False,
                  empowered_sixes: bool = False) -> int:
     """Penalty for the 2s and bombs left in ``hand``: the best disjoint decomposition.
 
-    Each card counts once; e.g. 3-3-4-4-5-5-6-6 plus 4-4 is worth more as ... whatever set of
-    disjoint bombs has the highest total, so a player is never charged twice for one card.
+    Each card counts once (RULES.md §6.4 decision): of every way to split the hand into
+    disjoint 2s and bombs, the one with the highest total is charged, so a player is never
+    charged twice for one card nor less than the hand's worst reading.
     """
     return _stuck(hand, opts, empowered_three, empowered_sixes)
 
