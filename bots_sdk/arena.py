@@ -431,7 +431,7 @@ def run_arena(
                 break
     else:
         jobs = min(config.jobs, os.cpu_count() or config.jobs, total)
-        size = unit * max(1, min(100, total // (jobs * 8)) // unit)
+        size = unit * max(1, min(25, total // (jobs * 8)) // unit)  # small: Ctrl-C waits for running chunks
         # Results come back in task order; the result does not depend on the split since
         # every game is seeded from its own task.
         pool = ProcessPoolExecutor(
