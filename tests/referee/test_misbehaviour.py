@@ -460,3 +460,37 @@ async def test_a_seat_moves_at_once_to_the_bots_other_open_stream(referee: Refer
     assert spare.of_kind("table_start")[0].resumed
     assert spare.of_kind("move_request")
     await spare.close()
+
+
+async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even an engine bug hit by one table (simulated) leaves the other tables playing."""
+    from bots_sdk.rules import Game
+
+    original = Game.from_seed.__func__
+
+    def from_seed(cls, seed, *args, **kwargs):
+        game = original(cls, seed, *args, **kwargs)
+        if seed.startswith("boom/"):
+            def broken(*a, **k):
+                raise RuntimeError("simulated engine failure")
+            game.legal_plays = broken
+        return game
+
+    monkeypatch.setattr(Game, "from_seed", classmethod(from_seed))
+    bots = await start_bots(referee.target, ["alice", "bob"])
+    boom, fine = await asyncio.gather(
+        play_table(referee.target, table_id="boom", seed="boom", games=1,
+                   seats=["alice", "house:greedy"]),
+        play_table(referee.target, table_id="fine", seed="fine", games=2,
+                   seats=["bob", "house:greedy"]))
+    assert result_of(boom).status == org.TABLE_STATUS_ABORTED
+    assert "simulated engine failure" in result_of(boom).detail
+    assert result_of(fine).status == org.TABLE_STATUS_COMPLETED
+    assert bots[0].table_ends["boom"].reason == gw.TABLE_END_REASON_ABORTED
+    # the referee still serves new tables
+    again = await play_table(referee.target, table_id="after-boom", games=1,
+                             seats=["alice", "bob"])
+    assert result_of(again).status == org.TABLE_STATUS_COMPLETED
+    for bot in bots:
+        await bot.close()
