@@ -73,3 +73,31 @@ def test_rating_is_conserved_and_better_places_gain_more(ratings, data, k) -> No
 def test_same_inputs_give_identical_floats(ratings, k) -> None:
     places = list(range(1, len(ratings) + 1))
     assert elo_deltas(ratings, places, k) == elo_deltas(list(ratings), list(places), k)
+
+
+def test_plackett_luce_recovers_the_order_and_ignores_game_order() -> None:
+    import random
+
+    from tournaments.ratings.k_simulation import TRUE_RATINGS, sample_order
+    from tournaments.ratings.plackett_luce import plackett_luce_fit
+
+    rng = random.Random(4)
+    games = [sample_order(rng.sample(range(8), 4), rng) for _ in range(1500)]
+    fit = plackett_luce_fit(games)
+    assert sorted(range(8), key=lambda p: fit[p].rating) == list(range(8))
+    # The 95% intervals cover the true ratings (centred like the fit) for most bots.
+    centre = sum(fit[p].rating for p in range(8)) / 8
+    covered = sum(fit[p].low <= TRUE_RATINGS[p] - 1500 + centre <= fit[p].high for p in range(8))
+    assert covered >= 6
+    shuffled = games[:]
+    rng.shuffle(shuffled)
+    again = plackett_luce_fit(shuffled)
+    assert all(abs(again[p].rating - fit[p].rating) < 1e-6 for p in range(8))
+
+
+def test_plackett_luce_handles_a_tied_tail_and_tiny_inputs() -> None:
+    from tournaments.ratings.plackett_luce import plackett_luce_fit
+
+    fit = plackett_luce_fit([["a", "b", "c", "d"], ["b", "a", "c", "d"]], [2, None])
+    assert fit["a"].rating > fit["d"].rating
+    assert plackett_luce_fit([["solo"]])["solo"].rating == 1500.0
