@@ -41,7 +41,11 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
         default=int(env.get("TIENLEN_MAX_TABLES", "4")),
         help="tables played at once (env TIENLEN_MAX_TABLES; default %(default)s)",
     )
-    parser.add_argument("--name", help="name announced to the referee (default: the class's)")
+    parser.add_argument(
+        "--name",
+        default=env.get("TIENLEN_BOT_NAME") or None,
+        help="name announced to the referee (env TIENLEN_BOT_NAME; default: the class's)",
+    )
     parser.add_argument(
         "--tls",
         action="store_true",
