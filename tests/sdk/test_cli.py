@@ -174,19 +174,23 @@ def test_arena_sprt_stops_as_soon_as_it_knows():
     assert "heuristic is better than random;" in out.stdout
 
 
-def test_ctrl_c_stops_a_multi_process_arena_quietly():
+def test_ctrl_c_stops_a_multi_process_arena_quietly(tmp_path):
     import signal
     import time
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bots_sdk.cli", "arena", "heuristic", "greedy", "--games", "100000", "--jobs", "2", "--quiet"],
+        [sys.executable, "-m", "bots_sdk.cli", "arena", "heuristic", "greedy", "--games", "100000",
+         "--jobs", "2", "--quiet", "--replays", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         start_new_session=True,  # its own process group, like a terminal's foreground job
     )
-    time.sleep(2.5)
+    deadline = time.monotonic() + 60
+    while not any(tmp_path.glob("game-*.json")):  # the workers are playing
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets it
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130

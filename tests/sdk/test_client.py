@@ -129,7 +129,7 @@ class Sleepy(Bot):
     def play(self, view):
         if self.first:
             self.first = False
-            time.sleep(1.5)
+            time.sleep(2.0)
         plays = view.legal_plays()
         return plays[0] if plays else view.pass_turn()
 
@@ -137,12 +137,11 @@ class Sleepy(Bot):
 async def test_a_slow_bot_answers_with_the_fallback_before_the_deadline(referee, caplog):
     caplog.set_level(logging.WARNING, logger="bots_sdk.client")
     client, task = await connected(Sleepy, referee)
-    events = await play_table(referee, "sleepy", games=1, move_time_ms=400, time_bank_ms=0)
+    events = await play_table(referee, "sleepy", games=1, move_time_ms=1000, time_bank_ms=0)
     await finish(client, task)
     assert result_of(events).strikes[0] == 0
-    assert "play() took longer than the 399 ms left; sending the fallback" in caplog.text or (
-        "play() took longer than the 400 ms left; sending the fallback" in caplog.text
-    )
+    assert "play() took longer than the 99" in caplog.text or "longer than the 1000 ms" in caplog.text
+    assert "ms left; sending the fallback" in caplog.text
     # The hung first call does not make the following moves late too.
     assert caplog.text.count("took longer than") == 1
 
