@@ -260,7 +260,7 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None) -
     if bot is not None:
         qs = qs.filter(seats__bot=bot)
     return qs.select_related("table__tournament").prefetch_related(
-        Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("seat"))
+        Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("place", "seat"))
     ).order_by("-id")  # ids follow recording order; the primary key index avoids a sort
 
 
