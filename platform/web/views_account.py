@@ -22,7 +22,7 @@ def referee_address() -> str:
 
 
 def run_command(token: str) -> str:
-    return f"TIENLEN_TOKEN={token} tienlen-bot run my_bot.py --server {referee_address()}"
+    return f"TIENLEN_TOKEN={token} tienlen-bot run my_bot/bot.py --server {referee_address()}"
 
 
 def signup(request: HttpRequest) -> HttpResponse:
