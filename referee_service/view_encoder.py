@@ -101,7 +101,9 @@ class ViewEncoder:
             leader=game.leader,
             frozen=game.frozen,
         )
-        if to_move is not None:
+        # While a seat is being offered a play, the others must not learn who (it would
+        # reveal that seat's bomb): as in the engine's view, they see nobody to move.
+        if to_move is not None and (mine or game.offer is None):
             view.to_move = to_move
         table = game.table
         if table is not None:
