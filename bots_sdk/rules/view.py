@@ -113,7 +113,9 @@ def seat_view(game: Game, seat: int) -> SeatView:
         preset=game.preset,
         hand=tuple(cards_of_mask(game._hands[seat])),
         card_counts=tuple(game.card_counts),
-        to_move=game.to_move,
+        # while a seat is being offered a play, others must not learn who (it would reveal
+        # that seat's bomb): they see nobody to move
+        to_move=game.to_move if mine or game.offer is None else None,
         can_pass=game.can_pass if mine else False,
         offer=game.offer if mine else None,
         table=table,

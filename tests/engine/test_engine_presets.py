@@ -90,9 +90,9 @@ def test_an_offer_is_visible_only_to_the_offered_seat() -> None:
     g = make_game("3S 4D 9H", "5S 6S", "4S 4C 5C 5D 6C 6D KD", "7S 8S JD", preset="hue")
     assert g.view(2).to_move == 2 and g.view(2).offer == "steal_lead"
     assert g.view(2).legal_plays
-    for seat in (0, 1, 3):  # only the offered seat sees the offer and its plays
+    for seat in (0, 1, 3):  # only the offered seat knows it is being offered anything
         view = g.view(seat)
-        assert view.offer is None and view.legal_plays == ()
+        assert view.to_move is None and view.offer is None and view.legal_plays == ()
     assert g._locked == 0
 
 
