@@ -303,6 +303,8 @@ class Printer:
 
     def progress(self, *, tables_done: int, tables_total: int, games_done: int,
                  games_total: int, elapsed: float) -> None:
+        if not tables_total:
+            return  # not scheduled yet
         width = 30
         filled = int(width * games_done / games_total) if games_total else 0
         counts = (
@@ -361,6 +363,9 @@ def format_table(title: str, rows: Sequence[Mapping[str, object]]) -> str:
 
 
 def _is_number(value: object) -> bool:
+    """Numbers, and text that starts like one ("+2.00 ±0.82"), are right-aligned."""
+    if isinstance(value, str):
+        return value[:1].isdigit() or (value[:1] in "+-" and value[1:2].isdigit())
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -678,8 +683,8 @@ def demo_ratings(*, tournament_id: int) -> list[dict]:
         {
             "bot": rating.bot.name,
             "pool": f"{tournament.preset}/{tournament.seats_per_table}p",
-            "rating": round(rating.rating, 1),
-            "change": round(changes.get(rating.bot_id, 0.0), 1),
+            "rating": f"{rating.rating:.1f}",
+            "change": f"{changes.get(rating.bot_id, 0.0):+.1f}",
             "games rated": rating.games,
         }
         for rating in sorted(ratings, key=lambda r: -r.rating)

@@ -1,0 +1,262 @@
+"""The README's main job, end to end: `manage.py run_demo` with real processes (referee,
+Celery worker, web server, one process per bot over gRPC), then the database, the JSON
+the site serves, and the replay in real Chromium; Ctrl-C must leave no process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.stack import (
+    MARKER_VARIABLE,
+    broker_clear_stale,
+    database_url,
+    kill_marked,
+    marked_pids,
+    new_marker,
+)
+from tournaments.demo import PROJECT_ROOT, free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
+DUPLICATE_SETS = 2
+SEATS = 4
+
+
+class Output:
+    """A child's stdout, read on a thread so the test can wait for a line with a timeout."""
+
+    def __init__(self, stream) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream) -> None:
+        for line in stream:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, text: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError("the demo exited early:\n" + "\n".join(self.lines[-40:]))
+            self.lines.append(line)
+            if text in line:
+                return line
+        raise AssertionError(f"no {text!r} after {timeout}s:\n" + "\n".join(self.lines[-40:]))
+
+    def rest(self, timeout: float = 10) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            self.lines.append(line)
+        return "\n".join(self.lines)
+
+
+@pytest.fixture
+def demo_env(tmp_path):
+    from django.conf import settings
+    from django.db import connection
+
+    broker_clear_stale(settings.CELERY_BROKER_URL)
+    marker = new_marker()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict),
+        # Own var dir: the no-server Celery broker (filesystem) is private to this run.
+        "TIENLEN_VAR_DIR": str(tmp_path / "var"),
+        "DJANGO_SETTINGS_MODULE": "tests.e2e.settings_e2e",
+        "PYTHONPATH": os.pathsep.join([str(PROJECT_ROOT), str(PROJECT_ROOT / "platform")]),
+        MARKER_VARIABLE: marker,
+    }
+    env.pop("TIENLEN_TOKEN_STORE", None)
+    yield env, marker
+    kill_marked(marker)  # whatever the test's outcome, nothing it started survives it
+
+
+def fetch_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        assert response.status == 200
+        return json.loads(response.read())
+
+
+def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) -> None:
+    from bots_sdk.rules import replay_game
+    from tournaments import selectors, services
+    from tournaments.models import Bot, Game, GameSeat, Rating, Tournament
+
+    env, marker = demo_env
+    port = free_port()
+    demo = subprocess.Popen(
+        [
+            sys.executable, "manage.py", "run_demo",
+            "--port", str(port), "--seats", str(SEATS),
+            "--duplicate-sets", str(DUPLICATE_SETS), "--concurrency", "1",
+            "--log-dir", str(tmp_path / "logs"), "--timeout", "240",
+        ],
+        cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )
+    out = Output(demo.stdout)
+    url_line = out.wait_for("Browse the replays at", timeout=280)
+    site = f"http://127.0.0.1:{port}"
+    assert site in url_line
+    text = "\n".join(out.lines)
+    assert "Final standings" in text and "Ratings" in text
+    for name in ("demo-heuristic", "demo-greedy", "demo-random", "demo-random-2"):
+        assert name in text
+
+    # --- the database: every game stored once, replays re-simulate to the stored results
+    tournament = Tournament.objects.get()
+    assert tournament.status == Tournament.Status.FINISHED
+    games = list(Game.objects.filter(table__tournament=tournament).select_related("replay"))
+    planned = SEATS * DUPLICATE_SETS  # 4 bots at tables of 4: one table
+    assert len(games) == planned
+    assert Counter((g.table_id, g.index) for g in games) == Counter(
+        {(games[0].table_id, i): 1 for i in range(planned)}
+    )
+    deals = Counter()
+    for game in games:
+        replay = json.loads(game.replay.decoded_text())
+        simulated = replay_game(replay)  # raises if the stored result differs
+        assert simulated.replay()["result"] == replay["result"]
+        assert game.finishing_order == replay["result"]["finishing_order"]
+        assert game.points == replay["result"]["points"]
+        assert sum(game.points) == 0
+        deals[frozenset(frozenset(h) for h in replay["hands"])] += 1
+    # duplicate sets: each deal played once in every seat rotation
+    assert sorted(deals.values()) == [SEATS] * DUPLICATE_SETS
+
+    # every bot played every game of the table, each from every seat of each deal
+    seats = GameSeat.objects.filter(game__table__tournament=tournament)
+    per_bot = Counter(seats.values_list("bot__name", flat=True))
+    assert set(per_bot.values()) == {planned}
+    assert not seats.filter(forfeited=True).exists()
+
+    # --- ratings: what is stored equals a full recompute from the games
+    pool = tournament.pool
+    report = services.ratings_recompute(pool=pool, write=False)
+    assert report.games == planned
+    assert report.max_difference < 1e-6
+    assert set(Rating.objects.filter(pool=pool).values_list("games", flat=True)) == {planned}
+
+    # --- the JSON API and the site's JSON agree with the database
+    api = f"{site}/api/v1"
+    progress = fetch_json(f"{api}/tournaments/{tournament.slug}/progress/")
+    assert (progress["status"], progress["games_done"]) == ("finished", planned)
+    assert fetch_json(f"{site}/tournaments/{tournament.slug}/progress.json")["games_done"] == planned
+    standings = selectors.tournament_standings(tournament=tournament)
+    served = fetch_json(f"{api}/tournaments/{tournament.slug}/standings/")
+    assert [(r["bot_name"], r["points"], r["games"]) for r in served] == [
+        (r.bot_name, r.points, r.games) for r in standings
+    ]
+    assert sum(r["points"] for r in served) == 0
+    game = games[0]
+    stored = json.loads(game.replay.decoded_text())
+    assert fetch_json(f"{api}/games/{game.id}/replay/") == stored
+    assert fetch_json(f"{site}/games/{game.id}/replay.json")["result"] == stored["result"]
+    schema = urllib.request.urlopen(f"{site}/api/schema/", timeout=10).read().decode()
+    assert "/api/v1/tournaments/{slug}/standings/" in schema
+
+    # --- the replay in Chromium
+    check_replay_page_in_chromium(f"{site}/games/{game.id}/", game)
+    check_tournament_page_in_chromium(
+        f"{site}/tournaments/{tournament.slug}/", [r.bot_name for r in standings]
+    )
+
+    # --- Ctrl-C stops the demo and everything it started
+    children = set(marked_pids(marker)) - {demo.pid}
+    assert len(children) >= 7  # referee, worker (+ pool), web, 4 bots
+    os.killpg(demo.pid, signal.SIGINT)
+    assert demo.wait(timeout=60) == 0, out.rest()
+    deadline = time.monotonic() + 20
+    while marked_pids(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert marked_pids(marker) == []
+    assert "every process the demo started has been shut down" in out.rest()
+    assert Bot.objects.filter(name__startswith="demo-").count() == 4
+
+
+def chromium_page():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (make chromium)")
+    from playwright.sync_api import sync_playwright
+
+    return sync_playwright()
+
+
+def launch(playwright):
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+              "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+    )
+
+
+def check_replay_page_in_chromium(url: str, game) -> None:
+    replay = json.loads(game.replay.decoded_text())
+    total = len(replay["moves"])
+    with chromium_page() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(15_000)
+            page.goto(url)
+            step = lambda: int(page.get_attribute("#replay-viewer", "data-step"))  # noqa: E731
+            assert step() == total  # a finished game opens on its result
+            assert page.is_visible("#result-panel")
+            page.keyboard.press("Home")
+            assert step() == 0
+            for seat, hand in enumerate(replay["hands"]):
+                shown = page.eval_on_selector_all(
+                    f'.seat[data-seat="{seat}"] .hand .card', "els => els.map(e => e.dataset.card)"
+                )
+                assert sorted(shown) == sorted(hand)
+            page.click("#btn-next")
+            assert step() == 1
+            first = replay["moves"][0]
+            assert page.get_attribute("#table-cards", "data-cards") == " ".join(first["cards"])
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "demo-game.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def check_tournament_page_in_chromium(url: str, bot_names: list[str]) -> None:
+    with chromium_page() as playwright:
+        browser = launch(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(15_000)
+            page.goto(url)
+            body = page.text_content("body")
+            for name in bot_names:
+                assert name in body
+            page.screenshot(path=str(ARTIFACTS / "demo-tournament.png"), full_page=True)
+        finally:
+            browser.close()
