@@ -31,7 +31,7 @@ def _kind_of(cards: list[str]) -> str | None:
     return str(getattr(kind, "value", kind)).lower()
 
 
-def replay_frames(replay: dict[str, Any], *, names: list[str]) -> dict[str, Any]:
+def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str, Any] | None = None) -> dict[str, Any]:
     players = int(replay.get("players") or len(replay.get("hands") or []))
     hands = [list(map(str, h)) for h in (replay.get("hands") or [])]
     moves_in = replay.get("moves") or []
@@ -57,6 +57,7 @@ def replay_frames(replay: dict[str, Any], *, names: list[str]) -> dict[str, Any]
         moves, states = _plain(moves_in, players)
     frames["moves"] = moves
     frames["states"] = states
+    _attach_timing(moves, timing)
     if result.get("instant_winner") is not None:
         w = result["instant_winner"]
         frames["instant_win_text"] = f"Instant win (tới trắng) for {names[w] if w < len(names) else w}"
@@ -84,6 +85,25 @@ def _payment(p: dict[str, Any], names: list[str]) -> dict[str, Any]:
     reason = str(p.get("reason", ""))
     key = next((k for k in REASONS if reason.startswith(k)), None)
     return {**p, "from_name": name(p.get("from")), "to_name": name(p.get("to")), "reason_text": REASONS[key] if key else reason.replace("_", " ")}
+
+
+def _attach_timing(moves: list[dict[str, Any]], timing: dict[str, Any] | None) -> None:
+    """Think time and referee fallbacks per move, from the referee's timing log
+    (tienlen.timing/1), when it lines up with the moves (one entry per move)."""
+    log_moves = (timing or {}).get("moves") or []
+    if len(log_moves) != len(moves):
+        return
+    for move, t in zip(moves, log_moves, strict=True):
+        if t.get("seat") != move["seat"]:
+            return
+    for move, t in zip(moves, log_moves, strict=True):
+        ms = t.get("thinking_ms", t.get("elapsed_ms"))
+        if isinstance(ms, int | float):
+            move["ms"] = round(float(ms), 1)
+        if t.get("fallback"):
+            move["fallback"] = str(t["fallback"])
+        if (t.get("attempts") or 1) > 1:
+            move["attempts"] = int(t["attempts"])
 
 
 def _plain(moves_in: list[dict[str, Any]], players: int) -> tuple[list[dict], list[dict]]:

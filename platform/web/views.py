@@ -158,21 +158,39 @@ def _game(game_id: int) -> Game:
     )
 
 
-def _replay_dict(game: Game) -> dict:
+def _replay_and_timing(game: Game) -> tuple[dict, dict | None]:
     try:
         replay = Replay.objects.get(game=game)
     except Replay.DoesNotExist as exc:
         raise Http404("This game has no stored replay") from exc
-    return json.loads(replay.decoded_text())
+    timing = None
+    decoded = getattr(replay, "decoded_timing", None)
+    if decoded is not None:
+        try:
+            text = decoded()
+            timing = json.loads(text) if text else None
+        except (ValueError, OSError):
+            timing = None  # a damaged timing log only loses the per-move times
+    return json.loads(replay.decoded_text()), timing
 
 
 @require_GET
 def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _game(game_id)
     seats = list(game.seats.select_related("bot", "version").order_by("seat"))
-    replay = _replay_dict(game)
+    replay, timing = _replay_and_timing(game)
     names = {s.seat: s.bot.name for s in seats}
-    frames = replay_frames(replay, names=[names.get(i, f"Seat {i}") for i in range(replay.get("players", len(seats)))])
+    frames = replay_frames(
+        replay,
+        names=[names.get(i, f"Seat {i}") for i in range(replay.get("players", len(seats)))],
+        timing=timing,
+    )
+    per_seat = (game.timing or {}).get("per_seat") if isinstance(game.timing, dict) else None
+    timing_rows = (
+        [{"seat": s, "bot": names.get(s, f"Seat {s}"), **row} for s, row in enumerate(per_seat)]
+        if isinstance(per_seat, list)
+        else []
+    )
     seat_param = request.GET.get("seat")
     seat_view = int(seat_param) if seat_param and seat_param.isdigit() and int(seat_param) < frames["players"] else None
     return render(
@@ -185,6 +203,7 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
             "frames": frames,
             "seat_view": seat_view,
             "payments": frames["payments"],
+            "timing_rows": timing_rows,
         },
     )
 

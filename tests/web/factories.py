@@ -38,6 +38,16 @@ def load_replay(name: str = "game_4p.json") -> dict[str, Any]:
     return json.loads((DATA / name).read_text())
 
 
+def timing_for(replay: dict[str, Any]) -> dict[str, Any]:
+    """A referee timing log (tienlen.timing/1) for the replay: move 5 timed out."""
+    moves = []
+    for i, m in enumerate(replay["moves"]):
+        think = 1.0 + (i % 7) * 3.5
+        moves.append({"seat": m["seat"], "move_id": i + 1, "elapsed_ms": think + 0.8, "thinking_ms": think,
+                      "network_ms": 0.8, "attempts": 1, "fallback": "timeout" if i == 4 else None, "house": False})
+    return {"schema": "tienlen.timing/1", "moves": moves}
+
+
 @dataclass
 class World:
     tournament: Tournament
@@ -68,6 +78,16 @@ def make_world(
     replay = replay or load_replay()
     players = int(replay["players"])
     blob = zlib.compress(json.dumps(replay, separators=(",", ":")).encode())
+    timing_log = timing_for(replay)
+    timing_blob = zlib.compress(json.dumps(timing_log).encode())
+    per_seat = [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(players)]
+    for t in timing_log["moves"]:
+        row = per_seat[t["seat"]]
+        row["moves"] += 1
+        row["thinking_ms"] += t["thinking_ms"]
+        row["max_ms"] = max(row["max_ms"], t["elapsed_ms"])
+        row["fallbacks"] += bool(t["fallback"])
+    timing_summary = {"moves": len(timing_log["moves"]), "per_seat": per_seat}
     raw = len(json.dumps(replay))
     owner = get_user_model().objects.filter(username="owner").first() or make_user("owner")
     org = get_user_model().objects.filter(username="organiser").first() or make_user("organiser", staff=True)
@@ -102,10 +122,10 @@ def make_world(
         lineup[table.id] = [(k + j) % bots for j in range(players)]
         for j in range(done):
             game_rows.append(Game(table=table, index=j, seed=f"{table.seed}/{j}", players=players,
-                                  finishing_order=order, points=points, pool=pool))
+                                  finishing_order=order, points=points, pool=pool, timing=timing_summary))
     now = timezone.now()
     game_objs = Game.objects.bulk_create(game_rows)
-    Replay.objects.bulk_create([Replay(game=g, schema="tienlen.replay/1", data=blob, raw_size=raw) for g in game_objs])
+    Replay.objects.bulk_create([Replay(game=g, schema="tienlen.replay/1", data=blob, raw_size=raw, timing=timing_blob) for g in game_objs])
     for table in table_objs:
         seat_rows.extend(
             TableSeat(table=table, seat=s, entrant=entrants[b], points=points[s] * done, place=places.get(s, players), advanced=(places.get(s, players) <= max(1, players // 2)) if fmt == Tournament.Format.KNOCKOUT else None)

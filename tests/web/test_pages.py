@@ -163,6 +163,9 @@ def test_game_page_embeds_replay_and_seats(client, django_assert_num_queries):
     assert data["hands"][0][0] == "3S"
     assert data["names"][0] == w.bots[0].name
     assert "Download replay JSON" in html
+    # the referee's timing log: think time per move, the fallback after a timeout
+    assert data["moves"][0]["ms"] == 1.0 and data["moves"][4]["fallback"] == "timeout"
+    assert 'id="timing"' in html and "Thinking ms" in html
 
 
 def test_replay_download_is_the_stored_json(client):
