@@ -29,8 +29,7 @@ case "$role" in
   beat)
     exec celery -A tienlen_site.celery:app beat \
       --loglevel "${LOG_LEVEL:-INFO}" \
-      --scheduler django_celery_beat.schedulers:DatabaseScheduler \
-      --pidfile= "$@"
+      --scheduler django_celery_beat.schedulers:DatabaseScheduler "$@"
     ;;
   referee)
     # Reads REFEREE_ORGANIZER_TOKEN from the environment (never on the command line), the

@@ -537,7 +537,7 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         group.start(
             f"bot-{bot.name}",
             python_argv("-m", "bots_sdk.cli", "run", bot.kind, "--server", target),
-            env={"TIENLEN_TOKEN": bot.token, "TIENLEN_BOT_NAME": bot.name},
+            env={"TIENLEN_TOKEN": bot.token},
         )
     wanted = {str(b.bot_id) for b in bots}
     wait_until(

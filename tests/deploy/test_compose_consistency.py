@@ -125,3 +125,9 @@ def test_compose_file_validates_with_docker_compose() -> None:
     )
     assert missing.returncode != 0
     assert "docker/.env" in missing.stderr
+
+
+def test_build_context_leaves_out_secrets_and_local_state() -> None:
+    ignored = (DOCKER / "Dockerfile.dockerignore").read_text().split()
+    for entry in (".venv", "var", "docker/.env", ".git", "**/__pycache__"):
+        assert entry in ignored

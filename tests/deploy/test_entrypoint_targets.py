@@ -41,22 +41,39 @@ def test_console_scripts_named_by_the_entrypoint_are_declared() -> None:
 
 
 def help_text(*argv: str) -> str:
+    # As in the image: platform/ and the project root on the import path.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "platform"), str(ROOT)])}
     out = subprocess.run(
-        [sys.executable, *argv, "--help"], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, *argv, "--help"],
+        cwd=ROOT, capture_output=True, text=True, check=False, env=env,
     )
     assert out.returncode == 0, out.stderr
     return out.stdout
 
 
-def test_referee_accepts_the_flags_the_entrypoint_passes() -> None:
-    text = help_text("-m", "referee_service")
-    for flag in ("--listen", "--token-store"):
-        assert flag in text
+ROLE_HELP = {
+    "web": ("-m", "uvicorn"),
+    "worker": ("-m", "celery", "-A", "tienlen_site.celery:app", "worker"),
+    "beat": ("-m", "celery", "-A", "tienlen_site.celery:app", "beat"),
+    "referee": ("-m", "referee_service"),
+    "bot": ("-m", "bots_sdk.cli", "run"),
+    "migrate": ("manage.py", "migrate"),
+}
 
 
-def test_bot_runner_accepts_the_flags_the_entrypoint_passes() -> None:
-    text = help_text("-m", "bots_sdk.cli", "run")
-    assert "--server" in text
+def role_flags(role: str) -> set[str]:
+    body = ENTRYPOINT.split(f"\n  {role})\n", 1)[1].split(";;", 1)[0]
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", body))
+
+
+@pytest.mark.parametrize("role", sorted(ROLE_HELP))
+def test_every_flag_the_entrypoint_passes_is_accepted(role: str) -> None:
+    flags = role_flags(role)
+    if role in {"worker", "beat", "referee", "bot", "web"}:
+        assert flags, f"no flags found for role {role}"
+    text = help_text(*ROLE_HELP[role])
+    for flag in sorted(flags):
+        assert flag in text, f"{role}: {flag} is not an option of {' '.join(ROLE_HELP[role])}"
 
 
 def free_port() -> int:
