@@ -14,6 +14,7 @@ urlpatterns = [
     path("leaderboards/<slug:pool>/", views.leaderboard, name="leaderboard"),
     path("bots/", views.bot_list, name="bot_list"),
     path("bots/<str:name>/", views.bot_detail, name="bot_detail"),
+    path("bots/<str:name>/games/", views.bot_games, name="bot_games"),
     path("games/<int:game_id>/", views.game_detail, name="game_detail"),
     path("games/<int:game_id>/replay.json", views.game_replay_json, name="game_replay"),
     # accounts and bot registration

@@ -39,10 +39,22 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+STATUS_FILTERS = {
+    "live": [Tournament.Status.RUNNING, Tournament.Status.SCHEDULED],
+    "finished": [Tournament.Status.FINISHED],
+    "draft": [Tournament.Status.DRAFT],
+    "cancelled": [Tournament.Status.CANCELLED],
+}
+
+
 @require_GET
 def tournament_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(queries.tournament_list_with_progress(), 30).get_page(request.GET.get("page"))
-    return render(request, "web/tournament_list.html", {"page": page})
+    status = request.GET.get("status", "")
+    statuses = STATUS_FILTERS.get(status)
+    page = Paginator(queries.tournament_list_with_progress(statuses=statuses), 30).get_page(request.GET.get("page"))
+    status = status if statuses else ""
+    prefix = f"status={status}&" if status else ""
+    return render(request, "web/tournament_list.html", {"page": page, "status": status, "pager_prefix": prefix})
 
 
 def _tournament(slug: str) -> Tournament:
@@ -150,6 +162,13 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
         },
     )
+
+
+@require_GET
+def bot_games(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    page = Paginator(queries.game_list(bot=bot), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "web/bot_games.html", {"bot": bot, "page": page})
 
 
 def _game(game_id: int) -> Game:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
     ("url", "text"),
     [
         ("/", "No tournament is running right now."),
-        ("/tournaments/", "No tournaments yet."),
+        ("/tournaments/", "No tournaments here yet."),
         ("/leaderboards/", "No rating pools yet"),
         ("/bots/", "No bots registered yet."),
     ],
@@ -347,3 +347,24 @@ def test_owner_edits_and_retires_a_bot(client):
     assert bot.token_hash is None and bot.revoked_at is not None
     assert "token no longer works" in response.content.decode() and "revoked" in response.content.decode()
     assert "retired" in client.get("/bots/annbot/").content.decode()
+
+
+def test_tournament_list_filters_by_status(client):
+    make_world(slug="done-cup", replay=load_replay("game_2p_handmade.json"))
+    make_world(slug="live-cup", status=Tournament.Status.RUNNING, replay=load_replay("game_2p_handmade.json"))
+    html = client.get("/tournaments/?status=live").content.decode()
+    assert "Tournament live-cup" in html and "Tournament done-cup" not in html
+    html = client.get("/tournaments/?status=finished").content.decode()
+    assert "Tournament done-cup" in html and "Tournament live-cup" not in html
+    assert "No tournaments here yet." in client.get("/tournaments/?status=draft").content.decode()
+    html = client.get("/tournaments/?status=bogus").content.decode()  # unknown filter: everything
+    assert "Tournament live-cup" in html and "Tournament done-cup" in html
+
+
+def test_bot_games_page_lists_every_game(client, django_assert_num_queries):
+    w = make_world(tables=2, games_per_table=30, replay=load_replay("game_2p_handmade.json"))
+    bot = w.bots[1]  # sits at both tables
+    with django_assert_num_queries(4):  # bot, count, games, seats
+        html = client.get(f"/bots/{bot.name}/games/").content.decode()
+    assert "60 games" in html and "page 1 of 2" in html
+    assert f"/bots/{bot.name}/games/" in client.get(f"/bots/{bot.name}/").content.decode()
