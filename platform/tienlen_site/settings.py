@@ -200,3 +200,10 @@ TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"
 # --- production (continued): no development credential may reach a deployment -----------
 if not DEBUG and REFEREE_ORGANIZER_TOKEN in ("", "dev-organizer-token"):
     raise RuntimeError("REFEREE_ORGANIZER_TOKEN must be set to a random secret in production")
+
+# --- web (spectator site) -----------------------------------------------------------------
+# The referee address bot owners connect to, shown in the `tienlen-bot run` command after a
+# bot is registered (the public name of REFEREE_TARGET).
+REFEREE_PUBLIC_ADDRESS = os.environ.get("REFEREE_PUBLIC_ADDRESS", REFEREE_TARGET)
+# How often an open tournament page polls its progress (milliseconds).
+WEB_PROGRESS_POLL_MS = int(os.environ.get("WEB_PROGRESS_POLL_MS", "2000"))
