@@ -88,6 +88,12 @@ class RefereeProcess:
             self.popen.kill()
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_referee_process() -> RefereeProcess:
     return RefereeProcess()
 
@@ -205,16 +211,20 @@ def main() -> None:
     settings.REFEREE_TARGET = referee.target
     settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
     plain, recorded = [], []
+    cpu: dict[str, list[float]] = {"client": [], "referee": [], "worker": []}
     try:
         with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=60, queues=[queue]):
             for r in range(args.rounds):
                 seed = f"bench-{r}"
-                t0 = time.perf_counter()
+                t0, c0, rc0 = time.perf_counter(), time.process_time(), process_cpu_s(referee.popen.pid)
                 n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1")
                 plain.append(n / (time.perf_counter() - t0))
-                t0 = time.perf_counter()
+                cpu["client"].append((time.process_time() - c0) / n)
+                cpu["referee"].append((process_cpu_s(referee.popen.pid) - rc0) / n)
+                t0, c0 = time.perf_counter(), time.process_time()
                 n = through_worker(staff, bots, sets=sets, seed=seed, number=r)
                 recorded.append(n / (time.perf_counter() - t0))
+                cpu["worker"].append((time.process_time() - c0) / n)
     finally:
         referee.stop()
     raw, packed, on_disk = replay_sizes()
@@ -235,6 +245,11 @@ def main() -> None:
     print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")
     ratios = [1 - b / a for a, b in zip(plain, recorded, strict=True)]
     print(f"| recording cost, 1 - worker/referee per round (median; rounds {', '.join(f'{100 * r:.0f}%' for r in ratios)}) | {100 * statistics.median(ratios):.1f}% |")
+    ref_ms = 1000 * statistics.median(cpu["referee"])
+    rec_ms = 1000 * (statistics.median(cpu["worker"]) - statistics.median(cpu["client"]))
+    print(f"| referee process CPU per game | {ref_ms:.2f} ms |")
+    print(f"| recording CPU per game in the worker (worker minus bare client) | {rec_ms:.2f} ms |")
+    print(f"| recording CPU / referee CPU | {100 * rec_ms / ref_ms:.1f}% |")
     print(f"| replay JSON bytes per game | {raw:,.0f} |")
     print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
     print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")
