@@ -51,22 +51,34 @@ def browser_instance():
         browser.close()
 
 
-@pytest.fixture
-def page(browser_instance):
-    context = browser_instance.new_context(viewport={"width": 1280, "height": 900})
+def _open(browser, **context_args):
+    context = browser.new_context(**context_args)
     pg = context.new_page()
     pg.set_default_timeout(10_000)
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    return context, pg, errors
+
+
+@pytest.fixture
+def page(browser_instance):
+    """A desktop page; any JavaScript error on it fails the test."""
+    context, pg, errors = _open(browser_instance, viewport={"width": 1280, "height": 900})
     yield pg
     context.close()
+    assert not errors, f"JavaScript errors: {errors}"
 
 
 @pytest.fixture
 def phone_page(browser_instance):
-    context = browser_instance.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True)
-    pg = context.new_page()
-    pg.set_default_timeout(10_000)
+    context, pg, errors = _open(
+        browser_instance, viewport={"width": 390, "height": 844}, device_scale_factor=2,
+        is_mobile=True, has_touch=True,
+    )
     yield pg
     context.close()
+    assert not errors, f"JavaScript errors: {errors}"
 
 
 def shot(page, name: str) -> Path:
