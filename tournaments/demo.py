@@ -55,6 +55,18 @@ class ManagedProcess:
             os.killpg(self.popen.pid, sig)
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: have Linux send SIGTERM if the demo itself is killed
+    (even by SIGKILL, when no `finally` runs). Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of every child: ours, with the project and `platform/` importable."""
     env = dict(os.environ)
@@ -94,6 +106,7 @@ class ProcessGroup:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: we can signal its children
+                preexec_fn=_die_with_parent,
             )
         process = ManagedProcess(name, list(argv), log_path, popen)
         self.processes[name] = process
@@ -471,7 +484,7 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
         duplicate_sets=config.duplicate_sets,
         move_time_ms=config.move_time_ms,
         connect_deadline_s=120,
-        description="Started by `manage.py run_demo`: the example bots, each its own process.",
+        description="Started by manage.py run_demo: the example bots, each in its own process.",
     )
     for bot in Bot.objects.filter(pk__in=[b.bot_id for b in bots]).order_by("pk"):
         services.tournament_entrant_add(tournament=tournament, bot=bot)

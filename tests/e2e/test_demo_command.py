@@ -35,3 +35,19 @@ def test_demo_bot_names_are_unique() -> None:
 
     config = DemoConfig(bots=("random", "random", "greedy", "random"))
     assert config.bot_names() == ["demo-random", "demo-random-2", "demo-greedy", "demo-random-3"]
+
+
+def test_demo_bot_names_are_unique_and_name_their_example() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from tournaments.demo import DemoConfig
+
+    @given(st.lists(st.sampled_from(["random", "greedy", "heuristic"]), min_size=1, max_size=12))
+    def check(kinds: list[str]) -> None:
+        names = DemoConfig(bots=tuple(kinds)).bot_names()
+        assert len(set(names)) == len(names) == len(kinds)
+        for kind, name in zip(kinds, names, strict=True):
+            assert name == f"demo-{kind}" or name.startswith(f"demo-{kind}-")
+
+    check()

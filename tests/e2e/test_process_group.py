@@ -78,6 +78,34 @@ def test_kill_is_a_crash_and_restart_appends_to_the_log(tmp_path, marker) -> Non
     wait_for(lambda: marked_pids(marker) == [])
 
 
+SUPERVISOR = """
+import sys, time
+from pathlib import Path
+from tournaments.demo import ProcessGroup
+group = ProcessGroup(Path(sys.argv[1]))
+group.start("child", [sys.executable, "-c", "import time; time.sleep(300)"])
+print("started", flush=True)
+time.sleep(300)
+"""
+
+
+def test_children_go_even_when_the_demo_is_killed_outright(tmp_path, marker) -> None:
+    """SIGKILL leaves no chance to clean up: the kernel's parent-death signal does it."""
+    import signal
+    import subprocess
+
+    supervisor = subprocess.Popen(
+        [sys.executable, "-c", SUPERVISOR, str(tmp_path)],
+        cwd=demo.PROJECT_ROOT, env=demo.child_env({MARKER_VARIABLE: marker}),
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert supervisor.stdout.readline().strip() == "started"
+    wait_for(lambda: len(marked_pids(marker)) == 2)
+    supervisor.send_signal(signal.SIGKILL)
+    supervisor.wait(timeout=30)
+    wait_for(lambda: marked_pids(marker) == [])
+
+
 def test_a_sigterm_to_the_demo_becomes_a_clean_shutdown() -> None:
     import signal
 
