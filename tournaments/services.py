@@ -446,18 +446,24 @@ def table_games_record(*, table_id: int, results: Sequence[GameResult]) -> list[
         return []
     try:
         with transaction.atomic():
-            return _record_batch(table_id, results)
+            games, error = _record_batch(table_id, results)
     except IntegrityError:
         # A concurrent attempt recorded some of these first: go one by one.
-        recorded: list[Game] = []
+        games, error = [], None
         for result in results:
             try:
                 with transaction.atomic():
-                    recorded += _record_batch(table_id, [result])
+                    one, error = _record_batch(table_id, [result])
+                games += one
             except IntegrityError:
                 if not Game.objects.filter(table_id=table_id, index=result.game_index).exists():
                     raise
-        return recorded
+            if error:
+                break
+    if error:
+        # The good games before it are committed; the caller learns what was wrong.
+        raise error
+    return games
 
 
 _pool_ids: dict[tuple[str, int], int] = {}
@@ -504,21 +510,22 @@ def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
     return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
 
 
-def _record_batch(table_id: int, results: Sequence[GameResult]) -> list[Game]:
+def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Game], ValueError | None]:
+    """Record the results up to the first malformed one; return it as the error."""
     import json
 
     table = Table.objects.select_related("tournament").get(pk=table_id)
     tournament = table.tournament
     seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
     unique: dict[int, GameResult] = {}
+    error = None
     for result in results:
-        if sorted(result.seat_participants) != list(range(len(seats))):
-            raise ValueError(
-                f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table"
-            )
-        if len(result.points) != result.players or sum(result.points) != 0:
-            raise ValueError(f"game {result.game_index}: points {result.points} are not a zero-sum list per seat")
+        error = _record_problem(result, len(seats))
+        if error:
+            break  # record the good games before it, then report it
         unique.setdefault(result.game_index, result)
+    if not unique:
+        return [], error
     pools: dict[int, RatingPool] = {}
     if tournament.rated:
         sizes = {r.players for r in unique.values()}
@@ -528,7 +535,7 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> list[Game]:
     )
     new = [unique[i] for i in sorted(unique) if i not in existing]
     if not new:
-        return []
+        return [], error
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
         summary, fallbacks, duration = _timing_summary(result.timing, result.players)
@@ -571,7 +578,17 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> list[Game]:
     Table.objects.filter(pk=table_id).update(games_recorded=F("games_recorded") + len(new))
     for pool in pools.values():
         _rate_games(pool, [(g, bots, places) for g, p, bots, places in placed if p is pool])
-    return games
+    return games, error
+
+
+def _record_problem(result: GameResult, seats: int) -> ValueError | None:
+    if sorted(result.seat_participants) != list(range(seats)):
+        return ValueError(
+            f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table"
+        )
+    if len(result.points) != result.players or sum(result.points) != 0:
+        return ValueError(f"game {result.game_index}: points {result.points} are not a zero-sum list per seat")
+    return None
 
 
 def _insert_rows(model, columns: list[str], rows: list[tuple]) -> None:

@@ -154,6 +154,12 @@ def table_play_task(self, table_id: int) -> str:
     except RefereeRejected as exc:
         _finish(table_id, status=Table.Status.FAILED, error=str(exc))
         return "failed"
+    except ValueError as exc:
+        # A game record that contradicts the table (wrong seats, points not zero-sum):
+        # keep what was recorded, stop the table and say why.
+        log.error("table %s: bad game record: %s", table_id, exc)
+        _finish(table_id, status=Table.Status.FAILED, error=f"bad game record from the referee: {exc}")
+        return "failed"
     except OperationalError as exc:
         # The database went away or was locked mid-table: the referee call is cancelled
         # (which aborts the table there) and the table resumes from its next unrecorded game.

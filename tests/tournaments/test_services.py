@@ -148,3 +148,24 @@ def test_unknown_preset_and_options_are_refused(organiser) -> None:
     with pytest.raises(ValidationError) as info:
         services.tournament_create(organiser=organiser, name="X", format="round_robin", options={"no_such_option": True})
     assert "options" in info.value.message_dict
+
+
+def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots, monkeypatch) -> None:
+    from tournaments import tasks
+
+    tournament = services.tournament_create(organiser=organiser, name="Bad", format="round_robin", seats_per_table=4)
+    for bot in bots[:4]:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    start(tournament)
+    table = tournament.tables.get()
+
+    def misbehaving_referee(**kwargs):
+        yield make_result(0, [0, 1, 2, 3])
+        yield make_result(1, [0, 1, 2, 3], seat_participants=[0, 0, 0, 0])
+
+    monkeypatch.setattr(tasks, "referee_play_table", misbehaving_referee)
+    assert tasks.table_play_task(table.pk) == "failed"
+    table.refresh_from_db()
+    assert table.status == "failed"
+    assert "seat_participants" in table.last_error
+    assert table.games.count() == 1  # what was recorded stays
