@@ -77,6 +77,9 @@ def test_replay_viewer_steps_with_buttons_keys_and_url(live_server, page):
     assert step(page) == 26
     assert table_cards(page) == "5S 5C 5D 5H"
     assert "Chop chain" in page.text_content("#chop-chain")
+    # each seat shows its latest play of this round: seat 1's 2C was chopped by seat 0's quads
+    last = page.eval_on_selector_all('.seat[data-seat="1"] .last-play .card', "els => els.map(e => e.dataset.card)")
+    assert last == ["2C"]
     assert "2C" not in " ".join(hand(page, 1))
     shot(page, "game-chop-desktop")
 

@@ -110,6 +110,7 @@
       ]);
       seatEl.appendChild(head);
       seatEl.appendChild(el("div", { cls: "hand" }));
+      seatEl.appendChild(el("div", { cls: "last-play" }));
       this.felt.appendChild(seatEl);
       this.seatEls.push(seatEl);
     }
@@ -175,6 +176,19 @@
       li.addEventListener("click", function () { self.go(i + 1); });
       self.moveList.appendChild(li);
     });
+  };
+
+  /* Each seat's latest play in the round going on after k moves (what a real table shows
+   * in front of each player); empty once the table is cleared. */
+  Viewer.prototype.roundPlays = function (k) {
+    var out = {}, states = this.data.states, moves = this.data.moves;
+    if (!states[k] || !states[k].table) return out;
+    for (var j = k; j >= 1; j--) {
+      var m = moves[j - 1];
+      if (m.cards && !(m.seat in out)) out[m.seat] = m.cards;
+      if (!states[j - 1].table) break;  // the move that opened this round
+    }
+    return out;
   };
 
   Viewer.prototype.onKey = function (ev) {
@@ -245,6 +259,7 @@
     var frozen = state.frozen || (finalStep && data.result && data.result.frozen) || [];
     var finished = state.finished || [];
     var locked = state.locked || [];
+    var lastPlays = this.roundPlays(k);
 
     for (var s = 0; s < this.n; s++) {
       var seatEl = this.seatEls[s];
@@ -258,6 +273,12 @@
         handEl.appendChild(backs);
       } else {
         handEl.appendChild(cardsEl(hands[s]));
+      }
+      var lastEl = seatEl.querySelector(".last-play");
+      lastEl.innerHTML = "";
+      if (lastPlays[s]) {
+        lastEl.appendChild(el("span", { cls: "muted", text: "this round: " }));
+        lastEl.appendChild(cardsEl(lastPlays[s]));
       }
       var tags = seatEl.querySelector(".seat-tags");
       tags.innerHTML = "";
