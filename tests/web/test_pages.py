@@ -368,3 +368,24 @@ def test_bot_games_page_lists_every_game(client, django_assert_num_queries):
         html = client.get(f"/bots/{bot.name}/games/").content.decode()
     assert "60 games" in html and "page 1 of 2" in html
     assert f"/bots/{bot.name}/games/" in client.get(f"/bots/{bot.name}/").content.decode()
+
+
+def test_bot_list_and_my_bots_empty_state(client):
+    owner = make_user("ann")
+    services.bot_create(owner=owner, name="alpha", description="Greedy with a twist")
+    html = client.get("/bots/").content.decode()
+    assert "alpha" in html and "Greedy with a twist" in html and "ann" in html
+    client.force_login(make_user("newcomer"))
+    assert "You have no bots yet." in client.get("/me/bots/").content.decode()
+
+
+def test_game_without_replay_and_wrong_methods(client):
+    w = make_world(replay=load_replay("game_2p_handmade.json"))
+    game = w.games[0]
+    game.replay.delete()
+    response = client.get(f"/games/{game.id}/")
+    assert response.status_code == 404
+    assert client.get(f"/games/{game.id}/replay.json").status_code == 404
+    client.force_login(_organiser())
+    assert client.get(f"/organise/{w.tournament.slug}/start/").status_code == 405
+    assert client.post("/tournaments/").status_code == 405
