@@ -38,6 +38,15 @@ def load_replay(name: str = "game_4p.json") -> dict[str, Any]:
     return json.loads((DATA / name).read_text())
 
 
+def knockout_rounds(tables: int, *, first: int) -> list[int]:
+    """Round of each table in a bracket whose rounds halve: first, first/2, ..., 1."""
+    out, size, rnd = [], first, 1
+    while len(out) < tables:
+        out.extend([rnd] * min(size, tables - len(out)))
+        size, rnd = max(1, size // 2), rnd + 1
+    return out
+
+
 def timing_for(replay: dict[str, Any]) -> dict[str, Any]:
     """A referee timing log (tienlen.timing/1) for the replay: move 5 timed out."""
     moves = []
@@ -103,10 +112,11 @@ def make_world(
     )
     entrants = Entrant.objects.bulk_create([Entrant(tournament=t, bot=b, seed_rank=i + 1) for i, b in enumerate(bot_objs)])
     done = games_per_table if games_done_per_table is None else games_done_per_table
+    rounds = knockout_rounds(tables, first=max(1, bots // players)) if fmt == Tournament.Format.KNOCKOUT else [1] * tables
     table_objs = Table.objects.bulk_create(
         [
             Table(
-                tournament=t, round=1 + (k // max(1, bots // players)) if fmt == Tournament.Format.KNOCKOUT else 1,
+                tournament=t, round=rounds[k],
                 number=k + 1, seed=f"{slug}/t{k}", games_planned=games_per_table, games_recorded=done,
                 status=Table.Status.DONE if done >= games_per_table else Table.Status.RUNNING,
             )

@@ -138,7 +138,7 @@ def test_pages_look_right_on_a_phone(live_server, phone_page):
 def test_desktop_screenshots(live_server, page):
     replay = load_replay("game_4p.json")
     w = make_world(replay=replay, tables=3, games_per_table=2)
-    make_world(replay=replay, tables=3, games_per_table=2, fmt="knockout", slug="ko-cup", bots=6)
+    make_world(replay=replay, tables=7, games_per_table=2, fmt="knockout", slug="ko-cup", bots=16)
     for name, path in [
         ("home", "/"),
         ("tournament", f"/tournaments/{w.tournament.slug}/"),
