@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from tournaments import services
 from tournaments.models import Bot, Game, Rating, RatingPool, Replay, Tournament
 from web import queries
 from web.replay_frames import replay_frames
@@ -88,11 +89,10 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
+    """The same rule as the start/cancel views: an organiser, on their own tournament
+    (staff: on any), so the buttons never lead to a 403."""
     user = request.user
-    return bool(
-        user.is_authenticated
-        and (user.is_staff or user.has_perm("tournaments.organise_tournaments") or tournament.organiser_id == user.id)
-    )
+    return services.user_is_organiser(user=user) and (user.is_staff or tournament.organiser_id == user.id)
 
 
 @require_GET

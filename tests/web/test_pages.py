@@ -389,3 +389,15 @@ def test_game_without_replay_and_wrong_methods(client):
     client.force_login(_organiser())
     assert client.get(f"/organise/{w.tournament.slug}/start/").status_code == 405
     assert client.post("/tournaments/").status_code == 405
+
+
+def test_start_cancel_buttons_only_for_the_owning_organiser(client):
+    mine = _organiser("org1")
+    other = _organiser("org2")
+    Tournament.objects.create(name="Mine", slug="mine", organiser=mine, format="round_robin", seed="s")
+    client.force_login(other)
+    assert "Start now" not in client.get("/tournaments/mine/").content.decode()
+    client.force_login(mine)
+    assert "Start now" in client.get("/tournaments/mine/").content.decode()
+    client.force_login(make_user("staffer", staff=True))
+    assert "Start now" in client.get("/tournaments/mine/").content.decode()
