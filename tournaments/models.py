@@ -268,7 +268,7 @@ class TableSeat(models.Model):
 
 
 class Game(models.Model):
-    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="games")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="games", db_index=False)
     index = models.PositiveIntegerField()
     seed = models.CharField(max_length=160, blank=True)
     players = models.PositiveSmallIntegerField(validators=seats_validators)
@@ -301,9 +301,11 @@ class Game(models.Model):
 
 
 class GameSeat(models.Model):
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    # Foreign keys covered by a composite index below carry no index of their own: fewer
+    # indexes to update is what keeps recording cheap.
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats", db_index=False)
     seat = models.PositiveSmallIntegerField()
-    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="game_seats")
+    bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="game_seats", db_index=False)
     entrant = models.ForeignKey(
         Entrant, null=True, blank=True, on_delete=models.SET_NULL, related_name="game_seats"
     )
@@ -347,9 +349,9 @@ class Replay(models.Model):
 class RatingChange(models.Model):
     """One bot's rating change from one game: the rating history."""
 
-    pool = models.ForeignKey(RatingPool, on_delete=models.CASCADE, related_name="changes")
+    pool = models.ForeignKey(RatingPool, on_delete=models.CASCADE, related_name="changes", db_index=False)
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="rating_changes")
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="rating_changes")
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="rating_changes", db_index=False)
     seq = models.PositiveBigIntegerField()
     rating_before = models.FloatField()
     rating_after = models.FloatField()

@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from tournaments import selectors, services
-from tournaments.models import Game, RatingChange, Table, Tournament
+from tournaments.models import Game, RatingChange, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -234,3 +234,31 @@ def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
     assert forfeited == {"h0": False, "h1": False, "h2": False, "never-connects": True}
     rows = {r.bot_name: r for r in selectors.tournament_standings(tournament=tournament)}
     assert rows["never-connects"].forfeits == 1 and rows["h0"].forfeits == 0
+
+
+def test_the_ladder_tick_starts_rated_tables_that_the_worker_plays(worker, referee, people) -> None:
+    staff, organiser, owner = people
+    house = [services.bot_create(owner=staff, name=f"lad{i}", house_bot=p)[0]
+             for i, p in enumerate(["random", "greedy", "heuristic", "random", "greedy"])]
+    sdk_bot, token = services.bot_create(owner=owner, name="ladder-sdk")
+    offline, _ = services.bot_create(owner=owner, name="ladder-offline")
+    ladder = services.tournament_create(
+        organiser=organiser, name="Ladder", format="ladder", seats_per_table=2,
+        ladder_tables_per_tick=3, duplicate_sets=1, allow_same_owner=True,
+    )
+    for bot in [*house, sdk_bot, offline]:
+        services.tournament_entrant_add(tournament=ladder, bot=bot)
+    services.tournament_start(tournament=ladder)
+    wait_for(lambda: Tournament.objects.get(pk=ladder.pk).status == "running", what="the ladder to open")
+    from tournaments.tasks import tournaments_tick
+
+    with SdkBot(referee, token) as bot:
+        wait_for(lambda: bot.client.connected is not None and bot.client.connected.is_set(), what="the SDK bot")
+        report = tournaments_tick()  # what Celery beat runs
+        assert report["ladder_tables"] == 3
+        wait_for(lambda: Table.objects.filter(tournament=ladder, status="done").count() == 3, what="ladder tables")
+    seated = {s.entrant.bot.name for s in TableSeat.objects.filter(table__tournament=ladder).select_related("entrant__bot")}
+    assert "ladder-offline" not in seated  # never scheduled while not connected
+    assert "ladder-sdk" in seated
+    assert RatingChange.objects.filter(pool__seats=2).count() == 3 * 2 * 2
+    assert sdk_bot.versions.filter(version="2.1").exists()
