@@ -32,11 +32,14 @@ def _kind_of(cards: list[str]) -> str | None:
 
 
 def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str, Any] | None = None) -> dict[str, Any]:
-    players = int(replay.get("players") or len(replay.get("hands") or []))
-    hands = [list(map(str, h)) for h in (replay.get("hands") or [])]
-    moves_in = replay.get("moves") or []
-    result = replay.get("result") or {}
+    """Everything the viewer's JavaScript needs, as one JSON-ready dict (see docs/web.md)."""
+    raw_hands = replay.get("hands") if isinstance(replay.get("hands"), list) else []
+    hands = [[str(c) for c in h] for h in raw_hands if isinstance(h, list)]
+    players = replay.get("players") if isinstance(replay.get("players"), int) else len(hands)
+    moves_in = replay.get("moves") if isinstance(replay.get("moves"), list) else []
+    result = replay.get("result") if isinstance(replay.get("result"), dict) else {}
     dealt = {c for h in hands for c in h}
+    undealt = replay.get("undealt")
     frames: dict[str, Any] = {
         "players": players,
         "names": names[:players],
@@ -44,9 +47,10 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
         "seed": replay.get("seed"),
         "starting": replay.get("starting"),
         "hands": hands,
-        "undealt": [c for c in FULL_DECK if c not in dealt] if dealt else [],
+        # newer replays list the undealt cards; older ones leave them to be worked out
+        "undealt": [str(c) for c in undealt] if isinstance(undealt, list) else [c for c in FULL_DECK if c not in dealt] if dealt else [],
         "result": result,
-        "payments": [_payment(p, names) for p in result.get("payments") or []],
+        "payments": [_payment(p, names) for p in result.get("payments") or [] if isinstance(p, dict)],
         "warning": None,
     }
     try:
@@ -106,17 +110,27 @@ def _attach_timing(moves: list[dict[str, Any]], timing: dict[str, Any] | None) -
             move["attempts"] = int(t["attempts"])
 
 
-def _plain(moves_in: list[dict[str, Any]], players: int) -> tuple[list[dict], list[dict]]:
-    """No engine: the last play stays on the table and the next mover is the next record."""
-    moves, states = [], [{"table": None, "to_move": moves_in[0]["seat"] if moves_in else None, "locked": [], "finished": [], "chain": []}]
+def _plain(moves_in: list[Any], players: int) -> tuple[list[dict], list[dict]]:
+    """No engine: the last play stays on the table and the next mover is the next record.
+
+    Records that are not moves at all are skipped, so even a damaged replay renders."""
+    valid = [
+        m for m in moves_in
+        if isinstance(m, dict) and isinstance(m.get("seat"), int) and 0 <= m["seat"] < players
+    ]
+    moves: list[dict[str, Any]] = []
+    states: list[dict[str, Any]] = [
+        {"table": None, "to_move": valid[0]["seat"] if valid else None, "locked": [], "finished": [], "chain": []}
+    ]
     table = None
-    for i, m in enumerate(moves_in):
-        cards = [str(c) for c in m.get("cards") or []]
+    for i, m in enumerate(valid):
+        raw = m.get("cards")
+        cards = [str(c) for c in raw] if isinstance(raw, list) else []
         entry = {"seat": m["seat"], "pass": bool(m.get("pass")), "cards": cards or None, "kind": _kind_of(cards) if cards else None}
         if cards:
             table = {"seat": m["seat"], "cards": cards, "kind": entry["kind"]}
         moves.append(entry)
-        nxt = moves_in[i + 1]["seat"] if i + 1 < len(moves_in) else None
+        nxt = valid[i + 1]["seat"] if i + 1 < len(valid) else None
         states.append({"table": table, "to_move": nxt, "locked": [], "finished": [], "chain": []})
     return moves, states
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 
 from django.conf import settings
 from django.core.paginator import Paginator
@@ -188,9 +189,13 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None]:
         try:
             text = decoded()
             timing = json.loads(text) if text else None
-        except (ValueError, OSError):
+        except (ValueError, OSError, zlib.error):
             timing = None  # a damaged timing log only loses the per-move times
-    return json.loads(replay.decoded_text()), timing
+    try:
+        data = json.loads(replay.decoded_text())
+    except (ValueError, OSError, zlib.error):
+        data = None  # the viewer then shows an empty game with a warning
+    return (data if isinstance(data, dict) else {}), (timing if isinstance(timing, dict) else None)
 
 
 @require_GET

@@ -401,3 +401,13 @@ def test_start_cancel_buttons_only_for_the_owning_organiser(client):
     assert "Start now" in client.get("/tournaments/mine/").content.decode()
     client.force_login(make_user("staffer", staff=True))
     assert "Start now" in client.get("/tournaments/mine/").content.decode()
+
+
+def test_a_corrupt_stored_replay_shows_a_warning_not_an_error(client):
+    w = make_world(replay=load_replay("game_2p_handmade.json"))
+    game = w.games[0]
+    game.replay.data = b"not zlib at all"
+    game.replay.save()
+    response = client.get(f"/games/{game.id}/")
+    assert response.status_code == 200
+    assert "could not be re-simulated" in response.content.decode()

@@ -79,3 +79,10 @@ def test_a_damaged_replay_still_shows_its_moves_with_a_warning():
     assert "could not be re-simulated" in frames["warning"]
     assert len(frames["states"]) == len(replay["moves"]) + 1
     assert frames["states"][1]["table"]["cards"] == ["3S"]
+
+
+def test_garbage_replay_renders_an_empty_viewer_with_a_warning():
+    frames = replay_frames({"players": 4, "hands": "nope", "moves": [1, {"seat": 9}, {"seat": 0, "cards": "3S"}],
+                            "result": []}, names=NAMES)
+    assert frames["warning"] and frames["payments"] == []
+    assert len(frames["states"]) == len(frames["moves"]) + 1
