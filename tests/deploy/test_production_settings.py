@@ -76,3 +76,45 @@ def test_production_refuses_the_development_organiser_credential() -> None:
     out = run_manage("check", **env)
     assert out.returncode != 0
     assert "REFEREE_ORGANIZER_TOKEN must be set" in out.stderr
+
+
+SERVE_PAGES = r"""
+import re
+import sys
+import django
+django.setup()
+from django.core.management import call_command
+from django.test import Client
+call_command("migrate", verbosity=0)
+client = Client()
+for path in sys.argv[1:]:
+    response = client.get(path, HTTP_HOST="tienlen.example.org", secure=True)
+    body = response.content.decode()
+    hashed = re.search(r"/static/[\w./-]+?\.[0-9a-f]{12}\.(css|js)", body)
+    print(path, response.status_code, bool(hashed))
+"""
+
+
+def test_production_serves_pages_with_collected_hashed_static_files(tmp_path) -> None:
+    """What the image does: collectstatic at build time (manifest storage), then pages
+    render with hashed static URLs; a missing static file would be a 500 here."""
+    env = {
+        **production_env(),
+        "TIENLEN_VAR_DIR": str(tmp_path / "var"),
+        "DJANGO_STATIC_ROOT": str(tmp_path / "static"),
+    }
+    collected = run_manage("collectstatic", "--noinput", **env)
+    assert collected.returncode == 0, collected.stderr
+    assert (tmp_path / "static" / "staticfiles.json").exists()
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    pages = ["/", "/tournaments/", "/leaderboards/", "/bots/", "/accounts/login/", "/api/schema/"]
+    out = subprocess.run(
+        [sys.executable, "-c", SERVE_PAGES, *pages],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+        env={**base, **env, "PYTHONPATH": f"{ROOT / 'platform'}{os.pathsep}{ROOT}",
+             "DJANGO_SETTINGS_MODULE": "tienlen_site.settings"},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [line.split() for line in out.stdout.splitlines()]
+    assert [(r[0], r[1]) for r in rows] == [(p, "200") for p in pages]
+    assert all(r[2] == "True" for r in rows[:-1])  # HTML pages link hashed static files
