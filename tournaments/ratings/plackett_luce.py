@@ -50,15 +50,19 @@ def plackett_luce_fit(
     n = len(keys)
     if not data:
         return {key: Strength(1500.0, 1500.0, 1500.0) for key in keys}
-    theta = np.asarray(choix.ilsr_top1(n, data, alpha=REGULARISATION), dtype=float)
+    theta = np.asarray(choix.ilsr_top1(n, data, alpha=REGULARISATION, tol=1e-6), dtype=float)
     theta -= theta.mean()
     info = REGULARISATION * np.eye(n)
+    by_size: dict[int, list[list[int]]] = {}
     for winner, losers in data:
-        members = [winner, *losers]
-        weights = np.exp(theta[members] - theta[members].max())
-        p = weights / weights.sum()
-        block = np.diag(p) - np.outer(p, p)
-        info[np.ix_(members, members)] += block
+        by_size.setdefault(len(losers) + 1, []).append([winner, *losers])
+    for rows in by_size.values():
+        # Each choice adds diag(p) - p p^T on its members (vectorised per choice-set size).
+        idx = np.asarray(rows)
+        weights = np.exp(theta[idx] - theta[idx].max(axis=1, keepdims=True))
+        p = weights / weights.sum(axis=1, keepdims=True)
+        np.add.at(info, (idx, idx), p)
+        np.add.at(info, (idx[:, :, None], idx[:, None, :]), -(p[:, :, None] * p[:, None, :]))
     cov = np.linalg.pinv(info)
     result = {}
     for key, i in index.items():
