@@ -69,3 +69,34 @@ def broker_clear_stale(url: str) -> None:
     client = redis.Redis.from_url(url)
     stale = [key for key in client.scan_iter(match="celery*")]
     client.delete("unacked", "unacked_index", "unacked_mutex", *stale)
+
+
+def pg_dump_and_restore(settings_dict: Mapping[str, object], dump: Path, target: str) -> str:
+    """The backup procedure of docs/deployment.md: `pg_dump -Fc`, then `pg_restore` into a
+    fresh database `target`; returns the restored database's URL."""
+    import subprocess
+
+    env = {**os.environ, "PGPASSWORD": str(settings_dict.get("PASSWORD") or "")}
+    conn = [
+        "-h", str(settings_dict.get("HOST") or "127.0.0.1"),
+        "-p", str(settings_dict.get("PORT") or 5432),
+        "-U", str(settings_dict.get("USER") or "postgres"),
+    ]
+    run = lambda *argv: subprocess.run(argv, env=env, check=True, capture_output=True)  # noqa: E731
+    run("pg_dump", *conn, "-d", str(settings_dict["NAME"]), "-Fc", "-f", str(dump))
+    run("dropdb", *conn, "--if-exists", target)
+    run("createdb", *conn, target)
+    run("pg_restore", *conn, "-d", target, "--no-owner", str(dump))
+    return database_url({**settings_dict, "NAME": target})
+
+
+def pg_drop(settings_dict: Mapping[str, object], name: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["dropdb", "-h", str(settings_dict.get("HOST") or "127.0.0.1"),
+         "-p", str(settings_dict.get("PORT") or 5432),
+         "-U", str(settings_dict.get("USER") or "postgres"), "--if-exists", name],
+        env={**os.environ, "PGPASSWORD": str(settings_dict.get("PASSWORD") or "")},
+        check=False, capture_output=True,
+    )

@@ -26,6 +26,8 @@ from tests.e2e.stack import (
     kill_marked,
     marked_pids,
     new_marker,
+    pg_drop,
+    pg_dump_and_restore,
 )
 from tournaments.demo import PROJECT_ROOT, free_port
 
@@ -188,6 +190,9 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
         f"{site}/tournaments/{tournament.slug}/", [r.bot_name for r in standings]
     )
 
+    # --- the documented backup (pg_dump / pg_restore) restores the same results
+    check_backup_restores_results(tmp_path, planned=planned)
+
     # --- Ctrl-C stops the demo and everything it started
     children = set(marked_pids(marker)) - {demo.pid}
     assert len(children) >= 7  # referee, worker (+ pool), web, 4 bots
@@ -199,6 +204,27 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     assert marked_pids(marker) == []
     assert "every process the demo started has been shut down" in out.rest()
     assert Bot.objects.filter(name__startswith="demo-").count() == 4
+
+
+def check_backup_restores_results(tmp_path: Path, *, planned: int) -> None:
+    from django.db import connection
+
+    settings_dict = connection.settings_dict
+    if not settings_dict["ENGINE"].endswith("postgresql"):
+        return  # SQLite: a backup is a copy of the file
+    target = f"{settings_dict['NAME']}_restore"
+    try:
+        url = pg_dump_and_restore(settings_dict, tmp_path / "backup.dump", target)
+        out = subprocess.run(
+            [sys.executable, "manage.py", "recompute_ratings", "--check"],
+            cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
+            env={**os.environ, "DATABASE_URL": url},
+        )
+        assert out.returncode == 0, out.stderr
+        assert f"{planned} games" in out.stdout
+        assert "would change 0 ratings, max difference 0" in out.stdout
+    finally:
+        pg_drop(settings_dict, target)
 
 
 def chromium_page():
