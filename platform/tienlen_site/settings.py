@@ -200,6 +200,13 @@ TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"
 # --- production (continued): no development credential may reach a deployment -----------
 if not DEBUG and REFEREE_ORGANIZER_TOKEN in ("", "dev-organizer-token"):
     raise RuntimeError("REFEREE_ORGANIZER_TOKEN must be set to a random secret in production")
+# Redis hands a dead worker's table to another worker after this many seconds. A table's
+# task runs until the table ends, so it must stay above the longest table, or a healthy
+# worker's table is delivered twice.
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+    }
 
 # --- web (spectator site) -----------------------------------------------------------------
 # The referee address bot owners connect to, shown in the `tienlen-bot run` command after a

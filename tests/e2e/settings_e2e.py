@@ -8,7 +8,8 @@ from tienlen_site.settings import CELERY_BROKER_URL
 
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": 60,
+        "visibility_timeout": 60,  # CELERY_VISIBILITY_TIMEOUT in production
+        # restore at once (production scans rarely, which is fine for an hour-long timeout)
         "unacked_restore_interval": 1,
         "unacked_restore_throttle": 1,
     }
