@@ -1,6 +1,6 @@
 from django.urls import path
 
-from web import views, views_account, views_organise
+from web import live, views, views_account, views_organise
 
 app_name = "web"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("tournaments/", views.tournament_list, name="tournament_list"),
     path("tournaments/<slug:slug>/", views.tournament_detail, name="tournament_detail"),
     path("tournaments/<slug:slug>/progress.json", views.tournament_progress_json, name="tournament_progress"),
+    path("tournaments/<slug:slug>/live/", live.tournament_progress_stream, name="tournament_live"),
     path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("leaderboards/<slug:pool>/", views.leaderboard, name="leaderboard"),

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from tournaments import services
 from tournaments.models import Bot, Game, Rating, RatingPool, Replay, Tournament
-from web import queries
+from web import live, queries
 from web.replay_frames import replay_frames
 
 GAMES_PER_PAGE = 50
@@ -78,6 +78,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
         "can_organise": _can_organise(request, tournament),
         "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
+        "sse": live.is_asgi(request),  # WSGI buffers streams: those pages poll instead
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
         ctx["bracket"] = queries.tournament_bracket(tournament=tournament)

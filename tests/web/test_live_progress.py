@@ -44,7 +44,7 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
     page.fill("#id_password", "boss-pass-123")
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/tournaments/{t.slug}/")
-    assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "0.0"
+    assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "0"
     # record every value the bar takes, from the page itself
     page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');
         new MutationObserver(() => window.seen.push(bar.style.width)).observe(bar, {attributes: true}); }""")

@@ -61,7 +61,7 @@ def test_home_query_count_is_fixed(client, django_assert_max_num_queries):
 def test_tournament_page_shows_progress_standings_and_cross_table(client):
     w = make_world(bots=4, tables=3, games_per_table=2, replay=load_replay("game_2p_handmade.json"))
     html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
-    assert 'id="progress-bar" style="width: 100.0%"' in html
+    assert 'id="progress-bar" style="width: 100%"' in html
     assert "6</span> of <span id=\"games-planned\">6</span> games" in html
     assert "± " in html  # confidence intervals
     for b in w.bots:

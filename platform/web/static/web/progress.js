@@ -1,6 +1,7 @@
 /* Live tournament progress without reloading the page.
  *
- * Polls the page's small JSON endpoint (works under WSGI and ASGI alike) and moves the bar.
+ * Listens to server-sent events when the page came over ASGI, else polls the small JSON
+ * endpoint (works under WSGI and ASGI alike), and moves the bar.
  * When games were recorded, the standings, cross-table, bracket, tables and latest games are
  * refreshed from a fresh copy of the page (at most every REFRESH_MS, and once at the end),
  * so a spectator can leave the page open for a whole tournament. Stops once it is over.
@@ -37,28 +38,54 @@
       .then(function () { refreshing = false; });
   }
 
+  /* Apply one progress document; returns true once the tournament is over. */
+  function apply(d) {
+    var bar = document.getElementById("progress-bar");
+    if (bar) bar.style.width = d.percent + "%";
+    var pb = panel.querySelector("[role=progressbar]");
+    if (pb) pb.setAttribute("aria-valuenow", String(d.percent));
+    set("games-done", d.games_done); set("games-planned", d.games_planned);
+    set("tables-done", d.tables_done); set("tables-total", d.tables_total);
+    var badge = document.getElementById("t-status");
+    if (badge && d.status) { badge.textContent = d.status.charAt(0).toUpperCase() + d.status.slice(1); badge.className = "badge " + d.status; }
+    var over = d.status === "finished" || d.status === "cancelled";
+    if (over || (d.games_done !== lastGames && Date.now() - lastRefresh >= REFRESH_MS)) {
+      lastGames = d.games_done;
+      refreshSections();
+    }
+    panel.setAttribute("data-status", d.status);
+    return over;
+  }
+
   function tick() {
+    panel.setAttribute("data-live", "poll");
     fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" })
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-      .then(function (d) {
-        var bar = document.getElementById("progress-bar");
-        if (bar) bar.style.width = d.percent + "%";
-        var pb = panel.querySelector("[role=progressbar]");
-        if (pb) pb.setAttribute("aria-valuenow", String(d.percent));
-        set("games-done", d.games_done); set("games-planned", d.games_planned);
-        set("tables-done", d.tables_done); set("tables-total", d.tables_total);
-        var badge = document.getElementById("t-status");
-        if (badge && d.status) { badge.textContent = d.status.charAt(0).toUpperCase() + d.status.slice(1); badge.className = "badge " + d.status; }
-        var over = d.status === "finished" || d.status === "cancelled";
-        if (over || (d.games_done !== lastGames && Date.now() - lastRefresh >= REFRESH_MS)) {
-          lastGames = d.games_done;
-          refreshSections();
-        }
-        panel.setAttribute("data-status", d.status);
-        if (!over) window.setTimeout(tick, interval);
-      })
+      .then(function (d) { if (!apply(d)) window.setTimeout(tick, interval); })
       .catch(function () { window.setTimeout(tick, interval * 3); });
   }
+
+  /* Server-sent events when the page was served over ASGI; polling otherwise or on error. */
+  function stream(streamUrl) {
+    var source = new EventSource(streamUrl);
+    var over = false;
+    panel.setAttribute("data-live", "sse");
+    source.onmessage = function (ev) { over = apply(JSON.parse(ev.data)) || over; };
+    source.addEventListener("end", function () {
+      source.close();
+      if (!over) window.setTimeout(function () { stream(streamUrl); }, interval);
+    });
+    source.onerror = function () {
+      if (over) return;
+      source.close();
+      window.setTimeout(tick, interval);
+    };
+  }
+
   var status = panel.getAttribute("data-status");
-  if (status !== "finished" && status !== "cancelled") window.setTimeout(tick, interval);
+  var streamUrl = panel.getAttribute("data-stream-url");
+  if (status !== "finished" && status !== "cancelled") {
+    if (streamUrl && window.EventSource) stream(streamUrl);
+    else window.setTimeout(tick, interval);
+  }
 })();

@@ -1,0 +1,89 @@
+"""Server-sent progress events under ASGI: the stream itself, and a real browser page
+served by uvicorn following a tournament without polling."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from tests.web.factories import load_replay, make_world
+from tournaments.models import Table, Tournament
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_stream_sends_progress_then_ends_when_finished(async_client):
+    from asgiref.sync import sync_to_async
+
+    w = await sync_to_async(make_world)(replay=load_replay("game_2p_handmade.json"))
+    response = await async_client.get(f"/tournaments/{w.tournament.slug}/live/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/event-stream"
+    body = "".join([chunk.decode() async for chunk in response.streaming_content])
+    events = [e for e in body.split("\n\n") if e]
+    assert events[0] == "retry: 3000"
+    data = json.loads(events[1].removeprefix("data: "))
+    assert data["status"] == "finished" and data["games_done"] == 4 and data["percent"] == 100.0
+    assert events[-1].startswith("event: end")
+
+
+@pytest.mark.django_db
+def test_wsgi_pages_poll_instead_of_streaming(client):
+    w = make_world(replay=load_replay("game_2p_handmade.json"), status=Tournament.Status.RUNNING)
+    html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
+    assert "data-progress-url" in html and "data-stream-url" not in html
+    assert client.get("/tournaments/nope/live/").status_code == 404
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def asgi_server(transactional_db):
+    """uvicorn serving the project's ASGI application (and its static files) in a thread."""
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        pytest.skip("needs PostgreSQL (DATABASE_URL): the SQLite test database is in memory")
+    import uvicorn
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django.core.asgi import get_asgi_application
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(ASGIStaticFilesHandler(get_asgi_application()),
+                                          host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(100):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.mark.browser
+def test_browser_follows_a_tournament_over_sse(asgi_server, page, settings):
+    settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    w = make_world(replay=load_replay("game_2p_handmade.json"), tables=2, games_per_table=4,
+                   games_done_per_table=1, status=Tournament.Status.RUNNING, slug="sse-cup")
+    page.goto(f"{asgi_server}/tournaments/sse-cup/")
+    page.wait_for_selector("#progress-panel[data-live=sse]")
+    assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "25"
+    Table.objects.filter(tournament=w.tournament).update(games_recorded=3)
+    page.wait_for_function("document.querySelector('[role=progressbar]').getAttribute('aria-valuenow') === '75'")
+    Table.objects.filter(tournament=w.tournament).update(games_recorded=4, status=Table.Status.DONE)
+    Tournament.objects.filter(pk=w.tournament.pk).update(status=Tournament.Status.FINISHED)
+    page.wait_for_function("document.getElementById('progress-panel').dataset.status === 'finished'")
+    assert page.text_content("#t-status") == "Finished"
+    assert page.get_attribute("#progress-panel", "data-live") == "sse"  # never fell back to polling
