@@ -79,9 +79,10 @@ def test_tournament_progress_json_counts_games(client):
     assert data["tables_total"] == 2 and data["tables_done"] == 0
 
 
-def test_knockout_draws_a_bracket(client):
+def test_knockout_draws_a_bracket(client, django_assert_num_queries):
     w = make_world(fmt=Tournament.Format.KNOCKOUT, bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
-    html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
+    with django_assert_num_queries(9):  # no cross-table or table pages; bracket tables + seats
+        html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
     assert 'id="bracket"' in html and 'class="bracket-round"' in html
     assert html.count('class="match"') == 3
     assert "entrant winner" in html and "entrant loser" in html
@@ -130,10 +131,12 @@ def test_leaderboards_index_lists_pools(client):
     assert f"/leaderboards/{w.pool.slug}/" in html
 
 
-def test_bot_page_has_history_h2h_and_results(client):
+def test_bot_page_has_history_h2h_and_results(client, django_assert_num_queries):
     w = make_world(bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
     bot = w.bots[0]
-    html = client.get(f"/bots/{bot.name}/").content.decode()
+    # bot, rating history, versions, ratings, results, head-to-head, recent games (+seats)
+    with django_assert_num_queries(8):
+        html = client.get(f"/bots/{bot.name}/").content.decode()
     assert "Test bot number 0" in html and "owner" in html
     assert "<svg" in html  # rating chart
     assert w.tournament.name in html
