@@ -140,6 +140,9 @@ def event_parse(event: Any) -> GameResult | TableOutcome | None:
 
 
 _local = threading.local()
+# Let the referee stream far ahead of the recorder (game records are ~5-10 KB): a recording
+# batch holding the GIL must never stall the referee on HTTP/2 flow control.
+STREAM_OPTIONS = [("grpc.http2.lookahead_bytes", 16 * 1024 * 1024)]
 
 
 def _client() -> Any:
@@ -149,7 +152,9 @@ def _client() -> Any:
     if cached is None or cached[0] != key:
         from referee_service.organizer_client import OrganizerClient
 
-        cached = (key, OrganizerClient(settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN))
+        cached = (key, OrganizerClient(
+            settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN, options=STREAM_OPTIONS
+        ))
         _local.client = cached
     return cached[1]
 
