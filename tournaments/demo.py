@@ -55,16 +55,28 @@ class ManagedProcess:
             os.killpg(self.popen.pid, sig)
 
 
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# Resolved once in the parent: between fork and exec the child may only call it (importing
+# or loading a library there could wait forever on a lock another thread held at fork).
+_PRCTL = _load_prctl()
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
     """In the child, before exec: have Linux send SIGTERM if the demo itself is killed
     (even by SIGKILL, when no `finally` runs). Elsewhere a no-op."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    with suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -186,6 +186,14 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     assert all(standings[f"e2e-bot-{n}"].forfeits == 0 for n in range(SEATS - 1))
     assert Counter(r.games for r in standings.values()) == Counter({planned: SEATS})
 
+    # ... and so does the API
+    from django.test import Client
+
+    served = Client().get(f"/api/v1/tournaments/{tournament.slug}/standings/").json()
+    assert {r["bot_name"]: r["forfeits"] > 0 for r in served} == {
+        f"e2e-bot-{n}": f"e2e-bot-{n}" == VICTIM for n in range(SEATS)
+    }
+
     # ratings: nothing double-counted
     report = services.ratings_recompute(pool=tournament.pool, write=False)
     assert report.games == planned
