@@ -106,11 +106,14 @@ def fetch_json(url: str) -> dict:
         return json.loads(response.read())
 
 
+@pytest.mark.browser
 def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) -> None:
     from bots_sdk.rules import replay_game
     from tournaments import selectors, services
     from tournaments.models import Bot, Game, GameSeat, Rating, Tournament
 
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian chromium is not installed (make chromium): the replay check needs it")
     env, marker = demo_env
     port = free_port()
     demo = subprocess.Popen(
@@ -228,8 +231,6 @@ def check_backup_restores_results(tmp_path: Path, *, planned: int) -> None:
 
 
 def chromium_page():
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (make chromium)")
     from playwright.sync_api import sync_playwright
 
     return sync_playwright()
