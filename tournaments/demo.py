@@ -468,7 +468,13 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
         owner.save(update_fields=["is_staff"])
     registered = []
     for kind, name in zip(config.bots, config.bot_names(), strict=True):
-        bot = Bot.objects.filter(name=name).first()
+        bot = Bot.objects.filter(name__iexact=name).first()
+        if bot is not None and bot.owner_id != owner.pk:
+            # Never take over (and re-token) somebody else's bot.
+            raise DemoError(
+                f"a bot named {bot.name!r} exists and belongs to {bot.owner}, not to the demo; "
+                "run the demo on its own database (e.g. TIENLEN_VAR_DIR=/tmp/demo)"
+            )
         if bot is None:
             bot, token = services.bot_create(
                 owner=owner, name=name,

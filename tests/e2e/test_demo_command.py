@@ -51,3 +51,33 @@ def test_demo_bot_names_are_unique_and_name_their_example() -> None:
             assert name == f"demo-{kind}" or name.startswith(f"demo-{kind}-")
 
     check()
+
+
+@pytest.mark.django_db
+def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
+    from django.contrib.auth import get_user_model
+
+    from tournaments import services
+    from tournaments.demo import DemoConfig, DemoError, demo_bots_register
+
+    alice = get_user_model().objects.create(username="alice")
+    bot, _ = services.bot_create(owner=alice, name="demo-greedy")
+    with pytest.raises(DemoError, match="belongs to alice"):
+        demo_bots_register(config=DemoConfig())
+    bot.refresh_from_db()
+    assert bot.owner == alice
+
+
+@pytest.mark.django_db
+def test_a_second_demo_run_reuses_its_bots_with_fresh_tokens() -> None:
+    from tournaments.demo import DemoConfig, demo_bots_register
+    from tournaments.models import Bot
+    from tournaments.tokens import token_hash
+
+    first, _ = demo_bots_register(config=DemoConfig())
+    second, _ = demo_bots_register(config=DemoConfig())
+    assert [b.bot_id for b in first] == [b.bot_id for b in second]
+    assert Bot.objects.count() == 4
+    for old, new in zip(first, second, strict=True):
+        assert old.token != new.token
+        assert Bot.objects.get(pk=new.bot_id).token_hash == token_hash(new.token)
