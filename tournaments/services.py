@@ -147,10 +147,24 @@ def bot_update(*, bot: Bot, description: str | None = None) -> Bot:
 
 
 def bot_version_touch(*, bot_id: int, version: str) -> BotVersion | None:
+    """Note the version a bot reported; re-seeing an old version makes it current again."""
     if not version:
         return None
-    obj, _ = BotVersion.objects.get_or_create(bot_id=bot_id, version=version[:64])
+    obj, created = BotVersion.objects.get_or_create(bot_id=bot_id, version=version[:64])
+    if not created:
+        latest = BotVersion.objects.filter(bot_id=bot_id).order_by("-first_seen_at", "-id").first()
+        if latest is not None and latest.pk != obj.pk:
+            obj.first_seen_at = timezone.now()
+            obj.save(update_fields=["first_seen_at"])
     return obj
+
+
+def bot_versions_note(*, connected: dict[str, str], bot_ids: Iterable[int]) -> None:
+    """Record the versions the referee reports for these bots (before a table starts)."""
+    for bot_id in bot_ids:
+        version = connected.get(str(bot_id))
+        if version:
+            bot_version_touch(bot_id=bot_id, version=version)
 
 
 # --- rating pools ----------------------------------------------------------------------
@@ -536,6 +550,12 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     new = [unique[i] for i in sorted(unique) if i not in existing]
     if not new:
         return [], error
+    # The version each bot reported when it last connected (the referee's ListBots).
+    versions = dict(
+        BotVersion.objects.filter(bot_id__in=[s.entrant.bot_id for s in seats])
+        .order_by("bot_id", "first_seen_at", "id")
+        .values_list("bot_id", "id")
+    )
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
         summary, fallbacks, duration = _timing_summary(result.timing, result.players)
@@ -555,8 +575,8 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         placed.append((game, pool, [e.bot_id for e in entrants], places))
         for s, entrant in enumerate(entrants):
             game_seats.append((
-                game, s, entrant.bot_id, entrant.pk, places[s], result.points[s], fallbacks[s],
-                result.seat_participants[s] in result.forfeited,
+                game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
+                result.points[s], fallbacks[s], result.seat_participants[s] in result.forfeited,
             ))
         raw = result.replay_text.encode("utf-8")
         timing_raw = json.dumps(result.timing, separators=(",", ":")).encode("utf-8") if result.timing else b""
@@ -571,7 +591,7 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     # of building model instances (recording must stay far cheaper than playing).
     _insert_rows(
         GameSeat,
-        ["game_id", "seat", "bot_id", "entrant_id", "place", "points", "strikes", "forfeited"],
+        ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
         [(g.pk, *rest) for g, *rest in game_seats],
     )
     Replay.objects.bulk_create(replays)

@@ -134,6 +134,11 @@ def table_play_task(self, table_id: int) -> str:
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
+    bot_ids = [int(p[4:]) for p in plan.participants if p.startswith("bot:")]
+    if bot_ids:  # which version of each bot plays this table, as the referee reports it
+        connected = referee_list_bots()
+        if connected:
+            services.bot_versions_note(connected=connected, bot_ids=bot_ids)
     outcome: TableOutcome | None = None
     recorded = 0
     try:

@@ -164,6 +164,8 @@ def test_a_round_robin_runs_through_worker_and_referee(worker, referee, people) 
     call_command("recompute_ratings", "--check", stdout=out)
     assert "max difference 0" in out.getvalue()
     assert sdk_bot.game_seats.count() == 16
+    # The version the SDK bot reported is recorded with each of its games.
+    assert set(sdk_bot.game_seats.values_list("version__version", flat=True)) == {"2.1"}
 
 
 def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, people, monkeypatch) -> None:
