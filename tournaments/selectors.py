@@ -411,7 +411,7 @@ def head_to_head(*, bot_a: Bot, bot_b: Bot, pool: RatingPool | None = None) -> H
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
     """Games, newest first, with seats and bots prefetched (2 queries per page)."""
     qs = Game.objects.select_related("table__tournament").prefetch_related(
-        Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("seat"))
+        Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     if tournament is not None:
         qs = qs.filter(table__tournament=tournament)
@@ -425,7 +425,7 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, t
 def game_get(*, game_id: int) -> Game:
     return (
         Game.objects.select_related("table__tournament", "pool")
-        .prefetch_related(Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("seat")))
+        .prefetch_related(Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat")))
         .get(pk=game_id)
     )
 

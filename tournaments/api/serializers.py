@@ -221,10 +221,11 @@ class TableOutput(serializers.ModelSerializer):
 
 class GameSeatOutput(serializers.ModelSerializer):
     bot = serializers.CharField(source="bot.name")
+    version = serializers.CharField(source="version.version", allow_null=True, default=None)
 
     class Meta:
         model = GameSeat
-        fields = ["seat", "bot", "place", "points", "strikes", "forfeited"]
+        fields = ["seat", "bot", "version", "place", "points", "strikes", "forfeited"]
 
 
 class GameOutput(serializers.ModelSerializer):
