@@ -169,3 +169,26 @@ def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots
     assert table.status == "failed"
     assert "seat_participants" in table.last_error
     assert table.games.count() == 1  # what was recorded stays
+
+
+def test_a_delayed_start_is_picked_up_by_the_beat_tick(organiser, bots, monkeypatch, django_capture_on_commit_callbacks) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tournaments import tasks
+
+    queued: list[int] = []
+    monkeypatch.setattr(tasks.tournament_schedule_task, "delay", lambda pk: queued.append(pk))
+    monkeypatch.setattr(tasks, "referee_list_bots", lambda: None)
+    tournament = services.tournament_create(organiser=organiser, name="Later", format="round_robin", seats_per_table=2)
+    for bot in bots[:2]:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    soon = timezone.now() + timedelta(hours=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.tournament_start(tournament=tournament, starts_at=soon)
+    assert queued == []  # not yet
+    assert tasks.tournaments_tick()["started"] == 0
+    Tournament.objects.filter(pk=tournament.pk).update(starts_at=timezone.now() - timedelta(seconds=1))
+    assert tasks.tournaments_tick()["started"] == 1
+    assert queued == [tournament.pk]
