@@ -151,7 +151,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {"anon": "120/min", "user": "600/min"},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Tiến Lên tournament platform API",
