@@ -29,6 +29,7 @@ from tournaments.models import (
     Tournament,
 )
 from tournaments.ratings.plackett_luce import plackett_luce_fit
+from tournaments.scheduling.knockout import knockout_plan
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 Z95 = 1.96
@@ -83,7 +84,8 @@ class Progress:
 
 
 def tournament_progress(*, tournament: Tournament) -> Progress:
-    """Tables done / total and games done, at any moment (1 query)."""
+    """Tables done / total and games done, at any moment (1 query; knockouts 3, counting
+    the rounds not created yet)."""
     from django.db.models import Sum
 
     agg = Table.objects.filter(tournament_id=tournament.pk).aggregate(
@@ -93,13 +95,22 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
         games=Sum("games_recorded"),
         planned=Sum("games_planned", filter=~Q(status=Table.Status.CANCELLED)),
     )
+    tables_total, games_planned = agg["total"] or 0, agg["planned"] or 0
+    if tournament.format == Tournament.Format.KNOCKOUT and tournament.status == Tournament.Status.RUNNING:
+        # Later rounds do not exist yet: count them from the bracket's shape (1 more query).
+        rounds = knockout_plan(tournament.entrants.count(), tournament.seats_per_table, tournament.advance_per_table)
+        created = set(Table.objects.filter(tournament_id=tournament.pk).values_list("round", flat=True))
+        for number, sizes in enumerate(rounds, start=1):
+            if number not in created:
+                tables_total += len(sizes)
+                games_planned += sum(tournament.games_per_table or tournament.duplicate_sets * size for size in sizes)
     return Progress(
         status=tournament.status,
-        tables_total=agg["total"] or 0,
+        tables_total=tables_total,
         tables_done=agg["done"] or 0,
         tables_running=agg["running"] or 0,
         games_done=agg["games"] or 0,
-        games_planned=agg["planned"] or 0,
+        games_planned=games_planned,
     )
 
 

@@ -60,13 +60,19 @@ def knockout_is_final(entrants: int, seats: int) -> bool:
     return entrants <= seats
 
 
-def knockout_rounds_needed(n: int, seats: int, advance: int) -> int:
-    """Rounds of a bracket of n entrants (for showing the empty bracket up front)."""
-    rounds = 1
-    while n > seats:
+def knockout_plan(n: int, seats: int, advance: int) -> list[list[int]]:
+    """Table sizes of every round of a bracket of n entrants, first round first (for the
+    empty bracket and for progress before later rounds exist). Forfeits can only shrink it."""
+    rounds = []
+    while True:
         tables = ceil(n / seats)
         base, extra = divmod(n, tables)
         sizes = [base + 1] * extra + [base] * (tables - extra)
+        rounds.append(sizes)
+        if tables == 1:
+            return rounds
         n = sum(knockout_advance_count(size, advance) for size in sizes)
-        rounds += 1
-    return rounds
+
+
+def knockout_rounds_needed(n: int, seats: int, advance: int) -> int:
+    return len(knockout_plan(n, seats, advance))
