@@ -259,6 +259,28 @@ def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
     return Entrant.objects.create(tournament=tournament, bot=bot)
 
 
+def ladder_join(*, tournament: Tournament, bot: Bot, user) -> Entrant:
+    """A bot owner enters their own bot in an open ladder (organisers fill other formats)."""
+    if bot.owner_id != user.pk:
+        raise PermissionError("Only the bot's owner can enter it.")
+    if tournament.format != Tournament.Format.LADDER:
+        raise ValidationError({"tournament": "Only ladders are open to bot owners; ask the organiser."})
+    existing = Entrant.objects.filter(tournament=tournament, bot=bot).first()
+    if existing is not None and existing.status == Entrant.Status.WITHDRAWN:
+        existing.status = Entrant.Status.ACTIVE
+        existing.save(update_fields=["status"])
+        return existing
+    return tournament_entrant_add(tournament=tournament, bot=bot)
+
+
+def ladder_leave(*, tournament: Tournament, bot: Bot, user) -> None:
+    if bot.owner_id != user.pk:
+        raise PermissionError("Only the bot's owner can withdraw it.")
+    if tournament.format != Tournament.Format.LADDER:
+        raise ValidationError({"tournament": "Only ladders can be left; ask the organiser."})
+    tournament_entrant_remove(tournament=tournament, bot=bot)
+
+
 def tournament_entrant_remove(*, tournament: Tournament, bot: Bot) -> None:
     if tournament.format == Tournament.Format.LADDER:
         Entrant.objects.filter(tournament=tournament, bot=bot).update(

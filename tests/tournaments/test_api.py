@@ -187,3 +187,18 @@ def test_anyone_reads_standings_games_replays_and_leaderboards(organiser, bots, 
     assert anon.get("/api/v1/games/999999/replay/").status_code == 404
     h2h = anon.get(f"/api/v1/bots/{bots[0].name}/vs/{bots[1].name}/").json()
     assert h2h["games"] == 4
+
+
+def test_bot_owners_join_and_leave_ladders_with_their_own_bots_only(organiser, owner, other_owner, bots) -> None:
+    ladder = services.tournament_create(organiser=organiser, name="Open ladder", format="ladder", seats_per_table=2)
+    cup = services.tournament_create(organiser=organiser, name="Invite cup", format="round_robin")
+    client = client_for(owner)  # owns bot0, bot2, ...
+    response = client.post(f"/api/v1/tournaments/{ladder.slug}/join/", {"bot": "bot0"}, format="json")
+    assert response.status_code == 201
+    assert client.post(f"/api/v1/tournaments/{ladder.slug}/join/", {"bot": "bot1"}, format="json").status_code == 403
+    refused = client.post(f"/api/v1/tournaments/{cup.slug}/join/", {"bot": "bot0"}, format="json")
+    assert refused.status_code == 400 and "tournament" in refused.json()
+    assert client.post(f"/api/v1/tournaments/{ladder.slug}/leave/", {"bot": "bot0"}, format="json").status_code == 204
+    assert ladder.entrants.get(bot__name="bot0").status == "withdrawn"
+    again = client.post(f"/api/v1/tournaments/{ladder.slug}/join/", {"bot": "bot0"}, format="json")
+    assert again.status_code == 201 and again.json()["status"] == "active"

@@ -272,6 +272,32 @@ class TournamentEntrantDeleteView(ServiceAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class LadderJoinView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Enter your bot in a ladder (bot owners)")
+    def post(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        data = _input(s.EntrantInput, request)
+        bot = Bot.objects.filter(name=data["bot"]).first()
+        if bot is None:
+            raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
+        entrant = services.ladder_join(tournament=tournament, bot=bot, user=request.user)
+        return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
+
+
+class LadderLeaveView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=s.EntrantInput, responses={204: None}, summary="Withdraw your bot from a ladder")
+    def post(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        data = _input(s.EntrantInput, request)
+        bot = get_object_or_404(Bot, name=data["bot"])
+        services.ladder_leave(tournament=tournament, bot=bot, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class TournamentStartView(ServiceAPIView):
     permission_classes = [permissions.IsAuthenticated, IsOrganiser]
 
