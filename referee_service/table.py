@@ -562,6 +562,11 @@ class TableRunner:
             timing = await participant.move(game, seat)
             encoder.record(seat, timing.played, offer)
             timings.append(timing)
+            if participant.house:
+                # A house bot answers without ever suspending: hand the loop to the other
+                # tables, the bot streams and the organiser's stream writer after each of
+                # its moves, or a house-only table would hold the loop from deal to end.
+                await asyncio.sleep(0)
         self.game = None
         for seat, p_index in enumerate(self.seating):
             self.totals[p_index] += game.points[seat]
@@ -591,6 +596,9 @@ class TableRunner:
         self.log_event("game_finished", moves=len(timings),
                        points=list(game.points), fallbacks=sum(1 for t in timings if t.fallback))
         self.events.put_nowait(org.TableEvent(game=record))
+        # Let the organiser's stream writer send this record now, while the next game
+        # plays, so the caller can store each game as it finishes.
+        await asyncio.sleep(0)
 
     # ------------------------------------------------------------ messages to bots
     def _seat_infos(self) -> list[gw.SeatInfo]:
