@@ -35,6 +35,7 @@ from bots_sdk.bot import (
     safe_move,
 )
 from bots_sdk.cards import Card, format_cards
+from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
 
 __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
 
@@ -44,13 +45,9 @@ PROTOCOL_VERSION = 1
 SDK_NAME = "tienlen-python-sdk"
 SDK_VERSION = "0.1.0"
 
-# docs/protocol.md "Limits and keepalive": the server refuses pings more often than 10 s.
-CHANNEL_OPTIONS = [
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.max_receive_message_length", 4 * 1024 * 1024),
-]
+MAX_RECEIVE = ("grpc.max_receive_message_length", 4 * 1024 * 1024)
+# Keepalive agreeing with the referee's (bots_sdk/keepalive.py, docs/protocol.md).
+CHANNEL_OPTIONS = [*client_keepalive_options(), MAX_RECEIVE]
 
 # Errors after which retrying cannot help: the token or the request is wrong.
 _FATAL_CODES = {
@@ -121,6 +118,7 @@ class BotClient:
         max_connect_attempts: int | None = None,
         safety_margin_ms: int = 30,
         stop_when_idle: bool = False,
+        keepalive_ms: int = KEEPALIVE_TIME_MS,
     ) -> None:
         if not token:
             raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
@@ -138,6 +136,8 @@ class BotClient:
         self.max_connect_attempts = max_connect_attempts
         self.safety_margin_ms = safety_margin_ms
         self.stop_when_idle = stop_when_idle
+        # keepalive_ms: ping interval; keep the default, which the referee expects
+        self.channel_options = [*client_keepalive_options(keepalive_ms), MAX_RECEIVE]
         self.stats = ClientStats()
         self.tables: dict[str, _TableState] = {}
         self.welcome: Any = None
@@ -174,9 +174,9 @@ class BotClient:
             while True:
                 attempt += 1
                 channel = (
-                    grpc.aio.secure_channel(self.target, self.credentials, options=CHANNEL_OPTIONS)
+                    grpc.aio.secure_channel(self.target, self.credentials, options=self.channel_options)
                     if self.credentials
-                    else grpc.aio.insecure_channel(self.target, options=CHANNEL_OPTIONS)
+                    else grpc.aio.insecure_channel(self.target, options=self.channel_options)
                 )
                 try:
                     stub = bot_gateway_pb2_grpc.BotGatewayStub(channel)

@@ -14,14 +14,11 @@ from typing import Any
 
 import grpc
 
+from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
 
-CLIENT_KEEPALIVE = [
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-]
+CLIENT_KEEPALIVE = client_keepalive_options()  # agreeing with the referee's
 
 
 class RefereeError(Exception):
@@ -100,11 +97,12 @@ class OrganizerClient:
 
     def __init__(self, target: str, token: str, *, timeout: float | None = None,
                  options: Sequence[tuple[str, Any]] = (),
-                 root_certificates: bytes | None = None, tls: bool = False) -> None:
+                 root_certificates: bytes | None = None, tls: bool = False,
+                 keepalive_ms: int = KEEPALIVE_TIME_MS) -> None:
         self.target = target
         self._metadata = (("authorization", f"Bearer {token}"),)
         self.timeout = timeout
-        self._options = [*CLIENT_KEEPALIVE, *options]
+        self._options = [*client_keepalive_options(keepalive_ms), *options]
         self._channel: grpc.Channel | None = None
         self._stub: org_grpc.OrganizerStub | None = None
         self._pid: int | None = None

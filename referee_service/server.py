@@ -19,6 +19,7 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_health.v1.health_pb2_grpc import add_HealthServicer_to_server
 from grpc_reflection.v1alpha import reflection
 
+from bots_sdk.keepalive import KEEPALIVE_TIME_MS, server_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
@@ -31,15 +32,8 @@ from referee_service.sessions import SessionRegistry
 log = logging.getLogger("referee_service.server")
 ORGANIZER_SERVICE = org.DESCRIPTOR.services_by_name["Organizer"].full_name
 
-#: Keepalive: ping idle clients every 30 s, drop them after 10 s of silence, and accept
-#: client pings down to every 10 s (docs/protocol.md tells clients to use >= 10 s).
-SERVER_KEEPALIVE = [
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.min_recv_ping_interval_without_data_ms", 10_000),
-    ("grpc.http2.max_ping_strikes", 2),
-]
+#: Keepalive as the SDK's clients expect it (bots_sdk/keepalive.py: they must agree).
+SERVER_KEEPALIVE = server_keepalive_options()
 
 
 @dataclass(slots=True)
@@ -53,6 +47,7 @@ class RefereeConfig:
     shutdown_grace_s: float = 30.0
     tls_cert: bytes | None = None  # PEM certificate chain; with tls_key: serve TLS only
     tls_key: bytes | None = None
+    keepalive_ms: int = KEEPALIVE_TIME_MS  # the clients' ping interval; tests shorten it
     extra_options: list[tuple[str, int | str]] = field(default_factory=list)
 
 
@@ -80,7 +75,7 @@ class Referee:
         options = [
             ("grpc.max_receive_message_length", self.config.max_message_bytes),
             ("grpc.so_reuseport", 0),
-            *SERVER_KEEPALIVE,
+            *server_keepalive_options(self.config.keepalive_ms),
             *self.config.extra_options,
         ]
         server = grpc.aio.server(options=options)
