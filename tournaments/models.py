@@ -231,6 +231,12 @@ class Table(models.Model):
     games_recorded = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=1000, blank=True)
+    # When the current run of connect attempts began waiting for absent bots (the connect
+    # deadline counts from here); cleared once the referee accepts the table.
+    waiting_since = models.DateTimeField(null=True, blank=True)
+    # Last sign of life from the worker playing the table (an attempt began, games were
+    # recorded, a retry was noted): the beat tick re-enqueues tables silent for too long.
+    progress_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

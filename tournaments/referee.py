@@ -31,6 +31,11 @@ class BotsNotConnected(Exception):
         self.missing = list(missing)
 
 
+class TableBusy(Exception):
+    """The referee is already playing this table (ALREADY_EXISTS): another worker has it,
+    e.g. after a duplicate delivery of the task. Retry later; never fail the table."""
+
+
 class RefereeRejected(Exception):
     """The referee refused the request itself (INVALID_ARGUMENT): retrying cannot help."""
 
@@ -201,6 +206,8 @@ def referee_play_table(
     except RefereeError as exc:
         if exc.code == "FAILED_PRECONDITION":
             raise BotsNotConnected(exc.message or "bots not connected") from exc
+        if exc.code == "ALREADY_EXISTS":
+            raise TableBusy(exc.message or "the table is already running") from exc
         if exc.code in ("INVALID_ARGUMENT", "PERMISSION_DENIED", "UNAUTHENTICATED"):
             raise RefereeRejected(str(exc)) from exc
         raise RefereeUnavailable(str(exc)) from exc

@@ -156,11 +156,11 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     seats = (
         GameSeat.objects.filter(game__table__tournament=tournament)
         .order_by("game_id", "seat")
-        .values_list("game_id", "entrant_id", "place", "points", "forfeited")
+        .values_list("game_id", "entrant_id", "place", "points")
     )
     stats: dict[int, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0, 0, 0, 0])
     games: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for game_id, entrant_id, place, points, forfeited in seats:
+    for game_id, entrant_id, place, points in seats:
         row = stats[entrant_id]
         row[0] += 1
         row[1] += points
@@ -168,12 +168,12 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         row[3] += place
         row[4] += place * place
         row[5] += place == 1
-        row[6] += bool(forfeited)
         games[game_id].append((place, entrant_id))
     for entrant_id in TableSeat.objects.filter(table__tournament=tournament, forfeited=True).values_list(
         "entrant_id", flat=True
     ):
-        stats[entrant_id][6] += 1  # a table forfeited for absence counts once
+        # Forfeits count tables: absent past the connect deadline, or forfeited mid-table.
+        stats[entrant_id][6] += 1
     ratings = {}
     if tournament.pool_id:
         ratings = dict(

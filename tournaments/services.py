@@ -13,12 +13,12 @@ import secrets
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -423,9 +423,15 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         now = timezone.now()
         if table.started_at is None:
             table.started_at = now
+        if table.waiting_since is None:
+            # The connect deadline counts from when this run of attempts began waiting,
+            # not from the table's first start: a table resumed late (after a referee
+            # restart) gives reconnecting bots the whole deadline again.
+            table.waiting_since = now
         table.status = Table.Status.RUNNING
         table.attempts += 1
-        table.save(update_fields=["started_at", "status", "attempts"])
+        table.progress_at = now
+        table.save(update_fields=["started_at", "waiting_since", "status", "attempts", "progress_at"])
         seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
         last = table.games.order_by("-index").select_related("replay").first()
     first = 0 if last is None else last.index + 1
@@ -434,7 +440,7 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         result = _replay_dict(last.replay).get("result", {})
         resume_leader = result.get("next_leader")
         resume_starting = bool(result.get("next_starting", False))
-    waited = (now - table.started_at).total_seconds()
+    waited = (now - table.waiting_since).total_seconds()
     remaining_s = tournament.connect_deadline_s - waited
     return TablePlan(
         table_id=table.pk,
@@ -517,8 +523,11 @@ def _pools_locked(preset: str, sizes: set[int]) -> dict[int, RatingPool]:
     totally ordered. Locks are taken in id order, so two writers never deadlock."""
     for _ in range(2):
         ids = sorted({_pool_id(preset, n) for n in sizes})
-        pools = {p.seats: p for p in RatingPool.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
-        if len(pools) == len(sizes):
+        pools = {
+            p.seats: p
+            for p in RatingPool.objects.select_for_update().filter(pk__in=ids, preset=preset).order_by("pk")
+        }
+        if set(pools) == set(sizes):
             return pools
         _pool_ids.clear()  # a cached pool was deleted: look the pools up again
     raise RuntimeError(f"rating pools for {preset} {sorted(sizes)} are missing")
@@ -617,7 +626,14 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         [(g.pk, *rest) for g, *rest in game_seats],
     )
     Replay.objects.bulk_create(replays)
-    Table.objects.filter(pk=table_id).update(games_recorded=F("games_recorded") + len(new))
+    Table.objects.filter(pk=table_id).update(
+        games_recorded=F("games_recorded") + len(new), progress_at=timezone.now(), waiting_since=None
+    )
+    # A seat the referee forfeited mid-table (strikes, a long disconnect) forfeits the
+    # table: recorded as soon as a game shows it, so a later resume cannot lose it.
+    forfeited = {p for r in new for p in r.forfeited if 0 <= p < len(seats)}
+    if forfeited:
+        TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     for pool in pools.values():
         _rate_games(pool, [(g, bots, places) for g, p, bots, places in placed if p is pool])
     return games, error
@@ -711,10 +727,20 @@ def _table_outcome(table: Table) -> list[SeatResult]:
 
 
 def table_complete(
-    *, table_id: int, status: str = Table.Status.DONE, error: str = "", absent: Iterable[str] = ()
+    *,
+    table_id: int,
+    status: str = Table.Status.DONE,
+    error: str = "",
+    absent: Iterable[str] = (),
+    forfeited: Iterable[int] = (),
 ) -> NextSteps:
     """Close a table and, under the tournament's lock, decide what follows: the next
-    knockout round or the end of the tournament (exactly once)."""
+    knockout round or the end of the tournament (exactly once).
+
+    A seat forfeits the table if it was `absent` (participant keys) past the connect
+    deadline, if the referee forfeited it mid-table (`forfeited` participant indices from
+    the table result, or any recorded game showing it), or if an earlier attempt did.
+    """
     steps = NextSteps()
     with transaction.atomic():
         table = Table.objects.select_related("tournament").get(pk=table_id)
@@ -723,10 +749,21 @@ def table_complete(
         if table.status in DONE_STATUSES:
             return steps
         absent = set(absent)
+        forfeited = set(forfeited)
+        in_games = set(
+            GameSeat.objects.filter(game__table=table, forfeited=True).values_list("entrant_id", flat=True)
+        )
         seats = list(table.seats.select_related("entrant__bot"))
         for seat in seats:
             key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
-            seat.forfeited = key in absent or str(seat.entrant.bot_id) in absent or seat.entrant.bot.name in absent
+            seat.forfeited = (
+                seat.forfeited
+                or seat.seat in forfeited
+                or seat.entrant_id in in_games
+                or key in absent
+                or str(seat.entrant.bot_id) in absent
+                or seat.entrant.bot.name in absent
+            )
         TableSeat.objects.bulk_update(seats, ["forfeited"])
         ranked = knockout_rank_table(_table_outcome(table))
         advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
@@ -778,10 +815,42 @@ def tournament_finish(*, tournament_id: int) -> bool:
     return bool(updated)
 
 
-def table_retry_note(*, table_id: int, error: str) -> None:
-    Table.objects.filter(pk=table_id).exclude(status__in=DONE_STATUSES).update(
-        status=Table.Status.WAITING, last_error=error[:1000]
+def table_retry_note(*, table_id: int, error: str, waiting_for_bots: bool = False) -> None:
+    """Note why the table will be retried. Only a retry that waits for absent bots keeps
+    `waiting_since`; any other (referee down, aborted) starts the connect wait afresh."""
+    fields = {"status": Table.Status.WAITING, "last_error": error[:1000], "progress_at": timezone.now()}
+    if not waiting_for_bots:
+        fields["waiting_since"] = None
+    Table.objects.filter(pk=table_id).exclude(status__in=DONE_STATUSES).update(**fields)
+
+
+def table_busy_note(*, table_id: int) -> None:
+    """Another worker is playing this table: this delivery's attempt does not count."""
+    Table.objects.filter(pk=table_id, attempts__gt=0).update(attempts=F("attempts") - 1)
+
+
+def tables_stale_claim(*, stale_after_s: float, now: datetime | None = None) -> list[int]:
+    """Claim running/waiting tables that showed no progress for `stale_after_s` (their
+    worker died, or their retry was lost) so the caller re-enqueues them.
+
+    Each claim is a conditional UPDATE that also refreshes `progress_at`: of two ticks
+    racing, only one sees the table stale, so a table is enqueued once per timeout. A
+    table whose first worker is alive after all is harmless to re-enqueue: the referee
+    answers ALREADY_EXISTS and the copy backs off; games are unique by (table, index).
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=stale_after_s)
+    stale = (
+        Q(progress_at__lt=cutoff) | Q(progress_at__isnull=True, started_at__lt=cutoff)
+    ) & Q(
+        status__in=[Table.Status.RUNNING, Table.Status.WAITING],
+        tournament__status=Tournament.Status.RUNNING,
     )
+    claimed = []
+    for table_id in Table.objects.filter(stale).order_by("id").values_list("id", flat=True):
+        if Table.objects.filter(stale, pk=table_id).update(progress_at=now):
+            claimed.append(table_id)
+    return claimed
 
 
 # --- ladder ----------------------------------------------------------------------------

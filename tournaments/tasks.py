@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
@@ -25,6 +26,7 @@ from tournaments.referee import (
     GameResult,
     RefereeRejected,
     RefereeUnavailable,
+    TableBusy,
     TableOutcome,
     referee_list_bots,
     referee_play_table,
@@ -154,8 +156,15 @@ def table_play_task(self, table_id: int) -> str:
             absent = [p for p in plan.participants if p.startswith("bot:") and p[4:] not in connected]
             _finish(table_id, absent=absent or plan.participants, error=f"forfeit: {exc}")
             return "forfeited"
-        services.table_retry_note(table_id=table_id, error=str(exc))
+        services.table_retry_note(table_id=table_id, error=str(exc), waiting_for_bots=True)
         raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+    except TableBusy as exc:
+        # Another worker is playing this table (a duplicate delivery, or a stale-table
+        # re-enqueue while the first worker still runs): back off and look again. If that
+        # worker finishes, the retry finds nothing to play; if it dies, the retry resumes.
+        log.info("table %s: already running elsewhere, retrying later: %s", table_id, exc)
+        services.table_busy_note(table_id=table_id)
+        raise self.retry(countdown=backoff_seconds(self.request.retries + 1), exc=exc) from exc
     except RefereeRejected as exc:
         _finish(table_id, status=Table.Status.FAILED, error=str(exc))
         return "failed"
@@ -180,7 +189,7 @@ def table_play_task(self, table_id: int) -> str:
         # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
         services.table_retry_note(table_id=table_id, error=f"aborted: {outcome.detail}")
         raise self.retry(countdown=backoff_seconds(plan.attempts))
-    _finish(table_id)
+    _finish(table_id, forfeited=outcome.forfeited if outcome is not None else ())
     return f"recorded {recorded} games"
 
 
@@ -203,7 +212,7 @@ def tournaments_tick() -> dict:
             _enqueue_tables(ids)
             ladder_tables += len(ids)
     stale_before = now - timedelta(minutes=10)
-    stale = list(
+    forgotten = list(
         Table.objects.filter(
             tournament__status=Tournament.Status.RUNNING,
             status=Table.Status.PENDING,
@@ -211,6 +220,14 @@ def tournaments_tick() -> dict:
             attempts=0,
         ).values_list("id", flat=True)
     )
-    for table_id in stale:
+    # Tables whose worker died mid-table: brokers redeliver those late (Redis, after the
+    # visibility timeout) or never (filesystem), so the tick claims and re-enqueues them.
+    stale = services.tables_stale_claim(
+        stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0), now=now
+    )
+    for table_id in [*forgotten, *stale]:
         table_play_task.delay(table_id)
-    return {"started": started, "ladder_tables": ladder_tables, "requeued": len(stale)}
+    return {
+        "started": started, "ladder_tables": ladder_tables,
+        "requeued": len(forgotten), "resumed_stale": len(stale),
+    }

@@ -195,6 +195,9 @@ REFEREE_ORGANIZER_TOKEN = os.environ.get("REFEREE_ORGANIZER_TOKEN", "dev-organiz
 # Bots not connected: a table retries with backoff until this many seconds have passed.
 TIENLEN_CONNECT_DEADLINE_S = int(os.environ.get("TIENLEN_CONNECT_DEADLINE_S", "300"))
 TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"))
+# A running/waiting table with no progress (no game recorded, no attempt begun) for this
+# long lost its worker: the beat tick re-enqueues it. Keep it above the longest game.
+TIENLEN_STALE_TABLE_SECONDS = float(os.environ.get("TIENLEN_STALE_TABLE_SECONDS", "900"))
 
 # --- production (continued): no development credential may reach a deployment -----------
 if not DEBUG and REFEREE_ORGANIZER_TOKEN in ("", "dev-organizer-token"):

@@ -264,3 +264,49 @@ def test_the_ladder_tick_starts_rated_tables_that_the_worker_plays(worker, refer
     assert "ladder-sdk" in seated
     assert RatingChange.objects.filter(pool__seats=2).count() == 3 * 2 * 2
     assert sdk_bot.versions.filter(version="2.1").exists()
+
+
+def test_a_table_already_running_on_the_referee_is_retried_not_failed(worker, referee, people) -> None:
+    """A duplicate delivery meets the referee's ALREADY_EXISTS: it backs off and the table
+    is played once, never marked failed."""
+    from referee_service.organizer_client import OrganizerClient, RefereeError
+
+    staff, organiser, _ = people
+    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
+    tournament = services.tournament_create(
+        organiser=organiser, name="Twice cup", format="round_robin", seats_per_table=4, duplicate_sets=1,
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    # The "first delivery": a call already holding this table's id at the referee (it waits
+    # for a bot that never comes, then gives the id back).
+    held: dict[str, object] = {}
+
+    def hold() -> None:
+        client = OrganizerClient(referee, ORGANIZER_TOKEN)
+        try:
+            list(client.play_table(table_id=f"t{tournament.pk}-r1-n1", seats=["bot:ghost", "house:random"],
+                                   games=1, connect_deadline_ms=4000))
+        except RefereeError as exc:
+            held["error"] = exc.code
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    time.sleep(0.5)
+    services.tournament_start(tournament=tournament)
+    table_id = None
+
+    def table_seen_busy() -> bool:
+        nonlocal table_id
+        table = Table.objects.filter(tournament=tournament).first()
+        table_id = table.pk if table else None
+        return table is not None and table.status in ("waiting", "running", "failed", "done") and table.attempts >= 1
+
+    wait_for(table_seen_busy, timeout=30, what="the table to be tried")
+    holder.join(20)
+    assert held.get("error") == "FAILED_PRECONDITION"
+    wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", timeout=90, what="the retry")
+    table = Table.objects.get(pk=table_id)
+    assert table.status == "done", table.last_error
+    assert table.attempts == 1  # the busy tries did not count as attempts
+    assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0, 1, 2, 3]

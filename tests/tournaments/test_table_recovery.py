@@ -1,0 +1,158 @@
+"""Tables that go wrong midway: forfeits during a table, connect deadlines on resumed
+tables, and tables whose worker died (re-enqueued by the beat tick)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from tests.tournaments.conftest import make_result
+from tournaments import selectors, services
+from tournaments.models import Table, TableSeat, Tournament
+
+pytestmark = pytest.mark.django_db
+
+
+def start(tournament) -> None:
+    Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
+    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament.refresh_from_db()
+
+
+def knockout(organiser, bots, **fields) -> Tournament:
+    tournament = services.tournament_create(
+        organiser=organiser, name="KO", format="knockout", seats_per_table=4, advance_per_table=2, **fields
+    )
+    for bot in bots[:4]:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    start(tournament)
+    return tournament
+
+
+def best_first(table: Table, best: int) -> list[int]:
+    """A finishing order (of seats) where participant `best` wins every game."""
+    n = table.seats.count()
+    return [best, *[p for p in range(n) if p != best]]
+
+
+# --- 1. forfeits during a table -----------------------------------------------------------
+
+
+def test_a_bot_forfeited_mid_table_never_advances_even_with_the_most_points(organiser, bots) -> None:
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    seats = {s.seat: s.entrant.bot_id for s in table.seats.select_related("entrant")}
+    # Seat 0 wins the first three games, then collects strikes and is forfeited by the
+    # referee in the last: it still has the most points, but it forfeited the table.
+    for i in range(table.games_planned):
+        result = make_result(i, best_first(table, 0 if i < 3 else 1))
+        if i >= 3:
+            result = dataclasses.replace(result, forfeited=[0], strikes=[3, 0, 0, 0])
+        services.table_game_record(table_id=table.pk, result=result)
+    # The seat is marked at once (the table is still running): standings show it live.
+    assert TableSeat.objects.get(table=table, seat=0).forfeited
+    services.table_complete(table_id=table.pk)
+    by_seat = {s.seat: s for s in TableSeat.objects.filter(table=table)}
+    assert by_seat[0].forfeited and by_seat[0].advanced is False and by_seat[0].place == 4
+    assert [s for s in range(4) if by_seat[s].advanced] == [1, 2]
+    rows = {r.bot_id: r for r in selectors.tournament_standings(tournament=tournament, with_strength=False)}
+    assert rows[seats[0]].forfeits == 1  # one forfeited table, not one per game after it
+    assert all(rows[seats[s]].forfeits == 0 for s in (1, 2, 3))
+
+
+def test_a_forfeit_only_in_the_table_result_is_recorded_too(organiser, bots) -> None:
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    for i in range(table.games_planned):
+        services.table_game_record(table_id=table.pk, result=make_result(i, best_first(table, 3)))
+    # The referee forfeited seat 3 after its last game: only the table result says so.
+    services.table_complete(table_id=table.pk, forfeited=[3])
+    seat = TableSeat.objects.get(table=table, seat=3)
+    assert seat.forfeited and not seat.advanced
+
+
+def test_a_forfeit_seen_in_an_earlier_attempt_survives_the_resume(organiser, bots) -> None:
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    services.table_game_record(
+        table_id=table.pk, result=dataclasses.replace(make_result(0, [2, 0, 1, 3]), forfeited=[2])
+    )
+    # The resumed attempt starts afresh at the referee: its games no longer show it.
+    for i in range(1, table.games_planned):
+        services.table_game_record(table_id=table.pk, result=make_result(i, [2, 0, 1, 3]))
+    services.table_complete(table_id=table.pk, forfeited=[])
+    assert TableSeat.objects.get(table=table, seat=2).forfeited
+
+
+# --- 2. the connect deadline counts per run of attempts -------------------------------
+
+
+def test_a_table_resumed_long_after_it_started_gets_the_whole_connect_deadline(organiser, bots) -> None:
+    tournament = knockout(organiser, bots, connect_deadline_s=300)
+    table = tournament.tables.get()
+    plan = services.table_plan(table_id=table.pk)
+    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    # An hour later (a referee restart), the table is retried: the bots are reconnecting.
+    Table.objects.filter(pk=table.pk).update(started_at=timezone.now() - timedelta(hours=1))
+    services.table_retry_note(table_id=table.pk, error="referee unavailable")
+    plan = services.table_plan(table_id=table.pk)
+    assert plan.first_game_index == 1
+    assert not plan.deadline_passed
+    assert plan.connect_deadline_ms == 60_000  # one call waits at most a minute
+
+
+def test_the_deadline_runs_across_retries_that_wait_for_bots(organiser, bots) -> None:
+    tournament = knockout(organiser, bots, connect_deadline_s=300)
+    table = tournament.tables.get()
+    services.table_plan(table_id=table.pk)
+    services.table_retry_note(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
+    Table.objects.filter(pk=table.pk).update(waiting_since=timezone.now() - timedelta(seconds=299))
+    plan = services.table_plan(table_id=table.pk)
+    assert not plan.deadline_passed and plan.connect_deadline_ms == 1000
+    services.table_retry_note(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
+    Table.objects.filter(pk=table.pk).update(waiting_since=timezone.now() - timedelta(seconds=301))
+    assert services.table_plan(table_id=table.pk).deadline_passed
+    # Once the referee accepted the table and games were recorded, a new wait starts afresh.
+    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    assert Table.objects.get(pk=table.pk).waiting_since is None
+    assert not services.table_plan(table_id=table.pk).deadline_passed
+
+
+# --- 4. stale tables are claimed once ------------------------------------------------------
+
+
+def test_tables_silent_past_the_stale_timeout_are_claimed_once(organiser, bots) -> None:
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    services.table_plan(table_id=table.pk)
+    now = timezone.now()
+    assert services.tables_stale_claim(stale_after_s=600, now=now) == []  # progress just now
+    later = now + timedelta(seconds=601)
+    assert services.tables_stale_claim(stale_after_s=600, now=later) == [table.pk]
+    # A second tick (or a racing beat) finds it claimed: nothing is enqueued twice.
+    assert services.tables_stale_claim(stale_after_s=600, now=later) == []
+    assert services.tables_stale_claim(stale_after_s=600, now=later + timedelta(seconds=601)) == [table.pk]
+    # Recording a game is progress; finished tables and cancelled tournaments are left alone.
+    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    assert services.tables_stale_claim(stale_after_s=600, now=timezone.now() + timedelta(seconds=300)) == []
+    services.tournament_cancel(tournament=tournament)
+    assert services.tables_stale_claim(stale_after_s=600, now=timezone.now() + timedelta(days=1)) == []
+
+
+def test_the_beat_tick_re_enqueues_a_stale_table(organiser, bots, settings, monkeypatch) -> None:
+    from tournaments import tasks
+
+    settings.TIENLEN_STALE_TABLE_SECONDS = 60
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    services.table_plan(table_id=table.pk)  # a worker took it, then died
+    Table.objects.filter(pk=table.pk).update(progress_at=timezone.now() - timedelta(seconds=61))
+    enqueued: list[int] = []
+    monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
+    monkeypatch.setattr(tasks, "referee_list_bots", lambda: {})
+    report = tasks.tournaments_tick()
+    assert report["resumed_stale"] == 1 and enqueued == [table.pk]
+    assert tasks.tournaments_tick()["resumed_stale"] == 0 and enqueued == [table.pk]
