@@ -348,7 +348,7 @@ async def test_a_running_table_id_cannot_be_reused(referee: Referee) -> None:
                             policy=lambda r, b: None)  # never answers: table stays running
     first = asyncio.get_running_loop().create_task(play_table(
         referee.target, table_id="same", games=1, seats=["alice", "house:random"],
-        move_time_ms=2000))
+        move_time_ms=2000, seed="reuse"))  # a fixed deal: no instant win ends it early
     for _ in range(500):
         if "same" in referee.registry.tables:
             break
