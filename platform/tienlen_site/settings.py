@@ -111,6 +111,8 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", VAR_DIR / "static"))
+# WhiteNoise warns on every request when the folder is missing (before collectstatic).
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -198,6 +200,8 @@ TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"
 # A running/waiting table with no progress (no game recorded, no attempt begun) for this
 # long lost its worker: the beat tick re-enqueues it. Keep it above the longest game.
 TIENLEN_STALE_TABLE_SECONDS = float(os.environ.get("TIENLEN_STALE_TABLE_SECONDS", "900"))
+# The referee house bot that plays a forfeited seat for the rest of its table.
+TIENLEN_STAND_IN_HOUSE_BOT = os.environ.get("TIENLEN_STAND_IN_HOUSE_BOT", "random")
 
 # --- production (continued): no development credential may reach a deployment -----------
 if not DEBUG and REFEREE_ORGANIZER_TOKEN in ("", "dev-organizer-token"):
