@@ -6,6 +6,7 @@ filesystem Celery broker. `DATABASE_URL` and `CELERY_BROKER_URL` switch to Postg
 Redis/RabbitMQ without code changes.
 """
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -112,7 +113,8 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(os.environ.get("DJANGO_STATIC_ROOT", VAR_DIR / "static"))
 # WhiteNoise warns on every request when the folder is missing (before collectstatic).
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+with contextlib.suppress(OSError):  # a read-only image already has its collected files
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
