@@ -445,7 +445,7 @@ def table_plan(*, table_id: int) -> TablePlan | None:
     return TablePlan(
         table_id=table.pk,
         referee_table_id=f"t{tournament.pk}-r{table.round}-n{table.number}",
-        participants=[participant_key(bot_id=s.entrant.bot_id, house_bot=s.entrant.bot.house_bot) for s in seats],
+        participants=[_participant(s) for s in seats],
         preset=tournament.preset,
         options=tournament.options or {},
         games=tournament.games_per_table or 0,
@@ -461,6 +461,27 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         games_planned=table.games_planned,
         attempts=table.attempts,
     )
+
+
+def _participant(seat: TableSeat) -> str:
+    """The referee participant for a seat: a seat that forfeited the table is played for
+    the rest of it by the stand-in house bot (the table goes on for the others)."""
+    if seat.forfeited:
+        return f"house:{getattr(settings, 'TIENLEN_STAND_IN_HOUSE_BOT', 'random')}"
+    return participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
+
+
+def table_seats_forfeit(*, table_id: int, absent: Iterable[str]) -> int:
+    """Forfeit the seats of bots absent past the connect deadline (participant keys);
+    returns how many seats still play for themselves."""
+    absent = set(absent)
+    seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant__bot"))
+    gone = [
+        s.pk for s in seats
+        if participant_key(bot_id=s.entrant.bot_id, house_bot=s.entrant.bot.house_bot) in absent
+    ]
+    TableSeat.objects.filter(pk__in=gone).update(forfeited=True)
+    return sum(1 for s in seats if not s.forfeited and s.pk not in gone)
 
 
 def _replay_dict(replay: Replay | None) -> dict:
@@ -607,7 +628,8 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         for s, entrant in enumerate(entrants):
             game_seats.append((
                 game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
-                result.points[s], fallbacks[s], result.seat_participants[s] in result.forfeited,
+                result.points[s], fallbacks[s],
+                result.seat_participants[s] in result.forfeited or seats[result.seat_participants[s]].forfeited,
             ))
         raw = result.replay_text.encode("utf-8")
         timing_raw = json.dumps(result.timing, separators=(",", ":")).encode("utf-8") if result.timing else b""
@@ -765,6 +787,9 @@ def table_complete(
                 or seat.entrant.bot.name in absent
             )
         TableSeat.objects.bulk_update(seats, ["forfeited"])
+        if not error and any(s.forfeited for s in seats):
+            names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
+            error = f"forfeit: {names} forfeited the table"
         ranked = knockout_rank_table(_table_outcome(table))
         advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
         by_entrant = {s.entrant_id: s for s in seats}

@@ -154,6 +154,12 @@ def table_play_task(self, table_id: int) -> str:
         if plan.deadline_passed:
             connected = referee_list_bots() or {}
             absent = [p for p in plan.participants if p.startswith("bot:") and p[4:] not in connected]
+            playing = services.table_seats_forfeit(table_id=table_id, absent=absent or plan.participants)
+            if playing and absent:
+                # The absent seats forfeit; the others play the rest of the table against
+                # the stand-in house bot (with a fresh connect wait for those present).
+                services.table_retry_note(table_id=table_id, error=f"forfeit: {exc}")
+                raise self.retry(countdown=0, exc=exc) from exc
             _finish(table_id, absent=absent or plan.participants, error=f"forfeit: {exc}")
             return "forfeited"
         services.table_retry_note(table_id=table_id, error=str(exc), waiting_for_bots=True)

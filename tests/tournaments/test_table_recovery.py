@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from tests.tournaments.conftest import make_result
 from tournaments import selectors, services
-from tournaments.models import Table, TableSeat, Tournament
+from tournaments.models import GameSeat, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +119,29 @@ def test_the_deadline_runs_across_retries_that_wait_for_bots(organiser, bots) ->
     services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
     assert Table.objects.get(pk=table.pk).waiting_since is None
     assert not services.table_plan(table_id=table.pk).deadline_passed
+
+
+def test_a_seat_forfeited_for_absence_is_played_by_the_stand_in_for_the_rest(organiser, bots, settings) -> None:
+    settings.TIENLEN_STAND_IN_HOUSE_BOT = "random"
+    tournament = knockout(organiser, bots)
+    table = tournament.tables.get()
+    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    seat1 = TableSeat.objects.select_related("entrant").get(table=table, seat=1)
+    # After a resume, seat 1's bot stayed away past the deadline: it forfeits, the rest play.
+    assert services.table_seats_forfeit(table_id=table.pk, absent=[f"bot:{seat1.entrant.bot_id}"]) == 3
+    plan = services.table_plan(table_id=table.pk)
+    assert plan.first_game_index == 1
+    assert plan.participants[1] == "house:random"
+    assert [p.startswith("bot:") for p in plan.participants] == [True, False, True, True]
+    for i in range(1, table.games_planned):
+        services.table_game_record(table_id=table.pk, result=make_result(i, [1, 0, 2, 3]))
+    services.table_complete(table_id=table.pk)
+    table.refresh_from_db()
+    assert "forfeit" in table.last_error
+    forfeits = dict(GameSeat.objects.filter(game__table=table, seat=1).values_list("game__index", "forfeited"))
+    assert forfeits == {0: False, 1: True, 2: True, 3: True}
+    seat1.refresh_from_db()
+    assert seat1.forfeited and not seat1.advanced  # the stand-in's wins do not carry it through
 
 
 # --- 4. stale tables are claimed once ------------------------------------------------------

@@ -21,7 +21,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from tournaments import selectors, services
-from tournaments.models import Game, RatingChange, Table, TableSeat, Tournament
+from tournaments.models import Game, GameSeat, RatingChange, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -236,6 +236,12 @@ def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
     assert forfeited == {"h0": False, "h1": False, "h2": False, "never-connects": True}
     rows = {r.bot_name: r for r in selectors.tournament_standings(tournament=tournament)}
     assert rows["never-connects"].forfeits == 1 and rows["h0"].forfeits == 0
+    # The others still play their games: the stand-in house bot takes the forfeited seat.
+    assert table.status == "done" and table.games_recorded == table.games_planned == 4
+    assert rows["h0"].games == 4
+    absent_seats = GameSeat.objects.filter(game__table=table, bot=absent)
+    assert absent_seats.count() == 4 and not absent_seats.filter(forfeited=False).exists()
+    assert not GameSeat.objects.filter(game__table=table, forfeited=True).exclude(bot=absent).exists()
 
 
 def test_the_ladder_tick_starts_rated_tables_that_the_worker_plays(worker, referee, people) -> None:
