@@ -3,7 +3,9 @@
 (a) raw grpc.aio bidirectional ping-pong round trip (same grpc build, client processes);
 (b) the referee's time per move with remote random bots in separate processes;
 (c) complete 4-bot games per second with 1, 4, 16 and 64 concurrent tables, next to the
-    ping-pong rate at the same concurrency divided by the moves per game.
+    ping-pong rate at the same concurrency divided by the moves per game;
+(d) the referee's own per-move work: the same table code with bots answering in-process
+    at once (no gRPC, no other process), to tell the referee's cost from the transport's.
 
     .venv/bin/python benchmarks/referee_bench.py [--quick]
 
@@ -241,6 +243,80 @@ async def referee_run(stub: org_grpc.OrganizerStub, tables: int, games: int,
             "us_per_move": elapsed / sum(moves) * 1e6 * tables}
 
 
+class _InstantBot:
+    """A stand-in for a bot's stream inside the referee process: answers every move
+    request at once (uniform over the legal moves), with no gRPC in between."""
+
+    def __init__(self, session, seed: str) -> None:
+        self.session = session
+        self.rng = random.Random(seed)
+
+    async def write(self, data: bytes) -> None:
+        message = gw.RefereeMessage.FromString(data)
+        if message.WhichOneof("body") != "move_request":
+            return
+        request = message.move_request
+        view = request.view
+        i = self.rng.randrange(len(view.legal_plays) + (1 if view.can_pass else 0))
+        answer = gw.Move(table_id=request.table_id, game_index=request.game_index,
+                         move_id=request.move_id)
+        if i == len(view.legal_plays):
+            setattr(answer, "pass", True)
+        else:
+            answer.cards.extend(view.legal_plays[i].cards)
+        raw = gw.BotMessage(move=answer).SerializeToString()
+        asyncio.get_running_loop().call_soon(
+            lambda: self.session.route_move(gw.BotMessage.FromString(raw).move))
+
+
+async def referee_only(games: int, repeats: int) -> float:
+    """(d) the referee's own work per move: one table, the same TableRunner, sessions and
+    view encoding, but bots answering in-process at once; µs per move, best run."""
+    from referee_service.house import house_bot_names
+    from referee_service.sessions import BotSession, SessionRegistry
+    from referee_service.spec import table_spec
+    from referee_service.table import TableRunner
+
+    registry = SessionRegistry()
+    drains = []
+    for bot in BOTS:
+        session = BotSession(bot_id=bot, bot_name=bot, bot_version="1", max_tables=8)
+        session.context = _InstantBot(session, bot)
+        registry.add(session)
+
+        async def drain(session=session) -> None:
+            while True:
+                data = await session.outbox.get()
+                async with session.write_lock:
+                    await session.context.write(data)
+
+        drains.append(asyncio.get_running_loop().create_task(drain()))
+
+    async def one(table_id: str, n: int) -> float:
+        spec = table_spec(org.PlayTableRequest(
+            table_id=table_id, games=n, seed=table_id,
+            seats=[org.SeatSpec(bot_id=b) for b in BOTS]), house_bot_names())
+        runner = TableRunner(spec, registry)
+        started = time.perf_counter()
+        runner.start()
+        moves = 0
+        while True:
+            event = await runner.events.get()
+            kind = event.WhichOneof("event")
+            if kind == "game":
+                timing = json.loads(event.game.timing_json)["moves"]
+                assert not any(m["fallback"] for m in timing)
+                moves += len(timing)
+            elif kind == "result":
+                return (time.perf_counter() - started) / moves * 1e6
+
+    await one("only-warmup", 2)
+    best = min([await one(f"only-{rep}", games) for rep in range(repeats)])
+    for task in drains:
+        task.cancel()
+    return best
+
+
 async def main(quick: bool) -> None:
     from referee_service.auth import BotIdentity, StaticTokenStore
     from referee_service.server import Referee, RefereeConfig
@@ -285,6 +361,7 @@ async def main(quick: bool) -> None:
         await referee.stop(grace=0)
         await echo.stop(0)
 
+    only_us = await referee_only(10 if quick else 30, repeats)
     c1_raw, c1_ref = rows[0][1], rows[0][2]
     per_move = c1_ref["elapsed"] / c1_ref["moves"] * 1e6
     print(f"grpc {grpc.__version__}, {os.cpu_count()} cores, "
@@ -302,6 +379,8 @@ async def main(quick: bool) -> None:
     print(f"| (b) referee time per move, 1 table, 4 remote random bots | {per_move:.0f} µs | "
           f"{ratio_b:.2f} × mean (a) | ≤ 1.5 {'✓' if ratio_b <= 1.5 else '✗'} |")
     print(f"| (b) against (a') | | {per_move / ring_us:.2f} × (a') | |")
+    print(f"| (d) the referee's own work per move (in-process instant bots, no gRPC) | "
+          f"{only_us:.0f} µs | {only_us / (1e6 / c1_raw['rate']):.2f} × mean (a) | |")
     print()
     print("| tables | ping-pong round trips/s | moves/game | ceiling games/s "
           "| referee games/s | referee moves/s | % of ceiling |")
