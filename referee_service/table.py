@@ -562,10 +562,11 @@ class TableRunner:
             timing = await participant.move(game, seat)
             encoder.record(seat, timing.played, offer)
             timings.append(timing)
-            if participant.house:
-                # A house bot answers without ever suspending: hand the loop to the other
-                # tables, the bot streams and the organiser's stream writer after each of
-                # its moves, or a house-only table would hold the loop from deal to end.
+            if participant.house or participant.forfeited:
+                # A house bot, or the fallback for a forfeited seat, moves without ever
+                # suspending: hand the loop to the other tables, the bot streams and the
+                # organiser's stream writer after each such move, or a table of them
+                # would hold the loop from deal to end.
                 await asyncio.sleep(0)
         self.game = None
         for seat, p_index in enumerate(self.seating):
