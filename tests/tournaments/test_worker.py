@@ -8,40 +8,21 @@ most seats and one SDK bot connects over gRPC with the token the platform issued
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.contrib.auth.models import User
 from django.core.management import call_command
-from django.db import connection
 
+from tests.celery_helpers import isolated_celery_worker
 from tournaments import selectors, services
 from tournaments.models import Game, GameSeat, RatingChange, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORGANIZER_TOKEN = "organizer-secret-for-tests"
-
-
-def _broker_url() -> str:
-    url = os.environ.get("CELERY_BROKER_URL", "")
-    if not url or url.startswith("filesystem"):
-        return "memory://"
-    if url.startswith("redis"):
-        import redis
-
-        try:
-            redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-        except redis.RedisError as exc:
-            if os.environ.get("TIENLEN_REQUIRE_SERVERS"):
-                raise
-            pytest.skip(f"Redis at {url} is unreachable ({exc}); set TIENLEN_REQUIRE_SERVERS to fail")
-    return url
 
 
 @pytest.fixture
@@ -60,32 +41,9 @@ def referee(settings) -> Iterator[str]:
 
 @pytest.fixture
 def worker(referee) -> Iterator[None]:
-    from tienlen_site.celery import app
-
-    url = _broker_url()
-    if app.conf.broker_url != url:
-        # Forget connections made with the default (filesystem) broker settings.
-        import kombu.pools
-
-        app.conf.broker_url = url
-        app.conf.broker_transport_options = {}
-        app._pool = None
-        app.amqp._producer_pool = None
-        kombu.pools.reset()
-    app.conf.result_backend = None
-    # A private queue: workers of other suites sharing the broker never take these tasks.
-    queue = f"tournaments-test-{uuid.uuid4().hex[:12]}"
-    previous = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    # SQLite's shared in-memory test database locks whole tables across threads: one task
-    # at a time there; PostgreSQL gets two concurrent tables.
-    concurrency = 1 if connection.vendor == "sqlite" else 2
-    try:
-        with start_worker(app, pool="threads", concurrency=concurrency, perform_ping_check=False,
-                          shutdown_timeout=30, queues=[queue]):
-            yield
-    finally:
-        app.conf.task_default_queue = previous
+    """A real worker on a private queue; the Celery app is restored after the test."""
+    with isolated_celery_worker():
+        yield
 
 
 class SdkBot:

@@ -14,18 +14,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings):
+    """Organiser clicks Start; a real Celery worker plays the tables on a real referee
+    (house bots) and the bar advances without a reload until the tournament finishes."""
     from django.db import connection
 
     if connection.vendor == "sqlite":
         # The test database is SQLite in memory: the worker, the live server and the test
         # share it across threads and writers collide ("database table is locked").
         pytest.skip("needs PostgreSQL (DATABASE_URL), as in CI")
-    """Organiser clicks Start; a real Celery worker plays the tables on a real referee
-    (house bots) and the bar advances without a reload until the tournament finishes."""
-    from celery.contrib.testing.worker import start_worker
-    from tienlen_site.celery import app
-
     from referee_service.server import referee_in_thread
+    from tests.celery_helpers import isolated_celery_worker
     from tests.web.factories import make_user
     from tournaments import services
 
@@ -49,20 +47,10 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
     page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');
         new MutationObserver(() => window.seen.push(bar.style.width)).observe(bar, {attributes: true}); }""")
 
-    if app.conf.broker_url != "memory://":
-        # An in-process broker: no other worker on the machine can take these tasks.
-        # Forget connections made with the configured broker first.
-        import kombu.pools
-
-        app.conf.broker_url = "memory://"
-        app.conf.broker_transport_options = {}
-        app._pool = None
-        app.amqp._producer_pool = None
-        kombu.pools.reset()
-    app.conf.result_backend = None
     with referee_in_thread(organizer_token=settings.REFEREE_ORGANIZER_TOKEN) as referee:
         settings.REFEREE_TARGET = referee.target
-        with start_worker(app, pool="solo", concurrency=1, perform_ping_check=False, loglevel="WARNING"):
+        # Its own worker on a private queue, whatever Celery state earlier tests left.
+        with isolated_celery_worker():
             page.click("text=Start now")
             page.wait_for_selector("#progress-panel")
             page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');

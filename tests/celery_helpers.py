@@ -1,0 +1,123 @@
+"""A real Celery worker for tests, on a private queue, that leaves the Celery app as it found it.
+
+`tienlen_site.celery.app` is process-global, so whatever one test changes on it the next
+test in the session inherits. The trap this module exists for: `app.amqp.queues` is built
+once and cached, and a worker started with `queues=[name]` *selects* that queue on it
+(`Queues._consume_from`). A later worker started without `queues=` selects nothing, so
+it kept consuming the previous test's private queue, while `task_default_queue` (restored
+to "celery") sent the new tasks elsewhere: nothing ever ran them. Hence one helper that
+always names its queue for both sending and consuming and restores every piece of app
+state it touches: broker URL (and the `CELERY_BROKER_URL` variable, which Celery reads
+ahead of `app.conf.broker_url`), transport options, result backend, default queue, the
+queue table and its selection, and the connection/producer pools.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+_MISSING = object()
+_CONF_KEYS = ("broker_url", "broker_transport_options", "result_backend", "task_default_queue")
+
+
+def test_broker_url() -> str:
+    """Redis from CELERY_BROKER_URL when set (as in CI), else an in-process transport.
+
+    The filesystem broker of the dev settings is never used for tests: its spool directory
+    is shared with any real worker on the machine.
+    """
+    url = os.environ.get("CELERY_BROKER_URL", "")
+    if not url or url.startswith("filesystem"):
+        return "memory://"
+    if url.startswith("redis"):
+        import redis
+
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+        except redis.RedisError as exc:
+            if os.environ.get("TIENLEN_REQUIRE_SERVERS"):
+                raise
+            pytest.skip(f"Redis at {url} is unreachable ({exc}); set TIENLEN_REQUIRE_SERVERS to fail")
+    return url
+
+
+test_broker_url.__test__ = False  # a helper, not a test pytest should collect
+
+
+def _default_concurrency() -> int:
+    from django.db import connection
+
+    # SQLite's shared in-memory test database locks whole tables across threads: one task
+    # at a time there; PostgreSQL gets two concurrent tables.
+    return 1 if connection.vendor == "sqlite" else 2
+
+
+@contextmanager
+def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = None,
+                           shutdown_timeout: float = 30.0) -> Iterator[str]:
+    """Run a real worker of `tienlen_site`'s app consuming only a fresh private queue.
+
+    Tasks sent while inside (`.delay()` from any thread) go to that queue, so workers of
+    other suites sharing the broker never take them and this worker never takes theirs.
+    Yields the queue name. On exit the app is exactly as before, whatever order tests run in.
+    """
+    from celery.contrib.testing.worker import start_worker
+    from tienlen_site.celery import app
+
+    queues = app.amqp.queues  # built now, from the untouched configuration, if not yet
+    saved_conf = {key: app.conf.get(key, _MISSING) for key in _CONF_KEYS}
+    saved_env = os.environ.get("CELERY_BROKER_URL")
+    saved_queues = dict(queues)
+    saved_consume_from = None if queues._consume_from is None else dict(queues._consume_from)
+    saved_default_consume_from = dict(queues._default_consume_from)
+    saved_pool, saved_producer_pool = app._pool, app.amqp._producer_pool
+
+    url = test_broker_url()
+    broker_changed = app.conf.broker_url != url
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    try:
+        if broker_changed:
+            if saved_env is not None:
+                os.environ["CELERY_BROKER_URL"] = url
+            app.conf.broker_url = url
+            app.conf.broker_transport_options = {}
+            # Pools bound to the configured broker: new ones are made for `url` on demand
+            # (kombu keeps them in its registry for the next test; `url` is only ever the
+            # in-process transport here, so they hold no sockets).
+            app._pool = None
+            app.amqp._producer_pool = None
+        app.conf.result_backend = None
+        app.conf.task_default_queue = queue
+        with start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
+                          perform_ping_check=False, shutdown_timeout=shutdown_timeout,
+                          queues=[queue]):
+            yield queue
+    finally:
+        _restore_conf(app.conf, saved_conf)
+        if saved_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = saved_env
+        app._pool, app.amqp._producer_pool = saved_pool, saved_producer_pool
+        _replace(queues, saved_queues)
+        _replace(queues._default_consume_from, saved_default_consume_from)
+        queues._consume_from = saved_consume_from
+
+
+def _restore_conf(conf: Any, saved: dict[str, Any]) -> None:
+    for key, value in saved.items():
+        if value is _MISSING:
+            conf.pop(key, None)
+        else:
+            conf[key] = value
+
+
+def _replace(mapping: dict, contents: dict) -> None:
+    mapping.clear()
+    mapping.update(contents)
