@@ -274,3 +274,44 @@ def test_a_table_already_running_on_the_referee_is_retried_not_failed(worker, re
     assert table.status == "done", table.last_error
     assert table.attempts == 1  # the busy tries did not count as attempts
     assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0, 1, 2, 3]
+
+
+def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeypatch, settings) -> None:
+    """No redelivery at all (the filesystem broker's case): the tick finds the silent table."""
+    staff, organiser, _ = people
+    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
+    tournament = services.tournament_create(
+        organiser=organiser, name="Orphan cup", format="round_robin", seats_per_table=4, duplicate_sets=1,
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    real_record = services.table_games_record
+    calls = {"n": 0}
+
+    def dies_at_the_third_game(*, table_id, results):
+        recorded = []
+        for result in results:
+            calls["n"] += 1
+            if calls["n"] == 3:
+                raise RuntimeError("worker killed")  # the task ends; nothing redelivers it
+            recorded += real_record(table_id=table_id, results=[result])
+        return recorded
+
+    monkeypatch.setattr(services, "table_games_record", dies_at_the_third_game)
+    services.tournament_start(tournament=tournament)
+    wait_for(lambda: calls["n"] >= 3 and Table.objects.filter(tournament=tournament, games_recorded=2).exists(),
+             what="the crash")
+    monkeypatch.setattr(services, "table_games_record", real_record)
+    table = Table.objects.get(tournament=tournament)
+    assert table.status == "running"
+    from tournaments.tasks import tournaments_tick
+
+    settings.TIENLEN_STALE_TABLE_SECONDS = 300
+    assert tournaments_tick()["resumed_stale"] == 0  # recent progress: its worker may be alive
+    settings.TIENLEN_STALE_TABLE_SECONDS = 0.5
+    time.sleep(0.6)
+    assert tournaments_tick()["resumed_stale"] == 1
+    wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", what="the resume")
+    table.refresh_from_db()
+    assert table.status == "done" and table.games_recorded == 4
+    assert list(Game.objects.filter(table=table).order_by("index").values_list("index", flat=True)) == [0, 1, 2, 3]
