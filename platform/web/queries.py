@@ -15,7 +15,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from tournaments.models import (
@@ -139,13 +140,29 @@ class Standing:
 
 
 def tournament_standings(*, tournament: Tournament) -> list[Standing]:
-    """Two queries: entrants, then one GROUP BY over the tournament's game seats.
+    """Two queries: entrants (with their forfeited tables), then one GROUP BY over the game seats.
+
+    `forfeits` counts tables an entrant forfeited (`TableSeat.forfeited`: absent past the
+    connect deadline, or forfeited by the referee mid-table), as the API's standings do, not
+    the games played for it after a forfeit.
 
     `tournaments.selectors.tournament_standings` ranks the same way but streams every seat
     into Python and fits Plackett-Luce strengths: about 2 s for 10,000 games, too slow for a
     page, so the page aggregates in the database instead.
     """
-    entrants = Entrant.objects.filter(tournament=tournament).select_related("bot__owner")
+    # A correlated subquery rather than a JOIN: no GROUP BY over the entrant and bot columns.
+    forfeited_tables = (
+        TableSeat.objects.filter(entrant_id=OuterRef("pk"), forfeited=True)
+        .order_by()
+        .values("entrant_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    entrants = (
+        Entrant.objects.filter(tournament=tournament)
+        .select_related("bot__owner")
+        .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0))
+    )
     rows = {
         e.id: Standing(
             entrant_id=e.id,
@@ -153,6 +170,7 @@ def tournament_standings(*, tournament: Tournament) -> list[Standing]:
             bot_name=e.bot.name,
             owner=e.bot.owner.username,
             status=e.status,
+            forfeits=e.table_forfeits,
         )
         for e in entrants
     }
@@ -167,7 +185,6 @@ def tournament_standings(*, tournament: Tournament) -> list[Standing]:
             firsts=Count("id", filter=Q(place=1)),
             place_sum=Sum("place"),
             strike_sum=Sum("strikes"),
-            forfeit_sum=Count("id", filter=Q(forfeited=True)),
         )
     )
     for a in agg:
@@ -180,7 +197,6 @@ def tournament_standings(*, tournament: Tournament) -> list[Standing]:
         row.firsts = a["firsts"]
         row.avg_place = (a["place_sum"] or 0) / a["games"] if a["games"] else None
         row.strikes = a["strike_sum"] or 0
-        row.forfeits = a["forfeit_sum"]
     # The same order as tournaments.selectors.tournament_standings (the API's standings).
     ordered = sorted(
         rows.values(),

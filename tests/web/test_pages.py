@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
 
 from tests.web.factories import load_replay, make_user, make_world
 from tournaments import services
-from tournaments.models import Bot, Tournament
+from tournaments.models import Bot, GameSeat, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +69,32 @@ def test_tournament_page_shows_progress_standings_and_cross_table(client):
         assert b.name in html
     assert 'id="cross-table"' in html
     assert 'id="bracket"' not in html
+
+
+def _standings_forfeits(html: str, bot: str) -> int:
+    row = re.search(rf'<tr data-bot="{re.escape(bot)}">(.*?)</tr>', html, re.S)
+    assert row, f"no standings row for {bot}"
+    found = re.search(r"(\d+) forfeits?\b", row.group(1))
+    return int(found.group(1)) if found else 0
+
+
+def test_tournament_page_counts_forfeited_tables_like_the_api(client):
+    # A bot forfeits table 1 mid-table after its first game: the stand-in plays its other
+    # three games there (recorded under it, seat marked forfeited). That is one forfeit
+    # (a table), on the page as in the API, not three (games).
+    w = make_world(bots=4, tables=2, games_per_table=4, replay=load_replay("game_2p_handmade.json"))
+    seat = TableSeat.objects.select_related("entrant__bot").get(table=w.tables[0], seat=1)
+    seat.forfeited = True
+    seat.save(update_fields=["forfeited"])
+    forfeited_games = GameSeat.objects.filter(game__table_id=seat.table_id, entrant_id=seat.entrant_id, game__index__gte=1)
+    assert forfeited_games.update(forfeited=True) == 3
+    bot = seat.entrant.bot.name
+
+    html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
+    api = {row["bot_name"]: row["forfeits"] for row in client.get(f"/api/v1/tournaments/{w.tournament.slug}/standings/").json()}
+    assert api[bot] == 1
+    for b in w.bots:
+        assert _standings_forfeits(html, b.name) == api[b.name]
 
 
 def test_tournament_progress_json_counts_games(client):
