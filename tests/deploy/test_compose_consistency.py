@@ -89,6 +89,34 @@ def test_every_environment_variable_is_read_by_the_code() -> None:
         assert python_sources_mentioning(name), f"{name} is set in compose but read nowhere"
 
 
+def settings_variables() -> set[str]:
+    """Every environment variable settings.py reads (`os.environ.get`/`[...]`, `env_bool`)."""
+    text = (ROOT / "platform" / "tienlen_site" / "settings.py").read_text()
+    names = set(re.findall(r"""(?:os\.environ\.get\(|os\.environ\[|os\.getenv\(|env_bool\()\s*["']([A-Z][A-Z0-9_]*)["']""", text))
+    if "dj_database_url.config(" in text:
+        names.add("DATABASE_URL")
+    return names
+
+
+def test_every_setting_read_from_the_environment_is_documented() -> None:
+    names = settings_variables()
+    # The reader must keep finding the settings, or this test would pass vacuously.
+    assert {"DJANGO_SECRET_KEY", "DJANGO_DEBUG", "TIENLEN_STALE_TABLE_SECONDS", "DATABASE_URL"} <= names
+    rows = [line for line in (ROOT / "docs" / "deployment.md").read_text().splitlines() if line.startswith("|")]
+    table = "\n".join(rows)
+    missing = sorted(n for n in names if f"`{n}`" not in table)
+    assert missing == [], f"settings.py reads variables missing from the tables in docs/deployment.md: {missing}"
+
+
+def test_settings_the_workers_need_reach_their_containers() -> None:
+    env = compose()["x-platform"]["environment"]
+    for name in ("TIENLEN_STALE_TABLE_SECONDS", "TIENLEN_STAND_IN_HOUSE_BOT"):
+        assert name in env, f"{name} is not passed to web/worker/beat"
+        assert name in env_example(), f"{name} is missing from docker/env.example"
+    for name in ("worker", "beat"):
+        assert compose()["services"][name]["environment"]["TIENLEN_STALE_TABLE_SECONDS"] == env["TIENLEN_STALE_TABLE_SECONDS"]
+
+
 def test_dockerfile_copies_only_what_exists() -> None:
     dockerfile = (DOCKER / "Dockerfile").read_text()
     for line in re.findall(r"^COPY (.+)$", dockerfile, re.M):
