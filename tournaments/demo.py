@@ -55,28 +55,33 @@ class ManagedProcess:
             os.killpg(self.popen.pid, sig)
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
+# Every child starts through this one-line launcher: it asks Linux for SIGTERM when its
+# parent dies (even by SIGKILL, when no `finally` runs), then execs the real command. A
+# `preexec_fn` doing the same would make subprocess fork() and run Python in the child
+# before exec; in a parent that has gRPC loaded, gRPC's fork handlers then start a poller
+# in that child whose epoll descriptor `close_fds` closes, and the child aborts with
+# "epoll_wait error: Bad file descriptor" (seen in CI on a bot process).
+_PDEATHSIG_LAUNCHER = (
+    "import os, signal, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    import ctypes\n"
+    "    try:\n"
+    "        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)\n"
+    "    except (OSError, AttributeError):\n"
+    "        pass\n"
+    # The parent may have died before prctl took effect: then nobody will signal us.
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(1)\n"
+    # Python ignores these; exec would pass that on (subprocess normally restores them).
+    "for name in ('SIGPIPE', 'SIGXFSZ'):\n"
+    "    if hasattr(signal, name):\n"
+    "        signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
 
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
 
-
-# Resolved once in the parent: between fork and exec the child may only call it (importing
-# or loading a library there could wait forever on a lock another thread held at fork).
-_PRCTL = _load_prctl()
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: have Linux send SIGTERM if the demo itself is killed
-    (even by SIGKILL, when no `finally` runs). Elsewhere a no-op."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def _with_pdeathsig(argv: Sequence[str]) -> list[str]:
+    return [sys.executable, "-c", _PDEATHSIG_LAUNCHER, str(os.getpid()), *argv]
 
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -111,14 +116,13 @@ class ProcessGroup:
         mode = "ab" if name in self.processes else "wb"
         with open(log_path, mode) as log:
             popen = subprocess.Popen(
-                list(argv),
+                _with_pdeathsig(argv),
                 cwd=PROJECT_ROOT,
                 env=child_env(env),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: we can signal its children
-                preexec_fn=_die_with_parent,
             )
         process = ManagedProcess(name, list(argv), log_path, popen)
         self.processes[name] = process
