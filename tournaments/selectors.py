@@ -1,8 +1,11 @@
-"""Every read the API and the spectator pages need, in a fixed small number of queries.
+"""Every read the API and the spectator pages share, in a fixed small number of queries.
 
-Each selector's query count is pinned in tests/tournaments/test_selectors.py, so pages stay
-free of N+1 queries as data grows. Statistics (confidence intervals, Plackett-Luce) are
-computed in Python from one aggregated query.
+The web pages, the API, the live-progress endpoints and the demo command all read progress,
+standings, cross-tables, brackets, tables and games here, so they cannot disagree (copies in
+the web app once drifted apart). Each selector's query count is pinned in
+tests/tournaments/test_selectors.py, so pages stay free of N+1 queries as data grows.
+Sums are aggregated in the database; only statistics that need every game (Plackett-Luce,
+pairwise results) read the seats, and those are summed with numpy.
 """
 
 from __future__ import annotations
@@ -10,10 +13,26 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+import numpy as np
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    When,
+)
+from django.db.models.functions import Coalesce
 
 from tournaments.models import (
     Bot,
@@ -38,15 +57,61 @@ Z95 = 1.96
 # --- tournaments -----------------------------------------------------------------------
 
 
-def tournament_list(*, status: str | None = None, format: str | None = None) -> QuerySet[Tournament]:
-    """Tournaments, newest first, with entrant and progress counts annotated (1 query)."""
+RUNNING_STATUSES = (Table.Status.RUNNING, Table.Status.WAITING)
+PROGRESS_COUNTS = (
+    "entrant_count", "tables_total", "tables_done", "tables_running", "tables_failed",
+    "games_done", "games_planned", "rounds_created",
+)
+
+
+def _progress_counts(tables: str) -> dict[str, Any]:
+    """A tournament's progress aggregated over its tables, reached through `tables`
+    ("tables__" from Tournament, "" from Table).
+
+    A closed table (done, failed or cancelled) plans only the games it recorded: it will
+    play no more, so the bar of a tournament whose every table is closed reads 100 %, and
+    the games bar agrees with the tables the "tables done" count calls done.
+    """
+    table = f"{tables}id" if tables else "id"
+    closed = Q(**{f"{tables}status__in": DONE_STATUSES})
+    return {
+        "tables_total": Count(table),
+        "tables_done": Count(table, filter=closed),
+        "tables_running": Count(table, filter=Q(**{f"{tables}status__in": RUNNING_STATUSES})),
+        "tables_failed": Count(table, filter=Q(**{f"{tables}status": Table.Status.FAILED})),
+        "games_done": Sum(f"{tables}games_recorded"),
+        "games_planned": Sum(
+            Case(When(closed, then=F(f"{tables}games_recorded")), default=F(f"{tables}games_planned"))
+        ),
+        # Knockout rounds are created one after another, so the last number says which exist.
+        "rounds_created": Max(f"{tables}round"),
+    }
+
+
+def _entrant_count(tournament: OuterRef | int) -> Subquery:
+    return Subquery(
+        Entrant.objects.filter(tournament_id=tournament)
+        .order_by()
+        .values("tournament_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+
+
+def tournament_list(
+    *, status: str | None = None, statuses: Iterable[str] | None = None, format: str | None = None
+) -> QuerySet[Tournament]:
+    """Tournaments, newest first, each carrying its entrant count and progress counts
+    (1 query), so `tournament_progress` of a row needs no query of its own."""
     qs = Tournament.objects.select_related("organiser", "pool").annotate(
-        entrant_count=Count("entrants", distinct=True),
-        tables_total=Count("tables", distinct=True),
-        tables_done=Count("tables", filter=Q(tables__status__in=DONE_STATUSES), distinct=True),
+        # A subquery, not a JOIN: joining entrants and tables would multiply the sums.
+        entrant_count=Coalesce(_entrant_count(OuterRef("pk")), 0),
+        **_progress_counts("tables__"),
     )
     if status:
         qs = qs.filter(status=status)
+    if statuses is not None:
+        qs = qs.filter(status__in=list(statuses))
     if format:
         qs = qs.filter(format=format)
     return qs.order_by("-created_at", "-id")
@@ -60,57 +125,68 @@ def tournament_get(*, slug: str) -> Tournament:
 class Progress:
     status: str
     tables_total: int
-    tables_done: int
+    tables_done: int  # done, failed or cancelled: closed for good
     tables_running: int
     games_done: int
     games_planned: int
+    tables_failed: int = 0
+
+    @property
+    def fraction(self) -> float:
+        if not self.games_planned:
+            return 1.0 if self.status == Tournament.Status.FINISHED else 0.0
+        return min(1.0, self.games_done / self.games_planned)
 
     @property
     def percent(self) -> float:
-        if not self.games_planned:
-            return 100.0 if self.status == Tournament.Status.FINISHED else 0.0
-        return round(100.0 * self.games_done / self.games_planned, 1)
+        return round(100.0 * self.fraction, 1)
 
     def as_dict(self) -> dict[str, Any]:
+        """The one progress document: the API, the page's `progress.json` and its event
+        stream all send this."""
         return {
             "status": self.status,
             "tables_total": self.tables_total,
             "tables_done": self.tables_done,
             "tables_running": self.tables_running,
+            "tables_failed": self.tables_failed,
             "games_done": self.games_done,
             "games_planned": self.games_planned,
+            "fraction": round(self.fraction, 4),
             "percent": self.percent,
         }
 
 
 def tournament_progress(*, tournament: Tournament) -> Progress:
-    """Tables done / total and games done, at any moment (1 query; knockouts 3, counting
-    the rounds not created yet)."""
-    from django.db.models import Sum
+    """Tables done / total and games done, now: 1 query, none for a row of
+    `tournament_list` (it carries the counts).
 
-    agg = Table.objects.filter(tournament_id=tournament.pk).aggregate(
-        total=Count("id"),
-        done=Count("id", filter=Q(status__in=DONE_STATUSES)),
-        running=Count("id", filter=Q(status__in=[Table.Status.RUNNING, Table.Status.WAITING])),
-        games=Sum("games_recorded"),
-        planned=Sum("games_planned", filter=~Q(status=Table.Status.CANCELLED)),
-    )
-    tables_total, games_planned = agg["total"] or 0, agg["planned"] or 0
-    if tournament.format == Tournament.Format.KNOCKOUT and tournament.status == Tournament.Status.RUNNING:
-        # Later rounds do not exist yet: count them from the bracket's shape (1 more query).
-        rounds = knockout_plan(tournament.entrants.count(), tournament.seats_per_table, tournament.advance_per_table)
-        created = set(Table.objects.filter(tournament_id=tournament.pk).values_list("round", flat=True))
-        for number, sizes in enumerate(rounds, start=1):
-            if number not in created:
-                tables_total += len(sizes)
-                games_planned += sum(tournament.games_per_table or tournament.duplicate_sets * size for size in sizes)
+    A running knockout's later rounds do not exist yet; they are counted from the bracket's
+    shape, or the bar would reach 100 % every time a round ends.
+    """
+    if all(name in tournament.__dict__ for name in PROGRESS_COUNTS):
+        row = {name: tournament.__dict__[name] for name in PROGRESS_COUNTS}
+    else:
+        # Over the tables alone: grouping a tournament row (and its organiser and pool) by
+        # itself costs more than the counts. The entrant count is one uncorrelated subquery.
+        row = Table.objects.filter(tournament_id=tournament.pk).aggregate(
+            entrant_count=Max(_entrant_count(tournament.pk)), **_progress_counts("")
+        )
+    tables_total, games_planned = row["tables_total"] or 0, row["games_planned"] or 0
+    running_knockout = tournament.format == Tournament.Format.KNOCKOUT and tournament.status == Tournament.Status.RUNNING
+    if running_knockout and (row["entrant_count"] or 0) >= 2:
+        rounds = knockout_plan(row["entrant_count"], tournament.seats_per_table, tournament.advance_per_table)
+        for sizes in rounds[row["rounds_created"] or 0 :]:
+            tables_total += len(sizes)
+            games_planned += sum(tournament.games_per_table or tournament.duplicate_sets * size for size in sizes)
     return Progress(
         status=tournament.status,
         tables_total=tables_total,
-        tables_done=agg["done"] or 0,
-        tables_running=agg["running"] or 0,
-        games_done=agg["games"] or 0,
+        tables_done=row["tables_done"] or 0,
+        tables_running=row["tables_running"] or 0,
+        games_done=row["games_done"] or 0,
         games_planned=games_planned,
+        tables_failed=row["tables_failed"] or 0,
     )
 
 
@@ -129,7 +205,9 @@ class StandingRow:
     place_mean: float
     place_ci: float
     firsts: int
-    forfeits: int
+    forfeits: int  # tables forfeited (absent past the connect deadline, or mid-table)
+    strikes: int = 0  # fallback moves the referee played for the bot
+    owner: str = ""
     strength: float | None = None  # Plackett-Luce, Elo scale
     strength_low: float | None = None
     strength_high: float | None = None
@@ -147,41 +225,57 @@ def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
 
 
 def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
-    """Standings by points, then average place, then first places (4 queries).
+    """Standings by points, then average place, then first places (2 queries; 3 with the
+    strengths).
 
-    Each row has 95% confidence intervals for mean points and mean place, the tournament's
-    Plackett-Luce strength (order-independent) and the bot's current pool Elo.
+    Each row has 95% confidence intervals for mean points and mean place, the bot's current
+    pool Elo and, with `with_strength`, the tournament's Plackett-Luce strength
+    (order-independent). The sums are aggregated in the database, so a 10,000-game
+    tournament costs about what a small one does; the strength fit needs every game's
+    finishing order streamed into Python and takes seconds at that size, so pages that do
+    not show it pass `with_strength=False`.
     """
-    entrants = list(tournament.entrants.select_related("bot").order_by("id"))
-    seats = (
-        GameSeat.objects.filter(game__table__tournament=tournament)
-        .order_by("game_id", "seat")
-        .values_list("game_id", "entrant_id", "place", "points")
+    # Correlated subqueries rather than JOINs: no GROUP BY over the entrant and bot columns.
+    forfeited_tables = (
+        TableSeat.objects.filter(entrant_id=OuterRef("pk"), forfeited=True)
+        .order_by()
+        .values("entrant_id")
+        .annotate(n=Count("id"))
+        .values("n")
     )
-    stats: dict[int, list[float]] = defaultdict(lambda: [0, 0, 0.0, 0.0, 0, 0, 0])
-    games: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for game_id, entrant_id, place, points in seats:
-        row = stats[entrant_id]
-        row[0] += 1
-        row[1] += points
-        row[2] += points * points
-        row[3] += place
-        row[4] += place * place
-        row[5] += place == 1
-        games[game_id].append((place, entrant_id))
-    for entrant_id in TableSeat.objects.filter(table__tournament=tournament, forfeited=True).values_list(
-        "entrant_id", flat=True
-    ):
-        # Forfeits count tables: absent past the connect deadline, or forfeited mid-table.
-        stats[entrant_id][6] += 1
-    ratings = {}
-    if tournament.pool_id:
-        ratings = dict(
-            Rating.objects.filter(pool_id=tournament.pool_id, bot_id__in=[e.bot_id for e in entrants])
-            .values_list("bot_id", "rating")
+    rating = Rating.objects.filter(pool_id=tournament.pool_id, bot_id=OuterRef("bot_id")).values("rating")[:1]
+    entrants = list(
+        Entrant.objects.filter(tournament_id=tournament.pk)
+        .select_related("bot__owner")
+        .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0), pool_rating=Subquery(rating))
+        .order_by("id")
+    )
+    # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables.
+    sums = {
+        row["entrant_id"]: row
+        for row in GameSeat.objects.filter(entrant_id__in=[e.id for e in entrants])
+        .order_by()
+        .values("entrant_id")
+        .annotate(
+            # Names unlike the fields': an annotation named "points" would shadow F("points").
+            n=Count("id"),
+            points_sum=Sum("points"),
+            points_sq=Sum(F("points") * F("points")),
+            place_sum=Sum("place"),
+            place_sq=Sum(F("place") * F("place")),
+            firsts_n=Count("id", filter=Q(place=1)),
+            strikes_sum=Sum("strikes"),
         )
+    }
     strengths = {}
-    if with_strength and games:
+    if with_strength and sums:
+        games: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for game_id, entrant_id, place in (
+            GameSeat.objects.filter(game__table__tournament_id=tournament.pk)
+            .order_by("game_id", "seat")
+            .values_list("game_id", "entrant_id", "place")
+        ):
+            games[game_id].append((place, entrant_id))
         orders, tails = [], []
         for placed in games.values():
             placed.sort()
@@ -192,9 +286,10 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         strengths = plackett_luce_fit(orders, tails)
     rows = []
     for e in entrants:
-        n, pts, pts_sq, pl, pl_sq, firsts, forfeits = stats.get(e.id, (0, 0, 0, 0, 0, 0, 0))
-        p_mean, p_ci = _mean_ci(pts, pts_sq, n)
-        pl_mean, pl_ci = _mean_ci(pl, pl_sq, n)
+        agg = sums.get(e.id, {})
+        n = agg.get("n", 0)
+        p_mean, p_ci = _mean_ci(agg.get("points_sum") or 0, agg.get("points_sq") or 0, n)
+        pl_mean, pl_ci = _mean_ci(agg.get("place_sum") or 0, agg.get("place_sq") or 0, n)
         s = strengths.get(e.id)
         rows.append(
             StandingRow(
@@ -204,18 +299,20 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
                 bot_name=e.bot.name,
                 status=e.status,
                 seed_rank=e.seed_rank,
-                games=int(n),
-                points=int(pts),
+                games=n,
+                points=agg.get("points_sum") or 0,
                 points_mean=p_mean,
                 points_ci=p_ci,
                 place_mean=pl_mean,
                 place_ci=pl_ci,
-                firsts=int(firsts),
-                forfeits=int(forfeits),
+                firsts=agg.get("firsts_n", 0),
+                forfeits=e.table_forfeits,
+                strikes=agg.get("strikes_sum") or 0,
+                owner=e.bot.owner.username,
                 strength=s.rating if s else None,
                 strength_low=s.low if s else None,
                 strength_high=s.high if s else None,
-                rating=ratings.get(e.bot_id),
+                rating=e.pool_rating,
             )
         )
     rows.sort(key=lambda r: (-r.points, r.place_mean if r.games else 99, -r.firsts, r.bot_name))
@@ -229,7 +326,8 @@ class CrossTable:
     """cells[a][b]: how entrant a fared against b over the games they shared.
 
     `score` counts 1 for every shared game a finished above b and 1/2 for a shared place,
-    the same pairwise decomposition Elo uses; `points` is a's points minus b's in them.
+    the same pairwise decomposition Elo uses; `above` and `below` count the games a
+    finished above and below b; `points` is a's points minus b's in them.
     """
 
     entrants: list[dict[str, Any]]
@@ -237,27 +335,61 @@ class CrossTable:
 
 
 def tournament_cross_table(*, tournament: Tournament) -> CrossTable:
-    """Pairwise results between all entrants (2 queries)."""
+    """Pairwise results between all entrants, entrants in seed order (2 queries).
+
+    Every pair of seats in every game counts, so a 10,000-game round robin has 40,000 seats
+    and 60,000 pairs: numpy sums the pairs (bincount over entrant-pair indices) instead of a
+    Python loop, which took longer than reading the seats.
+    """
     entrants = list(tournament.entrants.select_related("bot").order_by("seed_rank", "id"))
-    by_game: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-    for game_id, entrant_id, place, points in (
-        GameSeat.objects.filter(game__table__tournament=tournament)
+    n = len(entrants)
+    ids = np.array([e.id for e in entrants], dtype=np.int64)
+    rows = list(
+        GameSeat.objects.filter(entrant_id__in=ids.tolist())
+        .order_by()
         .values_list("game_id", "entrant_id", "place", "points")
-    ):
-        by_game[game_id].append((entrant_id, place, points))
+    )
+    seats = np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=4 * len(rows)).reshape(-1, 4)
+    seats = seats[np.argsort(seats[:, 0], kind="stable")]  # a game's seats side by side
+    game, place, points = seats[:, 0], seats[:, 2], seats[:, 3]
+    by_id = np.argsort(ids)
+    who = by_id[np.searchsorted(ids, seats[:, 1], sorter=by_id)]  # entrant id -> position
+    # Every pair of seats of one game `span` rows apart (a the earlier row, b the later),
+    # summed per (a, b) into flat n*n arrays; then folded into both directions.
+    shared, a_above, tied, margin = (np.zeros(n * n) for _ in range(4))
+    span = 1
+    while span < len(game):
+        same = game[:-span] == game[span:]
+        if not same.any():
+            break  # no game has more than `span` seats
+        a, b = who[:-span][same], who[span:][same]
+        pa, pb = place[:-span][same], place[span:][same]
+        pair, reverse = a * n + b, b * n + a
+        shared += np.bincount(pair, minlength=n * n)
+        a_above += np.bincount(pair, weights=pa < pb, minlength=n * n)
+        a_above += np.bincount(reverse, weights=pb < pa, minlength=n * n)
+        tied += np.bincount(pair, weights=pa == pb, minlength=n * n)
+        margin += np.bincount(pair, weights=(points[:-span] - points[span:])[same], minlength=n * n)
+        span += 1
+    shared, above, tied, margin = (m.reshape(n, n) for m in (shared, a_above, tied, margin))
+    games = (shared + shared.T).astype(np.int64).tolist()
+    score = (above + 0.5 * (tied + tied.T)).tolist()
+    points_diff = (margin - margin.T).astype(np.int64).tolist()
+    above = above.astype(np.int64).tolist()
     cells: dict[int, dict[int, dict[str, float]]] = {
-        a.id: {b.id: {"games": 0, "score": 0.0, "points": 0} for b in entrants if b.id != a.id}
-        for a in entrants
+        ea.id: {
+            eb.id: {
+                "games": games[i][j],
+                "score": score[i][j],
+                "points": points_diff[i][j],
+                "above": above[i][j],
+                "below": above[j][i],
+            }
+            for j, eb in enumerate(entrants)
+            if j != i
+        }
+        for i, ea in enumerate(entrants)
     }
-    for seats in by_game.values():
-        for a, place_a, points_a in seats:
-            for b, place_b, points_b in seats:
-                if a == b or a not in cells or b not in cells[a]:
-                    continue
-                cell = cells[a][b]
-                cell["games"] += 1
-                cell["score"] += 1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
-                cell["points"] += points_a - points_b
     return CrossTable(
         entrants=[{"entrant_id": e.id, "bot_id": e.bot_id, "bot_name": e.bot.name, "seed_rank": e.seed_rank} for e in entrants],
         cells=cells,
@@ -425,12 +557,14 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, t
         Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     if tournament is not None:
-        qs = qs.filter(table__tournament=tournament)
+        # An IN over the tournament's table ids lets the database walk games newest first
+        # and stop at the page size instead of sorting every game of the tournament.
+        qs = qs.filter(table_id__in=Table.objects.filter(tournament_id=tournament.pk).values("id"))
     if table is not None:
         qs = qs.filter(table=table)
     if bot is not None:
         qs = qs.filter(seats__bot=bot)
-    return qs.order_by("-id")
+    return qs.order_by("-id")  # ids follow recording order; the primary key index avoids a sort
 
 
 def game_get(*, game_id: int) -> Game:

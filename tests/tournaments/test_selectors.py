@@ -8,7 +8,7 @@ import pytest
 
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments import selectors, services
-from tournaments.models import RatingPool
+from tournaments.models import GameSeat, RatingPool, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -42,8 +42,65 @@ def test_round_robin_finishes_and_reports_progress(played, django_assert_num_que
     assert progress.percent == 100.0
 
 
+def test_progress_of_a_list_row_needs_no_query(played, django_assert_num_queries) -> None:
+    with django_assert_num_queries(1):
+        row = selectors.tournament_list().get(pk=played.pk)
+    with django_assert_num_queries(0):
+        progress = selectors.tournament_progress(tournament=row)
+    assert progress == selectors.tournament_progress(tournament=played)
+    assert progress.as_dict()["percent"] == 100.0 and progress.fraction == 1.0
+
+
+def test_progress_counts_failed_and_cancelled_tables_as_done(played, django_assert_num_queries) -> None:
+    first, second, third, *_ = played.tables.order_by("number")
+    Table.objects.filter(pk=first.pk).update(status=Table.Status.FAILED, games_recorded=1)
+    Table.objects.filter(pk=second.pk).update(status=Table.Status.CANCELLED, games_recorded=0)
+    Table.objects.filter(pk=third.pk).update(status=Table.Status.RUNNING, games_recorded=2)
+    Tournament.objects.filter(pk=played.pk).update(status=Tournament.Status.RUNNING)
+    with django_assert_num_queries(1):
+        progress = selectors.tournament_progress(tournament=played)
+    assert (progress.tables_total, progress.tables_done, progress.tables_running, progress.tables_failed) == (14, 13, 1, 1)
+    # Closed tables plan the games they recorded (they will play no more); the running one all 4.
+    assert (progress.games_done, progress.games_planned) == (11 * 4 + 1 + 0 + 2, 11 * 4 + 1 + 0 + 4)
+    # Once the last table closes, the bar is full even though two tables ended early.
+    Table.objects.filter(pk=third.pk).update(status=Table.Status.DONE, games_recorded=4)
+    Tournament.objects.filter(pk=played.pk).update(status=Tournament.Status.FINISHED)
+    progress = selectors.tournament_progress(tournament=played)
+    assert progress.status == "finished" and progress.percent == 100.0 and progress.tables_done == 14
+
+
+def test_progress_of_a_running_knockout_counts_rounds_not_created_yet(organiser, bots, django_assert_num_queries) -> None:
+    from django.db import transaction
+
+    tournament = services.tournament_create(organiser=organiser, name="KO", format="knockout",
+                                            seats_per_table=4, advance_per_table=2, games_per_table=3)
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    with transaction.atomic():
+        Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
+    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament.refresh_from_db()
+    round1 = list(tournament.tables.order_by("number"))
+    for table in round1:
+        for i in range(table.games_planned):
+            services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
+    # Both first-round tables played out; the final exists only once both are closed.
+    services.table_complete(table_id=round1[0].pk)
+    Table.objects.filter(pk=round1[1].pk).update(status=Table.Status.DONE)
+    assert not tournament.tables.filter(round=2).exists()
+    with django_assert_num_queries(1):
+        progress = selectors.tournament_progress(tournament=tournament)
+    assert (progress.tables_done, progress.tables_total) == (2, 3)
+    assert (progress.games_done, progress.games_planned) == (6, 9)
+    assert progress.percent == 66.7
+    with django_assert_num_queries(1):
+        row = selectors.tournament_list().get(pk=tournament.pk)
+    with django_assert_num_queries(0):
+        assert selectors.tournament_progress(tournament=row) == progress
+
+
 def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_assert_num_queries) -> None:
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):  # entrants, sums per entrant, every game's order
         rows = selectors.tournament_standings(tournament=played)
     assert [r.bot_name for r in rows[:2]] == ["bot7", "bot6"]
     assert rows[-1].bot_name == "bot0"
@@ -54,6 +111,69 @@ def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_
     assert top.strength_low < top.strength < top.strength_high
     assert rows[0].strength > rows[-1].strength
     assert top.rating > 1500 > rows[-1].rating
+    assert top.owner == "other" and rows[-1].owner == "owner"
+
+
+def test_standings_without_strength_are_the_same_rows_in_two_queries(played, django_assert_num_queries) -> None:
+    full = selectors.tournament_standings(tournament=played)
+    with django_assert_num_queries(2):  # entrants (with forfeits and ratings), sums per entrant
+        fast = selectors.tournament_standings(tournament=played, with_strength=False)
+    assert all(r.strength is None for r in fast)
+    strength_fields = {"strength", "strength_low", "strength_high"}
+    for a, b in zip(full, fast, strict=True):
+        assert {k: v for k, v in vars(a).items() if k not in strength_fields} == {
+            k: v for k, v in vars(b).items() if k not in strength_fields
+        }
+
+
+def test_standings_count_strikes_and_forfeited_tables(played, django_assert_num_queries) -> None:
+    table = played.tables.order_by("number").first()
+    seat = table.seats.select_related("entrant").get(seat=0)
+    TableSeat.objects.filter(pk=seat.pk).update(forfeited=True)
+    GameSeat.objects.filter(game__table=table, entrant=seat.entrant).update(strikes=2, forfeited=True)
+    row = next(r for r in selectors.tournament_standings(tournament=played, with_strength=False)
+               if r.entrant_id == seat.entrant_id)
+    assert row.forfeits == 1  # one table, however many games the stand-in played there
+    assert row.strikes == 2 * table.games_planned
+
+
+def _cross_table_reference(tournament) -> dict[int, dict[int, dict[str, float]]]:
+    """The cross-table by the definition, one pair of seats at a time."""
+    by_game: dict[int, list[tuple[int, int, int]]] = {}
+    for game_id, entrant, place, points in GameSeat.objects.filter(game__table__tournament=tournament).values_list(
+        "game_id", "entrant_id", "place", "points"
+    ):
+        by_game.setdefault(game_id, []).append((entrant, place, points))
+    ids = list(tournament.entrants.values_list("id", flat=True))
+    cells = {a: {b: {"games": 0, "score": 0.0, "points": 0, "above": 0, "below": 0} for b in ids if b != a} for a in ids}
+    for seats in by_game.values():
+        for a, pa, xa in seats:
+            for b, pb, xb in seats:
+                if a != b:
+                    cell = cells[a][b]
+                    cell["games"] += 1
+                    cell["score"] += 1.0 if pa < pb else 0.5 if pa == pb else 0.0
+                    cell["points"] += xa - xb
+                    cell["above"] += pa < pb
+                    cell["below"] += pa > pb
+    return cells
+
+
+def test_cross_table_matches_its_definition_with_shared_places(played) -> None:
+    # A shared last place (frozen players) in one game: that tie counts half.
+    games = list(played.tables.order_by("number").first().games.order_by("index"))[:1]
+    GameSeat.objects.filter(game__in=games, place__gte=3).update(place=3)
+    cross = selectors.tournament_cross_table(tournament=played)
+    assert cross.cells == _cross_table_reference(played)
+    assert any(cell["score"] % 1 for row in cross.cells.values() for cell in row.values())
+
+
+def test_cross_table_of_a_tournament_without_games(organiser, bots) -> None:
+    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    cross = selectors.tournament_cross_table(tournament=tournament)
+    assert len(cross.entrants) == 8
+    assert all(cell == {"games": 0, "score": 0.0, "points": 0, "above": 0, "below": 0}
+               for row in cross.cells.values() for cell in row.values())
 
 
 def test_cross_table_is_pairwise_and_symmetric(played, django_assert_num_queries) -> None:
@@ -67,6 +187,7 @@ def test_cross_table_is_pairwise_and_symmetric(played, django_assert_num_queries
                 assert ab["games"] == ba["games"] == 12  # every pair shares 3 tables x 4 games
                 assert ab["score"] + ba["score"] == ab["games"]
                 assert ab["points"] == -ba["points"]
+                assert ab["above"] == ba["below"] and ab["above"] + ab["below"] <= ab["games"]
 
 
 def test_bracket_lists_rounds_tables_and_seats(played, django_assert_num_queries) -> None:

@@ -137,12 +137,17 @@ class PoolOutput(serializers.ModelSerializer):
 
 
 class ProgressOutput(serializers.Serializer):
+    """The document `tournaments.selectors.Progress.as_dict` builds (the site's live bar reads
+    the same one)."""
+
     status = serializers.CharField()
-    tables_total = serializers.IntegerField()
-    tables_done = serializers.IntegerField()
+    tables_total = serializers.IntegerField(help_text="Including a running knockout's rounds not created yet.")
+    tables_done = serializers.IntegerField(help_text="Done, failed or cancelled.")
     tables_running = serializers.IntegerField()
+    tables_failed = serializers.IntegerField()
     games_done = serializers.IntegerField()
-    games_planned = serializers.IntegerField()
+    games_planned = serializers.IntegerField(help_text="A closed table counts the games it recorded.")
+    fraction = serializers.FloatField(help_text="games_done / games_planned, at most 1.")
     percent = serializers.FloatField()
 
 
