@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from itertools import product
 
 from bots_sdk.cards import Card, cards_of_mask
 
@@ -172,6 +173,53 @@ class LegalPlays(Sequence):
                 mask |= f[j]
         self.issued[mask] = (kind, size, key if key >= 0 else mask.bit_length() - 1, mask)
         return mask
+
+    def masks(self) -> list[int]:
+        """Every play's card set, in index order (all recorded as issued).
+
+        For callers that need the whole list (the referee sends every legal play with each
+        move request): one pass per group instead of decoding each index from scratch,
+        which for a long straight family costs a loop over its intervals per play."""
+        out: list[int] = []
+        issued = self.issued
+        for kind, size, factors, key, _count in self._groups:
+            start = len(out)
+            if type(factors) is int:  # singles of a card set, ascending
+                m = factors
+                while m:
+                    low = m & -m
+                    out.append(low)
+                    m ^= low
+            elif type(factors) is tuple:  # a run family: by start, then length
+                per, first, nibs, choices, min_len = factors
+                n = len(nibs)
+                for a in range(n - min_len + 1):
+                    for b in range(a + min_len, n + 1):
+                        # the first rank varies fastest, as in decode_family
+                        fac = [[o << SHIFTS[first + q] for o in choices[nibs[q]]]
+                               for q in range(b - 1, a - 1, -1)]
+                        run = [sum(t) for t in product(*fac)]
+                        size = (b - a) * per
+                        out.extend(run)
+                        for mask in run:
+                            issued[mask] = (kind, size, mask.bit_length() - 1, mask)
+                continue
+            elif type(factors) is bytes:  # pairs or triples, rank by rank
+                at = SETS_AT[size]
+                for r, nib in enumerate(factors):
+                    out.extend(at[r][nib])
+            elif len(factors) == 1:
+                out.extend(factors[0])
+            else:  # a product group: the first factor varies fastest
+                out.extend(sum(t) for t in product(*reversed(factors)))
+            if key >= 0:
+                for i in range(start, len(out)):
+                    issued[out[i]] = (kind, size, key, out[i])
+            else:
+                for i in range(start, len(out)):
+                    mask = out[i]
+                    issued[mask] = (kind, size, mask.bit_length() - 1, mask)
+        return out
 
     def __getitem__(self, i):  # type: ignore[override]
         if type(i) is int and 0 <= i < self._n:

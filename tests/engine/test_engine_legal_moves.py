@@ -164,6 +164,23 @@ def test_lazy_sequence_behaves_like_a_list() -> None:
         plays[len(plays)]
 
 
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_masks_lists_every_play_in_index_order(preset: str) -> None:
+    """masks() (the referee sends every play) equals decoding each index, and issues the
+    same combinations, so play() accepts exactly what was listed."""
+    checked = 0
+    for game in random_states(preset, games=8, seed=5):
+        plays = game.legal_plays()
+        by_index = [plays.mask_at(i) for i in range(len(plays))]
+        issued = dict(plays.issued)
+        plays.issued.clear()
+        assert plays.masks() == by_index
+        assert plays.issued == issued
+        assert [sum(c.bit for c in p) for p in plays] == by_index
+        checked += 1
+    assert checked > 100
+
+
 def test_bomb_precheck_never_misses_a_bomb() -> None:
     """may_hold_bomb() lets answers skip the chop search; it must never say no wrongly."""
     from bots_sdk.rules.moves import may_hold_bomb, may_hold_four_pairs
