@@ -158,7 +158,11 @@ class BotGateway:
                             code=gw.ERROR_CODE_RATE_LIMITED,
                             reason=f"over {self.limits.rate_limit} messages/s: dropped")))
                     continue
-                self._dispatch(session, raw)
+                if self._dispatch(session, raw):
+                    # Let the table that was waiting for this answer apply it and send
+                    # the next move request before this task asks gRPC for the next
+                    # message: that keeps the read call off the per-move critical path.
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the transport failed (e.g. message over the size limit)
@@ -167,17 +171,19 @@ class BotGateway:
         finally:
             session.close()
 
-    def _dispatch(self, session: BotSession, raw: bytes) -> None:
+    def _dispatch(self, session: BotSession, raw: bytes) -> bool:
+        """Act on one bot message; True when it was a move (a table may now go on)."""
         try:
             message = gw.BotMessage.FromString(raw)
         except DecodeError:
             session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,
                                              "message does not parse as BotMessage"))
-            return
+            return False
         kind = message.WhichOneof("body")
         if kind == "move":
             session.route_move(message.move)
-        elif kind == "ping":
+            return True
+        if kind == "ping":
             session.send(gw.RefereeMessage(pong=gw.Pong(nonce=message.ping.nonce)))
         elif kind == "goodbye":
             session.draining = True
@@ -188,4 +194,5 @@ class BotGateway:
         else:
             session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,
                                              "empty BotMessage (no body set)"))
+        return False
 

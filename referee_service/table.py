@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from bots_sdk.cards import Card
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service import wire
@@ -28,6 +29,7 @@ from referee_service.view_encoder import ViewEncoder
 
 log = logging.getLogger("referee_service.table")
 _MOVE_IDS = itertools.count(1)
+_DECK = tuple(Card.from_index(i) for i in range(52))
 
 _DISCONNECTED = object()  # put in a pending move's queue when the stream drops
 _FORFEITED = object()  # ... when the seat forfeits while its move is pending
@@ -117,8 +119,6 @@ def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
 
     Everything a bot can put in a Move is checked here or by the engine, which leaves the
     game unchanged when it refuses a move."""
-    from bots_sdk.cards import Card
-
     cards = list(move.cards)
     try:
         if getattr(move, "pass"):
@@ -128,15 +128,15 @@ def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
             return None
         if not cards:
             return gw.MOVE_ERROR_CODE_EMPTY_PLAY, "no cards played; set pass = true to pass"
-        for card in cards:
-            if card > 51:
-                return (gw.MOVE_ERROR_CODE_UNKNOWN_CARD,
-                        f"unknown card {card} (cards are integers 0..51)")
+        if max(cards) > 51:
+            unknown = next(c for c in cards if c > 51)
+            return (gw.MOVE_ERROR_CODE_UNKNOWN_CARD,
+                    f"unknown card {unknown} (cards are integers 0..51)")
         if len(set(cards)) != len(cards):
             twice = next(c for c in cards if cards.count(c) > 1)
             return (gw.MOVE_ERROR_CODE_DUPLICATE_CARD,
                     f"card {wire.CARD_TEXT[twice]} named twice")
-        game.play([Card.from_index(c) for c in cards])
+        game.play([_DECK[c] for c in cards])
         return None
     except ValueError as exc:  # the engine's IllegalMove is a ValueError
         code = wire.MOVE_ERROR_CODES.get(getattr(exc, "code", ""), gw.MOVE_ERROR_CODE_ILLEGAL_PLAY)
