@@ -80,6 +80,15 @@ class RawBot:
         self.task: asyncio.Task[None] | None = None
         self.requests: dict[int, gw.MoveRequest] = {}
 
+    async def table_end(self, table_id: str, timeout: float = 5) -> gw.TableEnd:
+        """The table's TableEnd, waiting for it if need be: it travels on this bot's
+        stream, which can deliver it after the organiser's stream reported the result."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while table_id not in self.table_ends and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        return self.table_ends[table_id]
+
     def of_kind(self, kind: str) -> list[Any]:
         return [getattr(m, kind) for m in self.received if m.WhichOneof("body") == kind]
 

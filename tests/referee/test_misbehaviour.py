@@ -138,7 +138,7 @@ async def test_repeated_illegal_moves_strike_then_forfeit(referee: Referee) -> N
     assert [s.strikes for s in strikes] == [1, 2]
     assert strikes[-1].forfeited and not strikes[0].forfeited
     assert "illegal answers" in strikes[0].detail
-    end = bot.table_ends["t"]
+    end = await bot.table_end("t")
     assert end.reason == gw.TABLE_END_REASON_FORFEITED
     result = result_of(events)
     assert result.status == org.TABLE_STATUS_COMPLETED and result.games_played == 2
@@ -239,7 +239,7 @@ async def test_a_crashed_bot_forfeits_after_the_grace_period(referee: Referee) -
     assert fallbacks[0] == "disconnected" and set(fallbacks[1:]) <= {"disconnected",
                                                                      "forfeited"}
     assert "forfeited" in fallbacks
-    assert other.table_ends["crash"].reason == gw.TABLE_END_REASON_COMPLETED
+    assert (await other.table_end("crash")).reason == gw.TABLE_END_REASON_COMPLETED
     await other.close()
 
 
@@ -279,7 +279,7 @@ async def test_a_bot_that_reconnects_in_time_resumes_its_seat(referee: Referee) 
     # the resent view shows the hand as it is now
     assert list(second.of_kind("game_start")[0].hand) == list(
         second.of_kind("move_request")[0].view.hand)
-    assert second.table_ends["resume"].reason == gw.TABLE_END_REASON_COMPLETED
+    assert (await second.table_end("resume")).reason == gw.TABLE_END_REASON_COMPLETED
     await second.close()
 
 
@@ -375,11 +375,7 @@ async def test_cancelling_the_call_aborts_the_table_for_the_bots(referee: Refere
             break
         await asyncio.sleep(0.01)
     call.cancel()
-    for _ in range(100):
-        if "cancel" in bots[0].table_ends:
-            break
-        await asyncio.sleep(0.02)
-    assert bots[0].table_ends["cancel"].reason == gw.TABLE_END_REASON_ABORTED
+    assert (await bots[0].table_end("cancel", timeout=2)).reason == gw.TABLE_END_REASON_ABORTED
     assert "cancel" not in referee.registry.tables
     await channel.close()
     await bots[0].kill()
@@ -406,7 +402,7 @@ async def test_shutdown_aborts_running_tables_with_a_resumable_result(
     assert result.status == org.TABLE_STATUS_ABORTED
     assert "shutting down" in result.detail
     assert result.next_game_index == len(games_of(events)) < 50
-    assert bots[0].table_ends["shut"].reason == gw.TABLE_END_REASON_ABORTED
+    assert (await bots[0].table_end("shut")).reason == gw.TABLE_END_REASON_ABORTED
 
 
 async def test_goodbye_finishes_running_tables_but_takes_no_new_ones(referee: Referee) -> None:
@@ -487,7 +483,7 @@ async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
     assert result_of(boom).status == org.TABLE_STATUS_ABORTED
     assert "simulated engine failure" in result_of(boom).detail
     assert result_of(fine).status == org.TABLE_STATUS_COMPLETED
-    assert bots[0].table_ends["boom"].reason == gw.TABLE_END_REASON_ABORTED
+    assert (await bots[0].table_end("boom")).reason == gw.TABLE_END_REASON_ABORTED
     # the referee still serves new tables
     again = await play_table(referee.target, table_id="after-boom", games=1,
                              seats=["alice", "bob"])
