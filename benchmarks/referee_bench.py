@@ -5,7 +5,9 @@
 (c) complete 4-bot games per second with 1, 4, 16 and 64 concurrent tables, next to the
     ping-pong rate at the same concurrency divided by the moves per game;
 (d) the referee's own per-move work: the same table code with bots answering in-process
-    at once (no gRPC, no other process), to tell the referee's cost from the transport's.
+    at once (no gRPC, no other process), to tell the referee's cost from the transport's;
+(e) the referee's latency per move in (b): from a bot's answer coming off its stream to
+    the next move request being handed to gRPC, timed inside the referee.
 
     .venv/bin/python benchmarks/referee_bench.py [--quick]
 
@@ -243,6 +245,37 @@ async def referee_run(stub: org_grpc.OrganizerStub, tables: int, games: int,
             "us_per_move": elapsed / sum(moves) * 1e6 * tables}
 
 
+async def critical_path(stub: org_grpc.OrganizerStub, referee, games: int) -> dict:
+    """(e) answer read -> next request written, inside the referee, at one table of the
+    4 remote bots; a separate run, as the timestamps cost a little themselves."""
+    from referee_service.sessions import BotSession
+
+    stamps: list[tuple[str, float]] = []
+    clock = time.perf_counter
+    gateway = referee.gateway
+    dispatch = gateway._dispatch
+    write_now = BotSession.write_now
+
+    def timed_dispatch(session, raw):
+        stamps.append(("answer", clock()))
+        return dispatch(session, raw)
+
+    async def timed_write(self, data):
+        stamps.append(("request", clock()))
+        await write_now(self, data)
+
+    gateway._dispatch = timed_dispatch
+    BotSession.write_now = timed_write
+    try:
+        await referee_run(stub, 1, games, "critical")
+    finally:
+        gateway._dispatch = dispatch
+        BotSession.write_now = write_now
+    gaps = [(b[1] - a[1]) * 1e6 for a, b in zip(stamps, stamps[1:], strict=False)
+            if a[0] == "answer" and b[0] == "request"]
+    return {"median_us": statistics.median(gaps), "moves": len(gaps)}
+
+
 class _InstantBot:
     """A stand-in for a bot's stream inside the referee process: answers every move
     request at once (uniform over the legal moves), with no gRPC in between."""
@@ -353,6 +386,7 @@ async def main(quick: bool) -> None:
             ref = max(refs, key=lambda r: r["moves"] / r["elapsed"])
             ceiling = raw["rate"] / ref["moves_per_game"]
             rows.append((concurrency, raw, ref, ceiling))
+        critical = await critical_path(stub, referee, 6 if quick else 20)
     finally:
         for bot in bots:
             bot.kill()
@@ -381,6 +415,9 @@ async def main(quick: bool) -> None:
     print(f"| (b) against (a') | | {per_move / ring_us:.2f} × (a') | |")
     print(f"| (d) the referee's own work per move (in-process instant bots, no gRPC) | "
           f"{only_us:.0f} µs | {only_us / (1e6 / c1_raw['rate']):.2f} × mean (a) | |")
+    print(f"| (e) referee latency per move in (b): answer read → next request written "
+          f"(median) | {critical['median_us']:.0f} µs | "
+          f"{critical['median_us'] / (1e6 / c1_raw['rate']):.2f} × mean (a) | |")
     print()
     print("| tables | ping-pong round trips/s | moves/game | ceiling games/s "
           "| referee games/s | referee moves/s | % of ceiling |")
