@@ -31,9 +31,11 @@ _MOVE_REQUEST_TAG = b"\x22"  # RefereeMessage.move_request = 4
 _PASS_ENTRIES = tuple(  # the history entry of a pass, per seat
     bytes((_HISTORY_TAG, 4, 0x08, seat, 0x10, 1)) if seat else bytes((_HISTORY_TAG, 2, 0x10, 1))
     for seat in range(4))
-# legal play entries by card set, shared by every table: the same plays recur all the time
+# legal play entries by card set, and table plays by (seat, kind, card set), shared by
+# every table: the same plays recur all the time
 _ENTRIES: dict[int, bytes] = {}
-_ENTRIES_MAX = 200_000
+_TABLES: dict[tuple[int, int, int], bytes] = {}
+_CACHE_MAX = 200_000
 
 
 def varint(value: int) -> bytes:
@@ -82,7 +84,7 @@ def _entry(mask: int) -> bytes:
             m ^= low
         n = len(indices)
         entry = bytes((_LEGAL_TAG, n + 2, _CARDS_TAG, n, *indices))
-        if len(_ENTRIES) >= _ENTRIES_MAX:
+        if len(_ENTRIES) >= _CACHE_MAX:
             _ENTRIES.clear()
         _ENTRIES[mask] = entry
     return entry
@@ -107,14 +109,23 @@ def legal_plays_bytes(plays: Any) -> bytes:
 
 def _table_bytes(game: Any) -> bytes:
     """SeatView.table (a TablePlay), or nothing while the table is clear."""
-    table = game.table
-    if table is None:
+    key = game.table_key
+    if key is None:
         return b""
+    seat = game.table_seat or 0
+    cached = _TABLES.get((seat, *key))
+    if cached is not None:
+        return cached
+    table = game.table
     cards = [c.index for c in table.cards]
     kind = table.kind
-    body = (_small(0x08, game.table_seat or 0) + _packed(b"\x12", cards)
+    body = (_small(0x08, seat) + _packed(b"\x12", cards)
             + _small(0x18, KIND_CODES.get(kind, 0)) + _string(0x22, kind))
-    return b"\x4a" + varint(len(body)) + body
+    data = b"\x4a" + varint(len(body)) + body
+    if len(_TABLES) >= _CACHE_MAX:
+        _TABLES.clear()
+    _TABLES[(seat, *key)] = data
+    return data
 
 
 def _points_bytes(points: list[int]) -> bytes:
@@ -167,7 +178,7 @@ class ViewEncoder:
         """What every seat sees alike, encoded once per move."""
         game = self.game
         over = game.is_over
-        data = (_packed(b"\x2a", game.card_counts) + _table_bytes(game)
+        data = (bytes((0x2A, game.players, *map(len, self._hands))) + _table_bytes(game)
                 + _packed(b"\x52", game.locked_out) + _packed(b"\x5a", game.finishing_order)
                 + _packed(b"\x92\x01", game.frozen))
         if over:

@@ -232,6 +232,14 @@ class Game:
         return self._table_seat
 
     @property
+    def table_key(self) -> tuple[int, int] | None:
+        """A cheap, hashable handle on the play to beat: (kind code, 52-bit card set), or
+        None while the table is clear. For callers that cache something per table (the
+        referee encodes it once per distinct play) without building a Combination."""
+        table = self._table
+        return None if table is None else (table[0], table[3])
+
+    @property
     def locked_out(self) -> tuple[int, ...]:
         return tuple(s for s in range(self.players) if self._locked >> s & 1)
 

@@ -187,3 +187,15 @@ def test_malformed_replays_raise_value_errors() -> None:
                    {"moves": [{"seat": "0", "pass": True}]}):
         with pytest.raises(ValueError):
             replay_game({**record, **change})
+
+
+def test_table_key_names_the_play_to_beat_and_changes_with_it() -> None:
+    game = Game.from_seed("table-key", 4)
+    assert game.table_key is None and game.table is None
+    play = game.legal_plays()[0]
+    game.play(play)
+    kind, mask = game.table_key
+    assert mask == sum(c.bit for c in play) and mask == sum(c.bit for c in game.table.cards)
+    while game.table is not None:  # everyone passes: a new round clears the table
+        game.pass_turn()
+    assert game.table_key is None
