@@ -1,4 +1,9 @@
-"""Reads the pages need that the tournaments app's selectors do not provide.
+"""Reads only the pages need, and the shaping of selector results for templates.
+
+Everything the API also shows (progress, standings, cross-tables, brackets, tables, games,
+pools) comes from `tournaments.selectors`, so a page and the API cannot disagree: copies kept
+here once drifted apart. What stays here has no API counterpart: leaderboard sparklines and
+recent changes, rating charts, a bot's results and head-to-heads, incidents, notable games.
 
 Every function here runs a fixed number of queries whatever the data size (aggregates in
 the database, `select_related`/`prefetch_related` for lists), so page query counts can be
@@ -8,276 +13,52 @@ pinned in tests and a 10,000-game tournament renders as fast as a small one.
 from __future__ import annotations
 
 import json
-import math
 import zlib
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Max, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
+from tournaments import selectors
 from tournaments.models import (
     Bot,
-    Entrant,
     Game,
     GameSeat,
     Rating,
     RatingChange,
     RatingPool,
     Replay,
-    Table,
-    TableSeat,
     Tournament,
 )
+from tournaments.selectors import CrossTable, Progress, StandingRow
 
 RECENT_CHANGE_DAYS = 7
 CHART_MAX_POINTS = 240
-Z95 = 1.96
 
 
 # ---------------------------------------------------------------- tournaments
-def tournament_list_with_progress(*, statuses: list[str] | None = None, limit: int | None = None) -> QuerySet[Tournament]:
-    qs = Tournament.objects.annotate(
-        tables_total=Count("tables"),
-        tables_done=Count("tables", filter=Q(tables__status=Table.Status.DONE)),
-        games_planned_sum=Sum("tables__games_planned"),
-        games_done_sum=Sum("tables__games_recorded"),
-    ).order_by("-created_at", "-id")
-    if statuses:
-        qs = qs.filter(status__in=statuses)
-    if limit:
-        qs = qs[:limit]
-    return qs
+def tournaments_with_progress(*, tournaments: Iterable[Tournament]) -> list[tuple[Tournament, Progress]]:
+    """Rows of `selectors.tournament_list` with their progress, for the tournament tables of
+    the home, list and organise pages (no further queries: the rows carry the counts)."""
+    return [(t, selectors.tournament_progress(tournament=t)) for t in tournaments]
 
 
-@dataclass
-class Progress:
-    status: str
-    tables_total: int
-    tables_done: int
-    tables_running: int
-    tables_failed: int
-    games_planned: int
-    games_done: int
-    strikes: int = 0
-    forfeits: int = 0
-
-    @property
-    def fraction(self) -> float:
-        if self.games_planned:
-            return min(1.0, self.games_done / self.games_planned)
-        return 1.0 if self.status == Tournament.Status.FINISHED else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "tables_total": self.tables_total,
-            "tables_done": self.tables_done,
-            "tables_running": self.tables_running,
-            "tables_failed": self.tables_failed,
-            "games_planned": self.games_planned,
-            "games_done": self.games_done,
-            "fraction": round(self.fraction, 4),
-            "percent": round(100 * self.fraction, 1),
-        }
-
-
-def tournament_progress(*, tournament: Tournament) -> Progress:
-    """One aggregate query over the tournament's tables."""
-    agg = Table.objects.filter(tournament=tournament).aggregate(
-        total=Count("id"),
-        done=Count("id", filter=Q(status=Table.Status.DONE)),
-        running=Count("id", filter=Q(status__in=[Table.Status.RUNNING, Table.Status.WAITING])),
-        failed=Count("id", filter=Q(status=Table.Status.FAILED)),
-        planned=Sum("games_planned"),
-        done_games=Sum("games_recorded"),
-    )
-    return Progress(
-        status=tournament.status,
-        tables_total=agg["total"] or 0,
-        tables_done=agg["done"] or 0,
-        tables_running=agg["running"] or 0,
-        tables_failed=agg["failed"] or 0,
-        games_planned=agg["planned"] or 0,
-        games_done=agg["done_games"] or 0,
-    )
-
-
-@dataclass
-class Standing:
-    entrant_id: int
-    bot_id: int
-    bot_name: str
-    owner: str
-    status: str
-    games: int = 0
-    points: int = 0
-    sum_sq: int = 0
-    firsts: int = 0
-    avg_place: float | None = None
-    strikes: int = 0
-    forfeits: int = 0
-    rank: int = 0
-
-    @property
-    def mean(self) -> float:
-        return self.points / self.games if self.games else 0.0
-
-    @property
-    def ci95(self) -> float | None:
-        """Half-width of the 95% confidence interval of the mean points per game."""
-        if self.games < 2:
-            return None
-        var = (self.sum_sq - self.games * self.mean**2) / (self.games - 1)
-        return Z95 * math.sqrt(max(var, 0.0) / self.games)
-
-    @property
-    def win_rate(self) -> float:
-        return self.firsts / self.games if self.games else 0.0
-
-
-def tournament_standings(*, tournament: Tournament) -> list[Standing]:
-    """Two queries: entrants (with their forfeited tables), then one GROUP BY over the game seats.
-
-    `forfeits` counts tables an entrant forfeited (`TableSeat.forfeited`: absent past the
-    connect deadline, or forfeited by the referee mid-table), as the API's standings do, not
-    the games played for it after a forfeit.
-
-    `tournaments.selectors.tournament_standings` ranks the same way but streams every seat
-    into Python and fits Plackett-Luce strengths: about 2 s for 10,000 games, too slow for a
-    page, so the page aggregates in the database instead.
-    """
-    # A correlated subquery rather than a JOIN: no GROUP BY over the entrant and bot columns.
-    forfeited_tables = (
-        TableSeat.objects.filter(entrant_id=OuterRef("pk"), forfeited=True)
-        .order_by()
-        .values("entrant_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    entrants = (
-        Entrant.objects.filter(tournament=tournament)
-        .select_related("bot__owner")
-        .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0))
-    )
-    rows = {
-        e.id: Standing(
-            entrant_id=e.id,
-            bot_id=e.bot_id,
-            bot_name=e.bot.name,
-            owner=e.bot.owner.username,
-            status=e.status,
-            forfeits=e.table_forfeits,
-        )
-        for e in entrants
-    }
-    # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables.
-    agg = (
-        GameSeat.objects.filter(entrant_id__in=list(rows))
-        .values("entrant_id")
-        .annotate(
-            games=Count("id"),
-            pts=Sum("points"),
-            sq=Sum(F("points") * F("points")),
-            firsts=Count("id", filter=Q(place=1)),
-            place_sum=Sum("place"),
-            strike_sum=Sum("strikes"),
-        )
-    )
-    for a in agg:
-        row = rows.get(a["entrant_id"])
-        if row is None:
-            continue
-        row.games = a["games"]
-        row.points = a["pts"] or 0
-        row.sum_sq = a["sq"] or 0
-        row.firsts = a["firsts"]
-        row.avg_place = (a["place_sum"] or 0) / a["games"] if a["games"] else None
-        row.strikes = a["strike_sum"] or 0
-    # The same order as tournaments.selectors.tournament_standings (the API's standings).
-    ordered = sorted(
-        rows.values(),
-        key=lambda r: (-r.points, r.avg_place if r.games and r.avg_place is not None else 99, -r.firsts, r.bot_name),
-    )
-    for i, row in enumerate(ordered, start=1):
-        row.rank = i
-    return ordered
-
-
-@dataclass
-class CrossCell:
-    tables: int = 0
-    ahead: int = 0
-    behind: int = 0
-    diff: int = 0
-
-
-def tournament_cross_table(*, tournament: Tournament, standings: list[Standing]) -> list[tuple[Standing, list[CrossCell | None]]]:
-    """Pairwise table results (places at shared tables) in standings order; one query."""
-    seats = TableSeat.objects.filter(table__tournament=tournament).values_list(
-        "table_id", "entrant_id", "place", "points"
-    )
-    by_table: dict[int, list[tuple[int, int | None, int]]] = {}
-    for table_id, entrant_id, place, points in seats:
-        by_table.setdefault(table_id, []).append((entrant_id, place, points))
-    cells: dict[tuple[int, int], CrossCell] = {}
-    for members in by_table.values():
-        for a, pa, xa in members:
-            for b, pb, xb in members:
-                if a == b:
-                    continue
-                cell = cells.setdefault((a, b), CrossCell())
-                cell.tables += 1
-                cell.diff += xa - xb
-                if pa is not None and pb is not None:
-                    if pa < pb:
-                        cell.ahead += 1
-                    elif pa > pb:
-                        cell.behind += 1
+def cross_table_rows(
+    *, cross: CrossTable, standings: list[StandingRow]
+) -> list[tuple[StandingRow, list[dict[str, float] | None]]]:
+    """The selector's cross-table in standings order, as the page draws it: no cell on the
+    diagonal or for a pair that shared no game."""
     order = [s.entrant_id for s in standings]
-    return [(s, [None if a == s.entrant_id else cells.get((s.entrant_id, a)) for a in order]) for s in standings]
-
-
-@dataclass
-class BracketRound:
-    number: int
-    tables: list[Table] = field(default_factory=list)
-
-
-def tournament_tables(*, tournament: Tournament) -> QuerySet[Table]:
-    return (
-        Table.objects.filter(tournament=tournament)
-        .order_by("round", "number")
-        .prefetch_related(
-            Prefetch(
-                "seats",
-                queryset=TableSeat.objects.select_related("entrant__bot").order_by("seat"),
-            )
-        )
-    )
-
-
-def tournament_bracket(*, tournament: Tournament) -> list[BracketRound]:
-    rounds: dict[int, BracketRound] = {}
-    for table in tournament_tables(tournament=tournament):
-        rounds.setdefault(table.round, BracketRound(number=table.round)).tables.append(table)
-    return [rounds[k] for k in sorted(rounds)]
-
-
-def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None) -> QuerySet[Game]:
-    qs = Game.objects.all()
-    if tournament is not None:
-        # An IN over the tournament's table ids lets the database walk games newest first
-        # and stop at the page size instead of sorting every game of the tournament.
-        qs = qs.filter(table_id__in=Table.objects.filter(tournament=tournament).values("id"))
-    if bot is not None:
-        qs = qs.filter(seats__bot=bot)
-    return qs.select_related("table__tournament").prefetch_related(
-        Prefetch("seats", queryset=GameSeat.objects.select_related("bot").order_by("place", "seat"))
-    ).order_by("-id")  # ids follow recording order; the primary key index avoids a sort
+    rows = []
+    for s in standings:
+        mine = cross.cells.get(s.entrant_id, {})
+        cells = [mine.get(b) if b != s.entrant_id else None for b in order]
+        rows.append((s, [c if c and c["games"] else None for c in cells]))
+    return rows
 
 
 def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet[GameSeat]:
@@ -291,10 +72,6 @@ def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet
 
 
 # ---------------------------------------------------------------- ratings
-def pool_list() -> QuerySet[RatingPool]:
-    return RatingPool.objects.annotate(bot_count=Count("ratings")).order_by("preset", "seats")
-
-
 SPARK_POINTS = 40
 
 

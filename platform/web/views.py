@@ -1,4 +1,5 @@
-"""Spectator pages. Thin: each view fetches through `web.queries` and renders a template."""
+"""Spectator pages. Thin: each view reads through `tournaments.selectors` (what the API also
+shows) or `web.queries` (what only pages show) and renders a template."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from tournaments import services
-from tournaments.models import Bot, Game, Rating, RatingPool, Replay, Tournament
+from tournaments import selectors, services
+from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
 from web import live, queries
 from web.replay_frames import replay_frames
 
@@ -21,20 +22,14 @@ GAMES_PER_PAGE = 50
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    live = list(
-        queries.tournament_list_with_progress(
-            statuses=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED], limit=10
-        )
-    )
-    recent = list(
-        queries.tournament_list_with_progress(statuses=[Tournament.Status.FINISHED], limit=8)
-    )
+    live_rows = selectors.tournament_list(statuses=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])[:10]
+    recent = selectors.tournament_list(statuses=[Tournament.Status.FINISHED])[:8]
     return render(
         request,
         "web/home.html",
         {
-            "live": live,
-            "recent": recent,
+            "live": queries.tournaments_with_progress(tournaments=live_rows),
+            "recent": queries.tournaments_with_progress(tournaments=recent),
             "leaderboards": queries.home_leaderboards(per_pool=5),
             "notable": queries.notable_games(limit=6),
         },
@@ -53,40 +48,48 @@ STATUS_FILTERS = {
 def tournament_list(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     statuses = STATUS_FILTERS.get(status)
-    page = Paginator(queries.tournament_list_with_progress(statuses=statuses), 30).get_page(request.GET.get("page"))
+    page = Paginator(selectors.tournament_list(statuses=statuses), 30).get_page(request.GET.get("page"))
     status = status if statuses else ""
     prefix = f"status={status}&" if status else ""
-    return render(request, "web/tournament_list.html", {"page": page, "status": status, "pager_prefix": prefix})
+    rows = queries.tournaments_with_progress(tournaments=page.object_list)
+    return render(
+        request, "web/tournament_list.html", {"page": page, "rows": rows, "status": status, "pager_prefix": prefix}
+    )
 
 
 def _tournament(slug: str) -> Tournament:
-    return get_object_or_404(Tournament.objects.select_related("organiser", "pool"), slug=slug)
+    try:
+        return selectors.tournament_get(slug=slug)
+    except Tournament.DoesNotExist as exc:
+        raise Http404("No such tournament") from exc
 
 
 @require_GET
 def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
-    standings = queries.tournament_standings(tournament=tournament)
+    # Plackett-Luce strengths take seconds at 10,000 games and the page does not show them.
+    standings = selectors.tournament_standings(tournament=tournament, with_strength=False)
     ctx = {
         "t": tournament,
-        "progress": queries.tournament_progress(tournament=tournament),
+        "progress": selectors.tournament_progress(tournament=tournament),
         "standings": standings,
         "cross": None,
         "bracket": None,
         "tables": None,
-        "recent_games": list(queries.game_list(tournament=tournament)[:10]),
+        "recent_games": list(selectors.game_list(tournament=tournament)[:10]),
         "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
         "can_organise": _can_organise(request, tournament),
         "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
         "sse": live.is_asgi(request),  # WSGI buffers streams: those pages poll instead
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
-        ctx["bracket"] = queries.tournament_bracket(tournament=tournament)
+        ctx["bracket"] = selectors.tournament_bracket(tournament=tournament)
     else:
-        tables = queries.tournament_tables(tournament=tournament)
+        tables = selectors.table_list(tournament=tournament)
         ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))
     if tournament.format == Tournament.Format.ROUND_ROBIN and 1 < len(standings) <= 32:
-        ctx["cross"] = queries.tournament_cross_table(tournament=tournament, standings=standings)
+        cross = selectors.tournament_cross_table(tournament=tournament)
+        ctx["cross"] = queries.cross_table_rows(cross=cross, standings=standings)
     return render(request, "web/tournament_detail.html", ctx)
 
 
@@ -99,10 +102,10 @@ def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
 
 @require_GET
 def tournament_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
-    """Polled by the tournament page every few seconds (works under WSGI and ASGI)."""
-    tournament = get_object_or_404(Tournament.objects.only("id", "status"), slug=slug)
-    data = queries.tournament_progress(tournament=tournament).to_dict()
-    response = JsonResponse(data)
+    """Polled by the tournament page every few seconds (works under WSGI and ASGI): the
+    API's progress document."""
+    tournament = get_object_or_404(Tournament, slug=slug)
+    response = JsonResponse(selectors.tournament_progress(tournament=tournament).as_dict())
     response["Cache-Control"] = "no-store"
     return response
 
@@ -110,13 +113,13 @@ def tournament_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
 @require_GET
 def tournament_games(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
-    page = Paginator(queries.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "web/tournament_games.html", {"t": tournament, "page": page})
 
 
 @require_GET
 def leaderboards(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/leaderboards.html", {"pools": list(queries.pool_list())})
+    return render(request, "web/leaderboards.html", {"pools": list(selectors.pool_list())})
 
 
 def _pool(slug: str) -> RatingPool:
@@ -139,14 +142,13 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
 
 @require_GET
 def bot_list(request: HttpRequest) -> HttpResponse:
-    bots = Bot.objects.select_related("owner").order_by("name")
-    page = Paginator(bots, 60).get_page(request.GET.get("page"))
+    page = Paginator(selectors.bot_list(), 60).get_page(request.GET.get("page"))
     return render(request, "web/bot_list.html", {"page": page})
 
 
 @require_GET
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    bot = get_object_or_404(selectors.bot_list(), name=name)
     history = queries.rating_history(bot=bot)
     for s in history:
         s["chart"] = queries.svg_chart(s["points"])
@@ -160,7 +162,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "history": history,
             "results": queries.bot_tournament_results(bot=bot),
             "h2h": queries.bot_head_to_head(bot=bot),
-            "recent_games": list(queries.game_list(bot=bot)[:15]),
+            "recent_games": list(selectors.game_list(bot=bot)[:15]),
             "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
         },
     )
@@ -168,8 +170,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_GET
 def bot_games(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
-    page = Paginator(queries.game_list(bot=bot), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    bot = get_object_or_404(selectors.bot_list(), name=name)
+    page = Paginator(selectors.game_list(bot=bot), GAMES_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "web/bot_games.html", {"bot": bot, "page": page})
 
 

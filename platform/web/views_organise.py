@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from tournaments import services
+from tournaments import selectors, services
 from tournaments.models import Tournament
 from web import queries
 from web.forms import TournamentForm
@@ -44,10 +44,10 @@ def _error_text(exc: Exception) -> str:
 @login_required
 def organise(request: HttpRequest) -> HttpResponse:
     _require_organiser(request)
-    mine = queries.tournament_list_with_progress()
+    mine = selectors.tournament_list()
     if not request.user.is_staff:
         mine = mine.filter(organiser=request.user)
-    return render(request, "web/organise.html", {"tournaments": list(mine[:100])})
+    return render(request, "web/organise.html", {"rows": queries.tournaments_with_progress(tournaments=mine[:100])})
 
 
 @login_required

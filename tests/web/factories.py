@@ -156,3 +156,26 @@ def make_world(
         Rating.objects.bulk_create([Rating(pool=pool, bot=b, rating=1500 + 10 * i, games=games_per_table * tables) for i, b in enumerate(bot_objs)])
     Game.objects.filter(id__in=[g.id for g in game_objs]).update(recorded_at=now - timedelta(minutes=1))
     return World(tournament=t, bots=list(bot_objs), pool=pool, games=list(game_objs), tables=list(table_objs))
+
+
+def make_knockout_between_rounds(*, slug: str = "ko-between") -> World:
+    """A running knockout of 8 bots at tables of 4 whose first round is over and whose final
+    is not created yet: every table that exists is done, but the tournament is not."""
+    return make_world(
+        fmt=Tournament.Format.KNOCKOUT, bots=8, tables=2, games_per_table=2,
+        status=Tournament.Status.RUNNING, slug=slug, replay=load_replay("game_4p.json"),
+    )
+
+
+def make_world_with_closed_tables(*, slug: str = "closed-tables") -> World:
+    """A running round robin with a table of every fate: done, failed, cancelled (each
+    after recording some games) and one still playing."""
+    w = make_world(
+        bots=4, tables=4, games_per_table=4, games_done_per_table=2,
+        status=Tournament.Status.RUNNING, slug=slug, replay=load_replay("game_2p_handmade.json"),
+    )
+    done, failed, cancelled, _running = w.tables
+    Table.objects.filter(pk=done.pk).update(status=Table.Status.DONE, games_planned=2)
+    Table.objects.filter(pk=failed.pk).update(status=Table.Status.FAILED, last_error="referee unreachable")
+    Table.objects.filter(pk=cancelled.pk).update(status=Table.Status.CANCELLED)
+    return w

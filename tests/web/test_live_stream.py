@@ -11,7 +11,12 @@ import time
 
 import pytest
 
-from tests.web.factories import load_replay, make_world
+from tests.web.factories import (
+    load_replay,
+    make_knockout_between_rounds,
+    make_world,
+    make_world_with_closed_tables,
+)
 from tournaments.models import Table, Tournament
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -31,6 +36,33 @@ async def test_stream_sends_progress_then_ends_when_finished(async_client):
     data = json.loads(events[1].removeprefix("data: "))
     assert data["status"] == "finished" and data["games_done"] == 4 and data["percent"] == 100.0
     assert events[-1].startswith("event: end")
+
+
+async def _first_data(response) -> dict:
+    """The first progress document of a stream that may run for minutes, then hang up."""
+    stream = response.streaming_content
+    try:
+        async for chunk in stream:
+            text = chunk.decode()
+            if text.startswith("data: "):
+                return json.loads(text.removeprefix("data: "))
+    finally:
+        await stream.aclose()
+    raise AssertionError("the stream ended without a progress event")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("build", [make_knockout_between_rounds, make_world_with_closed_tables],
+                         ids=["knockout-between-rounds", "failed-and-cancelled-tables"])
+async def test_stream_sends_the_apis_progress(async_client, build):
+    from asgiref.sync import sync_to_async
+
+    w = await sync_to_async(build)()
+    api = (await async_client.get(f"/api/v1/tournaments/{w.tournament.slug}/progress/")).json()
+    assert api["status"] == "running" and api["percent"] < 100
+    response = await async_client.get(f"/tournaments/{w.tournament.slug}/live/")
+    assert response.status_code == 200
+    assert await _first_data(response) == api
 
 
 @pytest.mark.django_db

@@ -8,7 +8,13 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.web.factories import load_replay, make_user, make_world
+from tests.web.factories import (
+    load_replay,
+    make_knockout_between_rounds,
+    make_user,
+    make_world,
+    make_world_with_closed_tables,
+)
 from tournaments import services
 from tournaments.models import Bot, GameSeat, TableSeat, Tournament
 
@@ -97,18 +103,109 @@ def test_tournament_page_counts_forfeited_tables_like_the_api(client):
         assert _standings_forfeits(html, b.name) == api[b.name]
 
 
-def test_tournament_progress_json_counts_games(client):
+def test_tournament_page_standings_and_cross_table_are_the_apis(client):
+    w = make_world(bots=5, tables=5, games_per_table=3, replay=load_replay("game_4p.json"))
+    slug = w.tournament.slug
+    html = client.get(f"/tournaments/{slug}/").content.decode()
+    api = client.get(f"/api/v1/tournaments/{slug}/standings/").json()
+    # the same bots in the same order with the same games and points
+    page_rows = re.findall(r'<tr data-bot="([^"]+)"><td class="num">(\d+)</td>.*?<td class="num">(\d+)</td>'
+                           r'<td class="num[^"]*">([^<]+)</td>', html, re.S)
+    assert [(bot, int(rank), int(games)) for bot, rank, games, _ in page_rows] == [
+        (r["bot_name"], r["rank"], r["games"]) for r in api
+    ]
+    assert [pts.replace("−", "-").lstrip("+") for *_, pts in page_rows] == [str(r["points"]) for r in api]
+    # every cross-table cell: games finished above-below and the point difference
+    cross = client.get(f"/api/v1/tournaments/{slug}/cross-table/").json()
+    ids = {e["bot_name"]: str(e["entrant_id"]) for e in cross["entrants"]}
+    section = html.split('id="cross-table"')[1].split("</section>")[0]
+    cross_rows = re.findall(r'<tr><th style="text-align:left">\d+\. ([^<]+)</th>(.*?)</tr>', section, re.S)
+    assert [bot for bot, _ in cross_rows] == [r["bot_name"] for r in api]  # standings order
+    for bot, body in cross_rows:
+        shown = re.findall(r'(?:<td class="self">|<td class="muted">|<b class="[a-z]*">(\d+)–(\d+)</b><br><span class="small muted">([^<]+)</span>)', body)
+        expected = []
+        for other, _, _, _ in page_rows:
+            cell = cross["cells"][ids[bot]].get(ids[other])
+            if cell is None or not cell["games"]:
+                expected.append(("", "", ""))
+            else:
+                diff = cell["points"]
+                text = f"+{diff}" if diff > 0 else f"−{-diff}" if diff < 0 else "0"
+                expected.append((str(cell["above"]), str(cell["below"]), text))
+        assert shown == expected, bot
+
+
+def test_tournament_progress_json_counts_games(client, django_assert_num_queries):
     w = make_world(tables=2, games_per_table=4, games_done_per_table=1, status=Tournament.Status.RUNNING,
                    replay=load_replay("game_2p_handmade.json"))
-    data = client.get(f"/tournaments/{w.tournament.slug}/progress.json").json()
+    with django_assert_num_queries(2):  # tournament, progress
+        data = client.get(f"/tournaments/{w.tournament.slug}/progress.json").json()
     assert data["games_done"] == 2 and data["games_planned"] == 8
     assert data["percent"] == 25.0 and data["status"] == "running"
     assert data["tables_total"] == 2 and data["tables_done"] == 0
 
 
-def test_knockout_draws_a_bracket(client, django_assert_num_queries):
-    w = make_world(fmt=Tournament.Format.KNOCKOUT, bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
-    with django_assert_num_queries(9):  # no cross-table or table pages; bracket tables + seats
+def _page_progress(html: str) -> dict:
+    """The progress the tournament page renders (before any JavaScript runs)."""
+    def number(pattern: str) -> str:
+        found = re.search(pattern, html)
+        assert found, f"no {pattern!r} on the page"
+        return found.group(1)
+
+    return {
+        "percent": float(number(r'role="progressbar"[^>]*aria-valuenow="([\d.]+)"')),
+        "bar_width": float(number(r'id="progress-bar" style="width: ([\d.]+)%"')),
+        "games_done": int(number(r'id="games-done">(\d+)<')),
+        "games_planned": int(number(r'id="games-planned">(\d+)<')),
+        "tables_done": int(number(r'id="tables-done">(\d+)<')),
+        "tables_total": int(number(r'id="tables-total">(\d+)<')),
+    }
+
+
+PROGRESS_CASES = {
+    # The first round is over and the final not created yet: the bar must not reach 100 %.
+    "knockout-between-rounds": (
+        make_knockout_between_rounds,
+        {"tables_total": 3, "tables_done": 2, "games_done": 4, "games_planned": 6, "percent": 66.7},
+    ),
+    # Failed and cancelled tables are done (they will not play on), as in the API; their
+    # unplayed games are no longer planned.
+    "failed-and-cancelled-tables": (
+        make_world_with_closed_tables,
+        {"tables_total": 4, "tables_done": 3, "tables_running": 1, "tables_failed": 1,
+         "games_done": 8, "games_planned": 10, "percent": 80.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PROGRESS_CASES))
+def test_tournament_progress_on_the_page_is_the_apis(client, case):
+    build, expected = PROGRESS_CASES[case]
+    slug = build().tournament.slug
+    api = client.get(f"/api/v1/tournaments/{slug}/progress/").json()
+    assert {k: api[k] for k in expected} == expected
+    # the polled endpoint sends exactly the API's document
+    assert client.get(f"/tournaments/{slug}/progress.json").json() == api
+    # the page's bar and counts, as rendered
+    page = _page_progress(client.get(f"/tournaments/{slug}/").content.decode())
+    assert page == {
+        "percent": api["percent"], "bar_width": api["percent"], "games_done": api["games_done"],
+        "games_planned": api["games_planned"], "tables_done": api["tables_done"], "tables_total": api["tables_total"],
+    }
+    # and the tournament lists (home, /tournaments/) show the same games count
+    row = f"{api['games_done']} / {api['games_planned']} games"
+    assert row in client.get("/").content.decode()
+    assert row in client.get("/tournaments/?status=live").content.decode()
+
+
+@pytest.mark.parametrize("status", [Tournament.Status.FINISHED, Tournament.Status.RUNNING])
+def test_knockout_draws_a_bracket(client, django_assert_num_queries, status):
+    w = make_world(fmt=Tournament.Format.KNOCKOUT, bots=4, tables=3, replay=load_replay("game_2p_handmade.json"),
+                   status=status)
+    # tournament, entrants, standings, progress, latest games (+seats), incidents, bracket
+    # tables + seats; no cross-table or table pages. A running knockout's rounds not created
+    # yet are counted in the same progress query.
+    with django_assert_num_queries(9):
         html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
     assert 'id="bracket"' in html and 'class="bracket-round"' in html
     assert html.count('class="match"') == 3
@@ -126,8 +223,8 @@ def test_tournament_without_entrants_has_empty_states(client):
 def test_tournament_page_query_count_does_not_grow(client, django_assert_num_queries, games):
     w = make_world(bots=8, tables=4, games_per_table=games // 4 or 1, replay=load_replay("game_2p_handmade.json"))
     # tournament, entrants, standings, progress, latest games (+seats), incidents,
-    # cross-table, tables page (count, rows, seats)
-    with django_assert_num_queries(11):
+    # cross-table (entrants, seats: the selector's, as the API's), tables page (count, rows, seats)
+    with django_assert_num_queries(12):
         assert client.get(f"/tournaments/{w.tournament.slug}/").status_code == 200
 
 

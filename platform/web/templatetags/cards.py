@@ -12,6 +12,8 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from tournaments.models import Table
+
 register = template.Library()
 
 SUIT_SYMBOLS = {"S": "♠", "C": "♣", "D": "♦", "H": "♥"}
@@ -72,3 +74,13 @@ def percent(value: float | None, total: float | None = None) -> str:
     if total is not None:
         value = (value / total) if total else 0.0
     return f"{100 * value:.0f}%"
+
+
+@register.filter
+def table_status(value: str) -> str:
+    """A table status's label ("waiting" reads "Waiting for bots"): selectors hand pages the
+    stored value, as the API sends it."""
+    try:
+        return Table.Status(value).label
+    except ValueError:
+        return str(value)
