@@ -22,7 +22,19 @@ from tournaments.models import Table, Tournament
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+@pytest.fixture
+async def close_worker_connections():
+    """`sync_to_async` runs the views' queries on a worker thread whose database connections
+    no request closes; close them, or PostgreSQL refuses to drop the test database."""
+    yield
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    await sync_to_async(connections.close_all)()
+
+
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
 async def test_stream_sends_progress_then_ends_when_finished(async_client):
     from asgiref.sync import sync_to_async
 
@@ -52,6 +64,7 @@ async def _first_data(response) -> dict:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("close_worker_connections")
 @pytest.mark.parametrize("build", [make_knockout_between_rounds, make_world_with_closed_tables],
                          ids=["knockout-between-rounds", "failed-and-cancelled-tables"])
 async def test_stream_sends_the_apis_progress(async_client, build):
