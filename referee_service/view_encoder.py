@@ -38,13 +38,21 @@ _TABLES: dict[tuple[int, int, int], bytes] = {}
 _CACHE_MAX = 200_000
 
 
-def varint(value: int) -> bytes:
+def _varint(value: int) -> bytes:
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+# Lengths, move times and most move ids fit in two bytes: look those up.
+_VARINTS = tuple(_varint(v) for v in range(1 << 14))
+
+
+def varint(value: int) -> bytes:
+    return _VARINTS[value] if value < 16384 else _varint(value)
 
 
 def _field(tag: bytes, payload: bytes) -> bytes:

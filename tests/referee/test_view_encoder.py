@@ -65,7 +65,7 @@ def test_move_request_bytes_parse_as_a_referee_message() -> None:
     assert not gw.RefereeMessage.FromString(without).move_request.view.legal_plays
 
 
-@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 2**21, 2**35])
+@pytest.mark.parametrize("value", [0, 1, 127, 128, 300, 16383, 16384, 2**21, 2**35])
 def test_varint_matches_protobuf(value: int) -> None:
     encoded = pb.Cards(cards=[value % 2**32]).SerializeToString()
     assert encoded == b"\x0a" + varint(len(varint(value % 2**32))) + varint(value % 2**32)
