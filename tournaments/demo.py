@@ -664,19 +664,11 @@ def web_argv(*, host: str, port: int) -> list[str]:
 
 
 def demo_standings(*, tournament_id: int) -> list[dict]:
-    """The tournament's standings (as the site shows them) plus each bot's strikes."""
-    from django.db.models import Sum
-
+    """The tournament's standings as the site and the API show them, strikes included."""
     from tournaments import selectors
-    from tournaments.models import GameSeat, Tournament
+    from tournaments.models import Tournament
 
     tournament = Tournament.objects.get(pk=tournament_id)
-    strikes = dict(
-        GameSeat.objects.filter(game__table__tournament_id=tournament_id)
-        .values("bot_id")
-        .annotate(total=Sum("strikes"))
-        .values_list("bot_id", "total")
-    )
     return [
         {
             "rank": row.rank,
@@ -686,7 +678,7 @@ def demo_standings(*, tournament_id: int) -> list[dict]:
             "pts/game": f"{row.points_mean:+.2f} ±{row.points_ci:.2f}",
             "avg place": f"{row.place_mean:.2f} ±{row.place_ci:.2f}",
             "firsts": row.firsts,
-            "strikes": strikes.get(row.bot_id, 0),
+            "strikes": row.strikes,
             "forfeits": row.forfeits,
         }
         for row in selectors.tournament_standings(tournament=tournament, with_strength=False)
