@@ -36,6 +36,7 @@ from bots_sdk.bot import (
 )
 from bots_sdk.cards import Card, format_cards
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
+from bots_sdk.wire import HistoryCache
 
 __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
 
@@ -83,6 +84,7 @@ class _TableState:
     illegal: int = 0
     # move_id -> (view, cards already sent) for answering a rejection with the fallback
     pending: dict[int, tuple[View, tuple[Card, ...] | None]] = field(default_factory=dict)
+    history: HistoryCache = field(default_factory=HistoryCache)
 
 
 @dataclass
@@ -234,31 +236,22 @@ class BotClient:
         )
         await self._write(gw.BotMessage(hello=hello))
         welcomed = False
-        stop_waiter = asyncio.ensure_future(self._stop_event.wait())  # type: ignore[union-attr]
-        goodbye_sent = False
+        # One task watches for stop() for the whole stream, so reading a message is a plain
+        # await on the call (a task and an asyncio.wait per message cost more CPU than the
+        # rest of a move of a fast bot).
+        leaving = Leaving()
+        watcher = asyncio.ensure_future(self._watch_stop(call, gw, leaving))
         try:
             while True:
-                read = asyncio.ensure_future(call.read())
-                done, _ = await asyncio.wait({read, stop_waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if stop_waiter in done and not goodbye_sent:
-                    goodbye_sent = True
-                    if self._force or not self.tables:
-                        read.cancel()
-                        call.cancel()
-                        return welcomed
-                    log.info("stopping: finishing %d running table(s)", len(self.tables))
-                    await self._write(gw.BotMessage(goodbye=gw.Goodbye(reason="client stopping")))
-                    stop_waiter = asyncio.ensure_future(asyncio.Event().wait())
-                    if read not in done:
-                        done, _ = await asyncio.wait({read})
                 try:
-                    msg = await read
+                    msg = await call.read()
                 except asyncio.CancelledError:
                     task = asyncio.current_task()
                     if task is not None and task.cancelling():
                         raise  # we are being cancelled ourselves
-                    log.warning("the stream to %s was cancelled", self.target)
-                    return welcomed  # the call was cancelled under us: reconnect
+                    if not leaving.now:
+                        log.warning("the stream to %s was cancelled", self.target)
+                    return welcomed  # cancelled under us (reconnect) or by stop()
                 if msg is grpc.aio.EOF:
                     status = await call.code()
                     if status in _FATAL_CODES:
@@ -291,13 +284,25 @@ class BotClient:
                     )
                 else:
                     await self._dispatch(kind, getattr(msg, kind))
-                if self._stopping and not self.tables and goodbye_sent:
+                if self._stopping and not self.tables and leaving.goodbye_sent:
                     call.cancel()
                     return welcomed
                 if self.stop_when_idle and welcomed and not self.tables and self.stats.tables_done:
                     self.stop()
         finally:
-            stop_waiter.cancel()
+            watcher.cancel()
+
+    async def _watch_stop(self, call: Any, gw: Any, leaving: Leaving) -> None:
+        """On stop(): leave at once (force, or no table running), else say Goodbye and let
+        the read loop finish the running tables."""
+        await self._stop_event.wait()  # type: ignore[union-attr]
+        if self._force or not self.tables:
+            leaving.now = True
+            call.cancel()
+            return
+        log.info("stopping: finishing %d running table(s)", len(self.tables))
+        leaving.goodbye_sent = True
+        await self._write(gw.BotMessage(goodbye=gw.Goodbye(reason="client stopping")))
 
     async def _write(self, message: Any) -> None:
         assert self._write_lock is not None
@@ -406,7 +411,7 @@ class BotClient:
             log.warning("move request for unknown table %s ignored", m.table_id)
             return
         view = View(
-            seat_view_from_proto(m.view),
+            seat_view_from_proto(m.view, history=state.history.decode(m.game_index, m.view.history)),
             table_id=m.table_id,
             game_index=m.game_index,
             time_left_ms=m.time_left_ms,
@@ -416,7 +421,8 @@ class BotClient:
         budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
         cards: tuple[Card, ...] | None
         try:
-            raw = await asyncio.wait_for(self._call_play(state.bot, view), budget_s)
+            async with asyncio.timeout(budget_s):  # no extra task, unlike wait_for
+                raw = await self._call_play(state.bot, view)
             cards = normalize_move(raw)
         except TimeoutError:
             cards = safe_move(view.can_pass, view.legal_plays())
@@ -443,6 +449,8 @@ class BotClient:
 
         if inspect.iscoroutinefunction(bot.play):
             return await bot.play(view)
+        if not getattr(bot, "threaded", True):
+            return await call_hook(bot.play(view))
         loop = asyncio.get_running_loop()
         result = await loop.run_in_executor(self._executor, bot.play, view)
         return await call_hook(result)
@@ -537,6 +545,14 @@ class BotClient:
 
     def _margin_ms(self, time_left_ms: int) -> int:
         return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)
+
+
+@dataclass(slots=True)
+class Leaving:
+    """What stop() did to one stream: cancelled it now, or said Goodbye."""
+
+    now: bool = False
+    goodbye_sent: bool = False
 
 
 class _FallbackBot(Bot):

@@ -33,10 +33,44 @@ def _names(values: Any) -> list[str]:
     return [str(Card.from_index(int(v))) for v in values]
 
 
-def seat_view_from_proto(v: pb.SeatView) -> Any:
+class HistoryCache:
+    """One table's history as already decoded, so each move decodes only the entries that
+    are new since the last view (the history only grows within a game; decoding all of it
+    every move made a game quadratic in its length)."""
+
+    __slots__ = ("game_index", "entries")
+
+    def __init__(self) -> None:
+        self.game_index = -1
+        self.entries: list[dict[str, Any]] = []
+
+    def decode(self, game_index: int, history: Any) -> tuple[dict[str, Any], ...]:
+        entries = self.entries
+        if game_index != self.game_index or len(history) < len(entries):
+            self.game_index = game_index
+            entries.clear()
+        for m in history[len(entries):]:
+            entries.append(_history_entry(m))
+        return tuple(entries)
+
+
+def _history_entry(m: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {"seat": m.seat}
+    if getattr(m, "pass"):  # `pass` is a Python keyword
+        d["pass"] = True
+    else:
+        d["cards"] = _names(m.cards)
+    if m.offer:
+        d["offer"] = m.offer
+    return d
+
+
+def seat_view_from_proto(v: pb.SeatView, *, history: tuple[dict[str, Any], ...] | None = None
+                         ) -> Any:
     """The engine's SeatView for a protocol SeatView, in exactly the shapes `Game.view`
     produces (table cards as Card, history cards as names), so a bot sees the same view
-    in the arena and on the referee."""
+    in the arena and on the referee. `history`: the entries already decoded (see
+    `HistoryCache`)."""
     from bots_sdk.rules import SeatView
 
     table = None
@@ -46,16 +80,8 @@ def seat_view_from_proto(v: pb.SeatView) -> Any:
             "cards": list(_cards(v.table.cards)),
             "kind": v.table.kind_name or _KIND_NAMES.get(v.table.kind, ""),
         }
-    history = []
-    for m in v.history:
-        d: dict[str, Any] = {"seat": m.seat}
-        if getattr(m, "pass"):  # `pass` is a Python keyword
-            d["pass"] = True
-        else:
-            d["cards"] = _names(m.cards)
-        if m.offer:
-            d["offer"] = m.offer
-        history.append(d)
+    if history is None:
+        history = tuple(_history_entry(m) for m in v.history)
     return SeatView(
         seat=v.seat,
         players=v.players,
@@ -68,7 +94,7 @@ def seat_view_from_proto(v: pb.SeatView) -> Any:
         table=table,
         locked_out=tuple(v.locked_out),
         finished=tuple(v.finished),
-        history=tuple(history),
+        history=history,
         points=tuple(v.points) if v.over else None,
         legal_plays=tuple(_cards(p.cards) for p in v.legal_plays),
         starting=v.starting,

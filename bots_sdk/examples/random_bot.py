@@ -11,6 +11,7 @@ from bots_sdk.bot import Bot, Move, View
 class RandomBot(Bot):
     name = "random"
     version = "1.0.0"
+    threaded = False  # answers in well under a millisecond: play on the event loop
 
     def __init__(self, seed: int | str | None = None) -> None:
         # Without a seed, share the `random` module (the arena seeds it per game); building

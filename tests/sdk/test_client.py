@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from typing import Any
 
@@ -146,6 +147,44 @@ async def test_a_slow_bot_answers_with_the_fallback_before_the_deadline(referee,
     assert caplog.text.count("took longer than") == 1
 
 
+class WhereItRuns(Bot):
+    """Records which thread each play() ran on."""
+
+    threads: list[str] = []
+
+    def play(self, view):
+        type(self).threads.append(threading.current_thread().name)
+        plays = view.legal_plays()
+        return plays[0] if plays else view.pass_turn()
+
+
+class OnTheLoop(WhereItRuns):
+    threads: list[str] = []
+    threaded = False
+
+
+@pytest.mark.parametrize(("bot_cls", "in_worker"), [(WhereItRuns, True), (OnTheLoop, False)])
+async def test_a_plain_play_runs_in_a_worker_thread_unless_the_bot_opts_out(
+        referee, bot_cls, in_worker):
+    bot_cls.threads = []
+    client, task = await connected(bot_cls, referee)
+    events = await play_table(referee, f"where-{in_worker}", games=1)
+    await finish(client, task)
+    assert result_of(events).strikes[0] == 0 and bot_cls.threads
+    loop_thread = threading.current_thread().name
+    assert all((name != loop_thread) == in_worker for name in bot_cls.threads), bot_cls.threads
+
+
+def test_the_example_bots_play_on_the_event_loop():
+    """They answer in well under a millisecond; a thread hop per move would cost more."""
+    from bots_sdk.examples.greedy import GreedyBot
+    from bots_sdk.examples.heuristic import HeuristicBot
+    from bots_sdk.examples.random_bot import RandomBot
+
+    assert not any(b.threaded for b in (GreedyBot, HeuristicBot, RandomBot))
+    assert Bot.threaded
+
+
 async def test_a_refused_token_is_a_clear_error(referee):
     client = BotClient(Recorder, target=referee.target, token="wrong-token")
     with pytest.raises(ClientError, match="UNAUTHENTICATED"):
@@ -221,6 +260,9 @@ class Blocker(Bot):
         if self.first:
             self.first = False
             time.sleep(0.8)  # wrong in async code, on purpose
+            # The test's referee shares this event loop, so the block froze its clock too:
+            # let it see its move timer expire before the late answer goes out.
+            await asyncio.sleep(0.05)
         plays = view.legal_plays()
         return plays[0] if plays else view.pass_turn()
 

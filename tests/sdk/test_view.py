@@ -122,3 +122,27 @@ def test_a_view_sent_over_the_wire_is_the_engine_view(seed, preset, players, mov
         engine_view = g.view(seat)
         decoded = seat_view_from_proto(encode(engine_view, HistoryEncoder()))
         assert decoded == engine_view
+
+
+def test_history_cache_decodes_each_entry_once_and_equals_a_full_decode():
+    """The client decodes only the entries new since the last view of the game; the result
+    must be the full decode every time, and start over with a new game."""
+    from bots_sdk.wire import HistoryCache, seat_view_from_proto
+    from referee_service.wire import HistoryEncoder
+    from referee_service.wire import seat_view as encode
+
+    cache = HistoryCache()
+    for game_index, seed in enumerate(["cache-a", "cache-b"]):
+        g = Game.from_seed(seed, 4)
+        rng = random.Random(seed)
+        while not g.is_over:
+            wire_view = encode(g.view(g.to_move), HistoryEncoder())
+            cached = seat_view_from_proto(
+                wire_view, history=cache.decode(game_index, wire_view.history))
+            assert cached == seat_view_from_proto(wire_view) == g.view(g.to_move)
+            plays = g.legal_plays()
+            if not plays or g.can_pass and rng.random() < 0.4:
+                g.pass_turn()
+            else:
+                g.play(plays[rng.randrange(len(plays))])
+        assert len(cache.entries) == len(g.history) - 1 or len(cache.entries) <= len(g.history)
