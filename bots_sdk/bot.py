@@ -320,7 +320,8 @@ class Bot:
     #: Against the referee, a plain (not async) `play` runs in a worker thread, so a slow
     #: move neither holds up your other tables nor stops the client from sending a safe
     #: fallback in time. A bot that always answers within a few milliseconds can set this
-    #: to False to play on the client's event loop instead: about 20 % less CPU per move.
+    #: to False to play on the client's event loop instead: about a quarter less CPU per
+    #: move (benchmarks/sdk_client_bench.py).
     #: (An `async def play` always runs on the event loop.)
     threaded: ClassVar[bool] = True
 
