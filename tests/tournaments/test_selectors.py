@@ -19,7 +19,7 @@ def played(organiser, bots):
     tournament = running_round_robin(organiser, bots, seats_per_table=4)
     rng = random.Random(1)
     strength = {b.pk: i for i, b in enumerate(bots)}  # bot7 strongest
-    for table in tournament.tables.all():
+    for table in tournament.tables.order_by("number"):  # the same draws for the same table
         participants = [s.entrant.bot_id for s in table.seats.select_related("entrant").order_by("seat")]
         for i in range(table.games_planned):
             rotation = i % 4
@@ -107,7 +107,9 @@ def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_
     assert all(r.games == 28 for r in rows)  # each bot: 7 tables x 4 games
     assert sum(r.points for r in rows) == 0
     top = rows[0]
-    assert top.points_ci > 0 and top.place_mean < 2.0
+    assert top.place_mean < 2.0
+    # a bot that won every game has an interval of 0; the others' results vary
+    assert all(r.points_ci > 0 for r in rows if r.place_mean > 1.0)
     assert top.strength_low < top.strength < top.strength_high
     assert rows[0].strength > rows[-1].strength
     assert top.rating > 1500 > rows[-1].rating
