@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -25,7 +26,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -350,23 +353,42 @@ async def referee_only(games: int, repeats: int) -> float:
     return best
 
 
-async def main(quick: bool) -> None:
+@contextlib.asynccontextmanager
+async def referee_with_bots(start_bots: Callable[[str], list[subprocess.Popen]]
+                            ) -> AsyncIterator[tuple[Any, org_grpc.OrganizerStub]]:
+    """A referee on a loopback port with the bot processes `start_bots(target)` starts,
+    connected; everything stopped on the way out."""
     from referee_service.auth import BotIdentity, StaticTokenStore
     from referee_service.server import Referee, RefereeConfig
 
-    seconds = 1.0 if quick else 2.0
-    repeats = 2 if quick else 3
     store = StaticTokenStore({b: BotIdentity(b, b) for b in BOTS})
     referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=ORGANIZER_TOKEN,
                                     rate_limit=100_000), store)
     await referee.start()
-    echo, echo_target = await echo_server()
-    bots = [spawn("bot", referee.target, b, "64") for b in BOTS]
+    bots = start_bots(referee.target)
     channel = grpc.aio.insecure_channel(referee.target)
-    stub = org_grpc.OrganizerStub(channel)
     try:
-        while len(referee.registry.sessions) < len(BOTS):
+        for _ in range(600):
+            if len(referee.registry.sessions) == len(BOTS):
+                break
             await asyncio.sleep(0.05)
+        else:
+            raise RuntimeError("the bots did not connect")
+        yield referee, org_grpc.OrganizerStub(channel)
+    finally:
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+        await channel.close()
+        await referee.stop(grace=0)
+
+
+async def main(quick: bool) -> None:
+    seconds = 1.0 if quick else 2.0
+    repeats = 2 if quick else 3
+    echo, echo_target = await echo_server()
+    async with referee_with_bots(
+            lambda target: [spawn("bot", target, b, "64") for b in BOTS]) as (referee, stub):
         await referee_run(stub, 1, 2, "warmup")
         rings = [await ring(echo_target, seconds) for _ in range(repeats)]
         ring_us = min(r["us"] for r in rings)
@@ -387,13 +409,7 @@ async def main(quick: bool) -> None:
             ceiling = raw["rate"] / ref["moves_per_game"]
             rows.append((concurrency, raw, ref, ceiling))
         critical = await critical_path(stub, referee, 6 if quick else 20)
-    finally:
-        for bot in bots:
-            bot.kill()
-            bot.wait()
-        await channel.close()
-        await referee.stop(grace=0)
-        await echo.stop(0)
+    await echo.stop(0)
 
     only_us = await referee_only(10 if quick else 30, repeats)
     c1_raw, c1_ref = rows[0][1], rows[0][2]

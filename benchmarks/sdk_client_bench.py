@@ -58,38 +58,22 @@ def start_bots(kind: str, target: str, workdir: str) -> list[subprocess.Popen]:
 
 
 async def measure(kind: str, quick: bool, workdir: str) -> dict:
-    from referee_service.auth import BotIdentity, StaticTokenStore
-    from referee_service.server import Referee, RefereeConfig
-
-    store = StaticTokenStore({b: BotIdentity(b, b) for b in rb.BOTS})
-    referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=rb.ORGANIZER_TOKEN,
-                                    rate_limit=100_000), store)
-    await referee.start()
-    bots = start_bots(kind, referee.target, workdir)
-    channel = grpc.aio.insecure_channel(referee.target)
-    stub = rb.org_grpc.OrganizerStub(channel)
     out: dict = {"kind": kind}
-    try:
-        for _ in range(600):
-            if len(referee.registry.sessions) == len(rb.BOTS):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise RuntimeError(f"{kind}: the bots did not connect")
+    started: list[subprocess.Popen] = []
+
+    def start(target: str) -> list[subprocess.Popen]:
+        started.extend(start_bots(kind, target, workdir))
+        return started
+
+    async with rb.referee_with_bots(start) as (_referee, stub):
         await rb.referee_run(stub, 1, 2, "warmup")
         for tables, games in ((1, 8 if quick else 20), (16, 2 if quick else 5)):
-            before = sum(cpu_seconds(b.pid) for b in bots)
+            before = sum(cpu_seconds(b.pid) for b in started)
             run = await rb.referee_run(stub, tables, games, f"t{tables}")
-            spent = sum(cpu_seconds(b.pid) for b in bots) - before
+            spent = sum(cpu_seconds(b.pid) for b in started) - before
             out[tables] = {"us_per_move": run["elapsed"] / run["moves"] * 1e6 * tables,
                            "moves_per_s": run["moves"] / run["elapsed"],
                            "bot_cpu_us": spent / run["moves"] * 1e6}
-    finally:
-        for bot in bots:
-            bot.kill()
-            bot.wait()
-        await channel.close()
-        await referee.stop(grace=0)
     return out
 
 
