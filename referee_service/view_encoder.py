@@ -55,10 +55,6 @@ def varint(value: int) -> bytes:
     return _VARINTS[value] if value < 16384 else _varint(value)
 
 
-def _field(tag: bytes, payload: bytes) -> bytes:
-    return tag + varint(len(payload)) + payload
-
-
 def _small(tag: int, value: int) -> bytes:
     """A uint32 field, omitted at 0 (proto3)."""
     if not value:
