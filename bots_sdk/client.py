@@ -36,7 +36,7 @@ from bots_sdk.bot import (
 )
 from bots_sdk.cards import Card, format_cards
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
-from bots_sdk.wire import HistoryCache
+from bots_sdk.wire import HistoryCache, game_result, move_message, seat_view_from_proto
 
 __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
 
@@ -404,8 +404,6 @@ class BotClient:
         await self._hook(state, "on_game_start", info)
 
     async def _on_move_request(self, m: Any) -> None:
-        from bots_sdk.wire import move_message, seat_view_from_proto
-
         state = self.tables.get(m.table_id)
         if state is None:
             log.warning("move request for unknown table %s ignored", m.table_id)
@@ -456,8 +454,6 @@ class BotClient:
         return await call_hook(result)
 
     async def _on_move_rejected(self, m: Any) -> None:
-        from bots_sdk.wire import move_message
-
         state = self.tables.get(m.table_id)
         code = _enum_name(m, "code", m.code)
         if state is None or m.move_id not in state.pending:
@@ -491,8 +487,6 @@ class BotClient:
         )
 
     async def _on_game_end(self, m: Any) -> None:
-        from bots_sdk.wire import game_result
-
         state = self.tables.get(m.table_id)
         if state is None:
             return
