@@ -94,14 +94,11 @@ def sparkline(points: list[float], *, width: int = 120, height: int = 26) -> str
     )
 
 
-def pool_leaderboard(*, pool: RatingPool, limit: int | None = None) -> list[LeaderRow]:
-    """Three queries: ratings with bots and owners, the recent change per bot, and the
-    last SPARK_POINTS ratings of every bot (one window query) for the sparklines."""
-    ratings = list(
-        Rating.objects.filter(pool=pool)
-        .select_related("bot__owner")
-        .order_by("-rating", "bot__name")[: limit or None]
-    )
+def leaderboard_rows(*, pool: RatingPool, limit: int | None = None) -> list[LeaderRow]:
+    """The API's leaderboard (`selectors.pool_leaderboard`: revoked bots left out) with
+    what the page adds. Three queries: the ratings with bots and owners, the recent change
+    per bot, and the last SPARK_POINTS ratings of every bot (one window query)."""
+    ratings = list(selectors.pool_leaderboard(pool=pool)[: limit or None])
     since = timezone.now() - timedelta(days=RECENT_CHANGE_DAYS)
     bot_ids = [r.bot_id for r in ratings]
     deltas = dict(
@@ -147,7 +144,8 @@ def home_leaderboards(*, per_pool: int = 5) -> list[tuple[RatingPool, list[Ratin
 
     pools = list(RatingPool.objects.order_by("preset", "seats"))
     ranked = (
-        Rating.objects.annotate(
+        # ranked among the bots the leaderboards list (revoked ones are left out)
+        Rating.objects.filter(bot__revoked_at__isnull=True).annotate(
             pos=Window(RowNumber(), partition_by=[F("pool_id")], order_by=[F("rating").desc(), F("bot__name").asc()])
         )
         .select_related("bot__owner")

@@ -132,7 +132,7 @@ def _pool(slug: str) -> RatingPool:
 @require_GET
 def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
     rating_pool = _pool(pool)
-    rows = queries.pool_leaderboard(pool=rating_pool)
+    rows = queries.leaderboard_rows(pool=rating_pool)
     return render(
         request,
         "web/leaderboard.html",

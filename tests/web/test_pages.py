@@ -249,6 +249,20 @@ def test_leaderboard_ranks_bots_with_owner_and_recent_change(client, django_asse
     assert html.count('<svg class="spark"') == 3  # the fourth bot has not played yet
 
 
+def test_leaderboards_leave_out_revoked_bots_as_the_api_does(client):
+    w = make_world(bots=4, replay=load_replay("game_2p_handmade.json"))
+    gone = max(w.bots, key=lambda b: b.ratings.get().rating)  # the top bot
+    services.bot_revoke(bot=gone)
+    page = client.get(f"/leaderboards/{w.pool.slug}/").content.decode()
+    home = client.get("/").content.decode()
+    api = client.get(f"/api/v1/pools/{w.pool.slug}/leaderboard/").json()
+    api_rows = api["results"] if isinstance(api, dict) else api
+    assert gone.name not in page and gone.name not in home
+    assert gone.name not in json.dumps(api_rows)
+    others = [b for b in w.bots if b != gone]
+    assert all(b.name in page for b in others)
+
+
 def test_leaderboards_index_lists_pools(client):
     w = make_world(replay=load_replay("game_2p_handmade.json"))
     html = client.get("/leaderboards/").content.decode()

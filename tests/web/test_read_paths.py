@@ -37,10 +37,6 @@ def test_the_tournaments_app_never_imports_the_web_app() -> None:
     assert {k: v for k, v in offenders.items() if v} == {}
 
 
-# Known and not yet unified: the leaderboard page adds sparklines and recent changes to its
-# own ratings query, which (unlike the API's) still lists bots whose token was revoked.
-# Whether retired bots belong on public leaderboards is a product decision still open.
-NOT_YET_UNIFIED = {"pool_leaderboard"}
 
 
 def test_web_queries_do_not_redefine_a_selector() -> None:
@@ -51,4 +47,4 @@ def test_web_queries_do_not_redefine_a_selector() -> None:
             and obj.__module__ == module.__name__
         }
 
-    assert public(queries) & public(selectors) == NOT_YET_UNIFIED
+    assert public(queries) & public(selectors) == set()
