@@ -10,6 +10,7 @@
     the next move request being handed to gRPC, timed inside the referee.
 
     .venv/bin/python benchmarks/referee_bench.py [--quick]
+    .venv/bin/python benchmarks/referee_bench.py --ring-budget   # what per-move work costs
 
 Bars (issue 3): (b) <= 1.5 x (a); (c) at 16 tables >= 40 % of its ping-pong ceiling.
 """
@@ -171,6 +172,9 @@ class RingState:
         self.full = asyncio.Event()
         self.size = 4
         self.reply = os.urandom(DOWN_BYTES)
+        # --ring-budget: CPU work (loop iterations) done per pass before / after the write
+        self.spin_before = 0
+        self.spin_after = 0
 
     async def join(self, requests, context) -> None:
         await context.read()  # hello
@@ -186,15 +190,41 @@ class RingState:
             if time.perf_counter() >= self.stop_at:
                 self.done.set()
                 return
-            await self.contexts[(index + 1) % self.size].write(self.reply)
+            if self.spin_before:
+                _spin(self.spin_before)
+            write = self.contexts[(index + 1) % self.size].write(self.reply)
+            if self.spin_after:
+                write = asyncio.ensure_future(write)
+                await asyncio.sleep(0)  # the write is on its way
+                _spin(self.spin_after)
+            await write
+
+
+def _spin(n: int) -> None:
+    for _ in range(n):
+        pass
+
+
+def spins_per_us() -> float:
+    n = 100_000
+    best = min(_timed_spin(n) for _ in range(5))
+    return n / (best * 1e6)
+
+
+def _timed_spin(n: int) -> float:
+    t = time.perf_counter()
+    _spin(n)
+    return time.perf_counter() - t
 
 
 RING_STATE = RingState()
 
 
-async def ring(target: str, seconds: float) -> dict:
+async def ring(target: str, seconds: float, spin_before: int = 0,
+               spin_after: int = 0) -> dict:
     state = RING_STATE
     state.__init__()
+    state.spin_before, state.spin_after = spin_before, spin_after
     children = [spawn("ring", target, str(seconds)) for _ in range(state.size)]
     await state.full.wait()
     state.stop_at = time.perf_counter() + seconds
@@ -353,6 +383,27 @@ async def referee_only(games: int, repeats: int) -> float:
     return best
 
 
+async def ring_budget(seconds: float, repeats: int) -> None:
+    """What work on a move's path costs: (a') with CPU work added to every pass, before
+    the write (where the referee's own per-move work sits) or just after it."""
+    echo, target = await echo_server()
+    per_us = spins_per_us()
+    cases = [(0, 0), (60, 0), (120, 0), (0, 60), (0, 120)]
+    results = {case: [] for case in cases}
+    for _ in range(repeats):  # alternate the cases, keep the best of each
+        for before, after in cases:
+            run = await ring(target, seconds, int(before * per_us), int(after * per_us))
+            results[(before, after)].append(run["us"])
+    await echo.stop(0)
+    base = min(results[(0, 0)])
+    print("| work added per pass | (a') per pass | added to the pass |")
+    print("| --- | ---: | ---: |")
+    for (before, after), runs in results.items():
+        label = ("none" if not before and not after else
+                 f"{before} µs before the write" if before else f"{after} µs after the write")
+        print(f"| {label} | {min(runs):.0f} µs | {min(runs) - base:+.0f} µs |")
+
+
 @contextlib.asynccontextmanager
 async def referee_with_bots(start_bots: Callable[[str], list[subprocess.Popen]]
                             ) -> AsyncIterator[tuple[Any, org_grpc.OrganizerStub]]:
@@ -454,4 +505,10 @@ if __name__ == "__main__":
     else:
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
         parser.add_argument("--quick", action="store_true", help="shorter runs")
-        asyncio.run(main(parser.parse_args().quick))
+        parser.add_argument("--ring-budget", action="store_true",
+                            help="only the experiment: (a') with CPU work added per pass")
+        args = parser.parse_args()
+        if args.ring_budget:
+            asyncio.run(ring_budget(1.0 if args.quick else 2.0, 2 if args.quick else 3))
+        else:
+            asyncio.run(main(args.quick))
