@@ -452,10 +452,16 @@ def pool_get(*, preset: str, seats: int) -> RatingPool:
     return RatingPool.objects.get(preset=preset, seats=seats)
 
 
+def rating_list() -> QuerySet[Rating]:
+    """The ratings public rankings show: bots whose token was revoked are left out (their
+    pages and rating history stay)."""
+    return Rating.objects.filter(bot__revoked_at__isnull=True)
+
+
 def pool_leaderboard(*, pool: RatingPool, min_games: int = 0) -> QuerySet[Rating]:
     """Ratings of a pool, best first (1 query; page it)."""
     return (
-        Rating.objects.filter(pool=pool, games__gte=min_games, bot__revoked_at__isnull=True)
+        rating_list().filter(pool=pool, games__gte=min_games)
         .select_related("bot", "bot__owner")
         .order_by("-rating", "bot__name")
     )

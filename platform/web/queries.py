@@ -145,7 +145,7 @@ def home_leaderboards(*, per_pool: int = 5) -> list[tuple[RatingPool, list[Ratin
     pools = list(RatingPool.objects.order_by("preset", "seats"))
     ranked = (
         # ranked among the bots the leaderboards list (revoked ones are left out)
-        Rating.objects.filter(bot__revoked_at__isnull=True).annotate(
+        selectors.rating_list().annotate(
             pos=Window(RowNumber(), partition_by=[F("pool_id")], order_by=[F("rating").desc(), F("bot__name").asc()])
         )
         .select_related("bot__owner")
