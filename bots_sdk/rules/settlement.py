@@ -51,7 +51,11 @@ def settle_game(game: Game) -> None:
                 pay(places[3], places[0], opts.last_pays_first, "place")
             if places[2] not in frozen:
                 pay(places[2], places[1], opts.third_pays_second, "place")
-            if game._left_holding is not None and game._left_holding == places[1]:
+            # Thua nhì exists only where §6.2 creates it: two frozen of four, with the
+            # remaining player still holding cards (then placed 2nd). One frozen player
+            # never makes the 2nd pay it (north: even when the 2nd is left holding cards).
+            if len(frozen) == 2 and game._left_holding is not None \
+                    and game._left_holding == places[1]:
                 pay(places[1], places[0], opts.thua_nhi_points, "thua_nhi")
         elif places[n - 1] not in frozen:
             pay(places[n - 1], places[0], opts.last_pays_first, "place")

@@ -225,4 +225,5 @@ def test_north_places_after_going_out_on_a_two_and_a_frozen_player() -> None:
     run(g, "A 3S; B 4S; C pass; A 9S")
     assert g.is_over and g.frozen == [2]
     assert g.finishing_order == [0, 1, 2, 3]  # D (out on a 2) last, C frozen just above
-    assert owed(g) == {(2, 0): 4, (3, 0): 2, (1, 0): 1}
+    # B, left holding cards in 2nd, pays no thua nhì: one frozen player never creates it
+    assert owed(g) == {(2, 0): 4, (3, 0): 2}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.engine.conftest import C, assert_points, combo_set, make_game, run
+from tests.engine.conftest import C, assert_points, combo_set, make_game, owed, run
 
 
 def test_a_single_is_followed_only_in_its_suit() -> None:
@@ -125,3 +125,65 @@ def test_no_den_ca_lang_when_someone_else_moves_first() -> None:
     assert g.finishing_order == [0, 1, 2]
     # B passed holding KS, but C moved next and did not go out: no đền cả làng
     assert_points(g, [2, 0, -2])
+
+
+# --- thua nhì (RULES.md §9 north, issue 14 item 5): only where §6.2 creates it -----------
+
+
+def test_issue_example_one_frozen_never_makes_the_second_pay_thua_nhi() -> None:
+    # C goes out on 2S (last place), D goes out 1st with KH, B never played (frozen, 3rd):
+    # A is left holding cards in 2nd place and pays only the chop of its 2D.
+    g = make_game("4S 6C 2D 2H", "9S 10D KD 2C", "7S 7C 7D 7H 2S", "KH", preset="north")
+    run(g, "A 2D; B pass; C 7S 7C 7D 7H; D pass; A pass; C 2S; D pass; A pass; B pass; D KH")
+    assert g.is_over
+    assert g.frozen == [1]
+    assert g.finishing_order == [3, 0, 1, 2]
+    assert "thua_nhi" not in {p["reason"] for p in g.payments}
+    assert_points(g, [-2, -4, 0, 6])
+
+
+def test_one_frozen_and_the_holder_left_in_second_after_an_out_on_a_two() -> None:
+    # A goes out 1st, D never played (frozen, last); B goes out on 2S and takes 3rd, so C,
+    # left holding cards, is 2nd: B pays C the 3rd->2nd point and nobody pays thua nhì.
+    g = make_game("3S KS", "5S 2S", "6S 9H 10H", "7C 8C", preset="north")
+    run(g, "A 3S; B 5S; C 6S; D pass; A KS")
+    assert g.frozen == [3]
+    run(g, "B 2S")
+    assert g.is_over
+    assert g.finishing_order == [0, 2, 1, 3]
+    assert "thua_nhi" not in {p["reason"] for p in g.payments}
+    assert_points(g, [4, -1, 1, -4])
+
+
+def test_two_frozen_and_the_remaining_player_holding_cards_pays_thua_nhi() -> None:
+    g = make_game("3S KS", "5S 9H", "7C 8C", "7D 8D", preset="north")
+    run(g, "A 3S; B 5S; C pass; D pass; A KS")
+    assert g.is_over
+    assert g.frozen == [2, 3]
+    assert g.finishing_order == [0, 1, 2, 3]
+    assert owed(g)[(1, 0)] == 1
+    assert_points(g, [9, -1, -4, -4])
+
+
+def test_two_frozen_after_the_remaining_player_went_out_on_a_two_no_thua_nhi() -> None:
+    # B went out on 2S (last place) before A chopped it with four 3s and went out 1st: C and
+    # D never played (frozen, 2nd and 3rd) and nobody is left holding cards.
+    g = make_game("3S 3C 3D 3H", "4S 2S", "7C 8C", "7D 8D", preset="north", leader=1)
+    run(g, "B 4S; C pass; D pass; A pass; B 2S; C pass; D pass; A 3S 3C 3D 3H")
+    assert g.is_over
+    assert g.frozen == [2, 3]
+    assert g.finishing_order == [0, 2, 3, 1]
+    assert "thua_nhi" not in {p["reason"] for p in g.payments}
+    # B (last, out on a 2) pays A 2; C and D pay the frozen 4 each; the chop of B's last
+    # play is not paid (the went-out exception)
+    assert_points(g, [10, -2, -4, -4])
+
+
+def test_frozen_players_pay_no_stuck_cards_with_four_players() -> None:
+    # C (frozen) holds 2H and four 4s, D (frozen) 2C; B, 2nd, holds 2D: only the frozen
+    # amount and thua nhì are paid, never a stuck card.
+    g = make_game("3S KS", "5S 10H 2D", "7C 8C 2H 4S 4C 4D 4H", "7D 8D 2C", preset="north")
+    run(g, "A 3S; B 5S; C pass; D pass; A KS")
+    assert g.frozen == [2, 3]
+    assert {p["reason"] for p in g.payments} == {"frozen", "thua_nhi"}
+    assert_points(g, [9, -1, -4, -4])
