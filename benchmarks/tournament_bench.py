@@ -188,8 +188,8 @@ def main() -> None:
     from celery.contrib.testing.worker import start_worker
     from django.conf import settings
     from django.contrib.auth.models import User
-    from tienlen_site.celery import app
 
+    from tienlen_site.celery import app
     from tournaments import services
     from tournaments.models import RatingPool
 

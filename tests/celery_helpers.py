@@ -68,6 +68,7 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
     Yields the queue name. On exit the app is exactly as before, whatever order tests run in.
     """
     from celery.contrib.testing.worker import start_worker
+
     from tienlen_site.celery import app
 
     queues = app.amqp.queues  # built now, from the untouched configuration, if not yet

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "tournaments",
     "web",
+    "demo.apps.DemoAppConfig",  # manage.py run_demo (tooling, outside the domain app)
 ]
 
 MIDDLEWARE = [

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from demo.processes import PROJECT_ROOT, free_port
 from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
@@ -29,7 +30,6 @@ from tests.e2e.stack import (
     pg_drop,
     pg_dump_and_restore,
 )
-from tournaments.demo import PROJECT_ROOT, free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

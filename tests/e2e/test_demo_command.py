@@ -31,7 +31,7 @@ def test_a_busy_web_port_is_refused_before_anything_starts() -> None:
 
 
 def test_demo_bot_names_are_unique() -> None:
-    from tournaments.demo import DemoConfig
+    from demo.run import DemoConfig
 
     config = DemoConfig(bots=("random", "random", "greedy", "random"))
     assert config.bot_names() == ["demo-random", "demo-random-2", "demo-greedy", "demo-random-3"]
@@ -41,7 +41,7 @@ def test_demo_bot_names_are_unique_and_name_their_example() -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from tournaments.demo import DemoConfig
+    from demo.run import DemoConfig
 
     @given(st.lists(st.sampled_from(["random", "greedy", "heuristic"]), min_size=1, max_size=12))
     def check(kinds: list[str]) -> None:
@@ -57,8 +57,8 @@ def test_demo_bot_names_are_unique_and_name_their_example() -> None:
 def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
     from django.contrib.auth import get_user_model
 
+    from demo.run import DemoConfig, DemoError, demo_bots_register
     from tournaments import services
-    from tournaments.demo import DemoConfig, DemoError, demo_bots_register
 
     alice = get_user_model().objects.create(username="alice")
     bot, _ = services.bot_create(owner=alice, name="demo-greedy")
@@ -70,7 +70,7 @@ def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
 
 @pytest.mark.django_db
 def test_a_second_demo_run_reuses_its_bots_with_fresh_tokens() -> None:
-    from tournaments.demo import DemoConfig, demo_bots_register
+    from demo.run import DemoConfig, demo_bots_register
     from tournaments.models import Bot
     from tournaments.tokens import token_hash
 

@@ -15,6 +15,7 @@ from urllib.parse import urlparse
 import pytest
 from django.conf import settings
 
+from demo import processes, run
 from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
@@ -22,7 +23,6 @@ from tests.e2e.stack import (
     kill_marked,
     new_marker,
 )
-from tournaments import demo
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -53,11 +53,11 @@ def require_redis_broker() -> None:
 
 
 def games_recorded(tournament_id: int) -> int:
-    return demo.tournament_progress(tournament_id=tournament_id).games_done
+    return run.tournament_progress(tournament_id=tournament_id).games_done
 
 
 def wait_for_games(group, tournament_id: int, more_than: int, *, timeout: float, what: str) -> int:
-    demo.wait_until(
+    processes.wait_until(
         lambda: games_recorded(tournament_id) > more_than,
         timeout=timeout, what=what, group=group, interval=0.2,
     )
@@ -81,7 +81,7 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     from tournaments import selectors, services
     from tournaments.models import Game, GameSeat, Table, Tournament
 
-    target = f"127.0.0.1:{demo.free_port()}"
+    target = f"127.0.0.1:{processes.free_port()}"
     organizer_token = secrets.token_urlsafe(24)
     env = {
         "DATABASE_URL": database_url(connection.settings_dict),
@@ -111,33 +111,33 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     def start_referee(group):
         group.start(
             "referee",
-            demo.python_argv("-m", "referee_service", "--listen", target,
+            processes.python_argv("-m", "referee_service", "--listen", target,
                              "--shutdown-grace", "1"),
             env=env,
         )
-        demo.wait_until(lambda: demo.referee_healthy(target), timeout=60,
+        processes.wait_until(lambda: processes.referee_healthy(target), timeout=60,
                         what="the referee", group=group)
 
-    with demo.ProcessGroup(tmp_path / "logs") as group:
+    with processes.ProcessGroup(tmp_path / "logs") as group:
         start_referee(group)
         for bot, token in bots:
             group.start(
                 f"bot-{bot.name}",
-                demo.python_argv("-m", "bots_sdk.cli", "run", "tests.e2e.slow_bot:SlowGreedyBot",
+                processes.python_argv("-m", "bots_sdk.cli", "run", "tests.e2e.slow_bot:SlowGreedyBot",
                                  "--server", target),
                 env={**env, "TIENLEN_TOKEN": token},
             )
         wanted = {str(bot.pk) for bot, _ in bots}
-        demo.wait_until(lambda: wanted <= demo.referee_connected_bot_ids(target, organizer_token),
+        processes.wait_until(lambda: wanted <= processes.referee_connected_bot_ids(target, organizer_token),
                         timeout=60, what="the bots to connect", group=group)
-        group.start("worker-1", demo.celery_worker_argv(concurrency=1, name="e2e1"), env=env)
+        group.start("worker-1", processes.celery_worker_argv(concurrency=1, name="e2e1"), env=env)
         services.tournament_start(tournament=tournament)
 
         # 1. kill the worker in the middle of the table; another worker takes over
         wait_for_games(group, tournament.pk, 0, timeout=120, what="a first game")
         group.kill("worker-1")
         done = games_recorded(tournament.pk)  # a dead worker records nothing more
-        group.start("worker-2", demo.celery_worker_argv(concurrency=1, name="e2e2"), env=env)
+        group.start("worker-2", processes.celery_worker_argv(concurrency=1, name="e2e2"), env=env)
         wait_for_games(group, tournament.pk, done, timeout=150,
                        what="the table to resume on the second worker")
 
@@ -154,7 +154,7 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
                               timeout=120, what="a game after the referee restart")
         assert done < planned, "the table finished before the bot could be killed"
         group.kill(f"bot-{VICTIM}")
-        demo.wait_until(
+        processes.wait_until(
             lambda: Tournament.objects.get(pk=tournament.pk).status == Tournament.Status.FINISHED,
             timeout=240, what="the tournament to finish", group=group,
         )

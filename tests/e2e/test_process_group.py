@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from demo import processes
 from tests.e2e.stack import MARKER_VARIABLE, kill_marked, marked_pids, new_marker
-from tournaments import demo
 
 # A parent that starts a grandchild and then waits, as a Celery worker starts its pool.
 PARENT_WITH_CHILD = (
@@ -36,7 +36,7 @@ def wait_for(condition, timeout: float = 60) -> None:
 
 def test_stop_all_ends_children_and_grandchildren(tmp_path, marker) -> None:
     env = {MARKER_VARIABLE: marker}
-    with demo.ProcessGroup(tmp_path) as group:
+    with processes.ProcessGroup(tmp_path) as group:
         group.start("a", [sys.executable, "-c", PARENT_WITH_CHILD], env=env)
         group.start("b", [sys.executable, "-c", PARENT_WITH_CHILD], env=env)
         wait_for(lambda: len(marked_pids(marker)) == 4)
@@ -44,7 +44,7 @@ def test_stop_all_ends_children_and_grandchildren(tmp_path, marker) -> None:
 
 
 def test_cleanup_happens_when_the_caller_fails(tmp_path, marker) -> None:
-    with pytest.raises(RuntimeError), demo.ProcessGroup(tmp_path) as group:
+    with pytest.raises(RuntimeError), processes.ProcessGroup(tmp_path) as group:
         group.start("a", [sys.executable, "-c", PARENT_WITH_CHILD], env={MARKER_VARIABLE: marker})
         wait_for(lambda: len(marked_pids(marker)) == 2)
         raise RuntimeError("a failed assertion in a test, an error in the demo")
@@ -52,21 +52,21 @@ def test_cleanup_happens_when_the_caller_fails(tmp_path, marker) -> None:
 
 
 def test_a_process_that_dies_is_reported_with_its_log(tmp_path, marker) -> None:
-    with demo.ProcessGroup(tmp_path) as group:
+    with processes.ProcessGroup(tmp_path) as group:
         group.start(
             "referee",
             [sys.executable, "-c", "import sys; print('cannot bind port 1'); sys.exit(3)"],
             env={MARKER_VARIABLE: marker},
         )
         wait_for(lambda: not group.processes["referee"].alive())
-        with pytest.raises(demo.ProcessFailed, match="referee exited with status 3") as info:
+        with pytest.raises(processes.ProcessFailed, match="referee exited with status 3") as info:
             group.check_alive()
         assert "cannot bind port 1" in str(info.value)
 
 
 def test_kill_is_a_crash_and_restart_appends_to_the_log(tmp_path, marker) -> None:
     env = {MARKER_VARIABLE: marker}
-    with demo.ProcessGroup(tmp_path) as group:
+    with processes.ProcessGroup(tmp_path) as group:
         first = group.start("worker", [sys.executable, "-c", PARENT_WITH_CHILD], env=env)
         wait_for(lambda: len(marked_pids(marker)) == 2)
         group.kill("worker")
@@ -81,7 +81,7 @@ def test_kill_is_a_crash_and_restart_appends_to_the_log(tmp_path, marker) -> Non
 SUPERVISOR = """
 import sys, time
 from pathlib import Path
-from tournaments.demo import ProcessGroup
+from demo.processes import ProcessGroup
 group = ProcessGroup(Path(sys.argv[1]))
 group.start("child", [sys.executable, "-c", "import time; time.sleep(300)"])
 print("started", flush=True)
@@ -96,7 +96,7 @@ def test_children_go_even_when_the_demo_is_killed_outright(tmp_path, marker) -> 
 
     supervisor = subprocess.Popen(
         [sys.executable, "-c", SUPERVISOR, str(tmp_path)],
-        cwd=demo.PROJECT_ROOT, env=demo.child_env({MARKER_VARIABLE: marker}),
+        cwd=processes.PROJECT_ROOT, env=processes.child_env({MARKER_VARIABLE: marker}),
         stdout=subprocess.PIPE, text=True,
     )
     assert supervisor.stdout.readline().strip() == "started"
@@ -109,6 +109,6 @@ def test_children_go_even_when_the_demo_is_killed_outright(tmp_path, marker) -> 
 def test_a_sigterm_to_the_demo_becomes_a_clean_shutdown() -> None:
     import signal
 
-    with pytest.raises(KeyboardInterrupt), demo.terminate_on_signals():
+    with pytest.raises(KeyboardInterrupt), processes.terminate_on_signals():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)

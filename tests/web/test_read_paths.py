@@ -11,9 +11,8 @@ import ast
 import inspect
 from pathlib import Path
 
-from web import queries
-
 from tournaments import selectors
+from web import queries
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,10 +6,10 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from web.replay_frames import replay_frames
 
 from bots_sdk.rules import Game
 from tests.web.factories import load_replay
+from web.replay_frames import replay_frames
 
 NAMES = ["north", "east", "south", "west"]
 

@@ -18,7 +18,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tournaments import demo
+from demo import processes, run
+from demo.printer import Printer
 
 
 def positive(value: str) -> int:
@@ -42,9 +43,9 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1", help="Web site address.")
         parser.add_argument("--port", type=int, default=8000, help="Web site port.")
         parser.add_argument(
-            "--bots", default=",".join(demo.DEFAULT_BOTS),
+            "--bots", default=",".join(run.DEFAULT_BOTS),
             help="Comma-separated example bots to enter, one process each "
-            f"(default {','.join(demo.DEFAULT_BOTS)}; a name may repeat).",
+            f"(default {','.join(run.DEFAULT_BOTS)}; a name may repeat).",
         )
         parser.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
                             help="Seats per table.")
@@ -66,24 +67,24 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         try:
-            config = demo.DemoConfig.from_options(options)
+            config = run.DemoConfig.from_options(options)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        if config.serve and not demo.port_is_free(config.host, config.port):
+        if config.serve and not processes.port_is_free(config.host, config.port):
             raise CommandError(
                 f"{config.host}:{config.port} is in use: stop what runs there, or pass "
                 "--port N (or --no-serve)."
             )
         log_dir = config.log_dir or Path(settings.VAR_DIR) / "demo-logs"
-        say = demo.Printer(self.stdout, self.style, interactive=sys.stdout.isatty())
+        say = Printer(self.stdout, self.style, interactive=sys.stdout.isatty())
 
         # kombu warns that the no-server broker has no host name; it needs none.
         logging.getLogger("kombu.connection").setLevel(logging.ERROR)
         say.step("Migrating the database")
         call_command("migrate", interactive=False, verbosity=0)
         try:
-            with demo.terminate_on_signals(), demo.ProcessGroup(log_dir) as group:
-                result = demo.demo_run(config=config, group=group, say=say)
+            with processes.terminate_on_signals(), processes.ProcessGroup(log_dir) as group:
+                result = run.demo_run(config=config, group=group, say=say)
                 say.report(result)
                 if config.serve:
                     say.serving(config.url(result.tournament_path), log_dir)
@@ -92,5 +93,5 @@ class Command(BaseCommand):
                         time.sleep(1)
         except KeyboardInterrupt:
             say.step("Stopped; every process the demo started has been shut down.")
-        except (demo.ProcessFailed, TimeoutError, demo.DemoError) as exc:
+        except (processes.ProcessFailed, TimeoutError, run.DemoError) as exc:
             raise CommandError(f"{exc}\n(all logs: {log_dir})") from None

@@ -1,0 +1,105 @@
+"""The demo's terminal output: steps, a live progress bar and plain-text tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from demo.run import DemoResult
+
+
+class Printer:
+    """The demo's terminal output: steps, a progress line, and the final tables."""
+
+    def __init__(self, out: object, style: object, *, interactive: bool) -> None:
+        self.out = out
+        self.style = style
+        self.interactive = interactive
+        self._last_progress = ""
+
+    def write(self, text: str = "", ending: str = "\n") -> None:
+        self.out.write(text, ending=ending)  # type: ignore[attr-defined]
+        self.out.flush()  # type: ignore[attr-defined]
+
+    def step(self, text: str) -> None:
+        self._end_progress()
+        self.write(self.style.MIGRATE_HEADING(f"==> {text}"))  # type: ignore[attr-defined]
+
+    def detail(self, text: str) -> None:
+        self._end_progress()
+        self.write(f"    {text}")
+
+    def progress(self, *, tables_done: int, tables_total: int, games_done: int,
+                 games_total: int, elapsed: float) -> None:
+        if not tables_total:
+            return  # not scheduled yet
+        width = 30
+        filled = int(width * games_done / games_total) if games_total else 0
+        counts = (
+            f"    [{'#' * filled}{'.' * (width - filled)}] games {games_done}/{games_total}"
+            f"  tables {tables_done}/{tables_total}"
+        )
+        if self.interactive:
+            self.write(f"\r{counts}  {elapsed:5.0f}s", ending="")
+        elif counts != self._last_progress:
+            self.write(f"{counts}  {elapsed:5.0f}s")  # logs get a line per change only
+        self._last_progress = counts
+
+    def _end_progress(self) -> None:
+        if self.interactive and self._last_progress:
+            self.write()
+        self._last_progress = ""
+
+    def report(self, result: DemoResult) -> None:
+        self._end_progress()
+        self.step(
+            f"{result.tournament_name}: {result.status} — {result.games} games "
+            f"in {result.seconds:.0f}s"
+        )
+        if result.status_reason:
+            self.detail(result.status_reason)
+        self.write()
+        self.write(format_table("Final standings", result.standings))
+        self.write()
+        self.write(format_table("Ratings", result.ratings))
+
+    def serving(self, url: str, log_dir: Path) -> None:
+        self.write()
+        self.step(f"Browse the replays at {url}   (Ctrl-C to stop)")
+        self.detail(f"process logs: {log_dir}")
+
+
+def format_table(title: str, rows: Sequence[Mapping[str, object]]) -> str:
+    """A plain text table of dict rows (keys are the columns, in order)."""
+    if not rows:
+        return f"{title}: (none)"
+    columns = list(rows[0])
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    numeric = [all(_is_number(row.get(c)) for row in rows) for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [title, line(columns), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in cells)
+    return "\n".join(out)
+
+
+def _is_number(value: object) -> bool:
+    """Numbers, and text that starts like one ("+2.00 ±0.82"), are right-aligned."""
+    if isinstance(value, str):
+        return value[:1].isdigit() or (value[:1] in "+-" and value[1:2].isdigit())
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 100 else f"{value:.1f}"
+    return str(value)
