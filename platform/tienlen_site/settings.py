@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: no CDN
     "django_celery_beat",
     "tournaments",
     "web",
@@ -163,6 +164,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Fixed, so that operation ids (v1_bots_list, ...) do not change with the routes.
+    "SCHEMA_PATH_PREFIX": r"/api/",
+    # The API pages load nothing from another host (see CONTENT_SECURITY_POLICY).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # No-server quick start: kombu's filesystem transport under var/ when no broker is set.

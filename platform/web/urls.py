@@ -6,6 +6,7 @@ app_name = "web"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("tournaments/", views.tournament_list, name="tournament_list"),
     path("tournaments/<slug:slug>/", views.tournament_detail, name="tournament_detail"),
     path("tournaments/<slug:slug>/progress.json", views.tournament_progress_json, name="tournament_progress"),

@@ -184,7 +184,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     stored = json.loads(game.replay.decoded_text())
     assert fetch_json(f"{api}/games/{game.id}/replay/") == stored
     assert fetch_json(f"{site}/games/{game.id}/replay.json")["result"] == stored["result"]
-    schema = urllib.request.urlopen(f"{site}/api/schema/", timeout=10).read().decode()
+    schema = urllib.request.urlopen(f"{site}/api/v1/schema/", timeout=10).read().decode()
     assert "/api/v1/tournaments/{slug}/standings/" in schema
 
     # --- the replay in Chromium

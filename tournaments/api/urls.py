@@ -1,4 +1,5 @@
-"""Routes of the JSON API, mounted at /api/v1/ (schema at /api/schema/, docs at /api/docs/)."""
+"""Routes of the JSON API, mounted at /api/v1/ (schema at /api/v1/schema/, Swagger UI at
+/api/v1/docs/, Redoc at /api/v1/redoc/: routed by the site, tienlen_site.urls)."""
 
 from django.urls import path
 
@@ -7,6 +8,7 @@ from tournaments.api import views
 app_name = "api"
 
 urlpatterns = [
+    path("", views.ApiRootView.as_view(), name="root"),
     path("tokens/", views.ApiTokenListView.as_view(), name="tokens"),
     path("tokens/<int:token_id>/", views.ApiTokenRevokeView.as_view(), name="token-revoke"),
     path("bots/", views.BotListView.as_view(), name="bots"),

@@ -15,14 +15,39 @@ from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from tournaments import selectors, services
 from tournaments.api import serializers as s
 from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
 
 
+class NoInput(serializers.Serializer):
+    # The body of a POST that takes none (the browsable API shows an empty form).
+    pass
+
+
+# No docstring on purpose: the OpenAPI schema would repeat it as every endpoint's description.
 class ServiceAPIView(GenericAPIView):
-    """Maps service exceptions to HTTP errors."""
+    # Maps service exceptions to HTTP errors, and tells the browsable API what it asks.
+    # The browsable API (every URL opened in a browser) builds a form per write method from
+    # `get_serializer()`: `input_serializers` names the serializer each method reads (the
+    # output one would offer the wrong fields). For list responses it asks `get_queryset()`
+    # for its filter form: the queryset the page was cut from.
+
+    input_serializers: dict[str, type[serializers.Serializer]] = {}
+    _listed: QuerySet | None = None
+
+    def get_serializer_class(self):
+        method = self.request.method if self.request is not None else "GET"
+        if method in self.input_serializers:
+            return self.input_serializers[method]
+        if method in ("POST", "PUT", "PATCH"):
+            return NoInput
+        return self.serializer_class or NoInput
+
+    def get_queryset(self):
+        return self._listed if self._listed is not None else []
 
     def handle_exception(self, exc):
         if isinstance(exc, DjangoValidationError):
@@ -33,6 +58,7 @@ class ServiceAPIView(GenericAPIView):
         return super().handle_exception(exc)
 
     def page(self, queryset, serializer_class, **context):
+        self._listed = queryset
         page = self.paginate_queryset(queryset)
         data = serializer_class(page, many=True, context={"request": self.request, **context}).data
         return self.get_paginated_response(data)
@@ -65,12 +91,42 @@ def _own_bot(request: Request, name: str) -> Bot:
     return bot
 
 
+# --- the root ---------------------------------------------------------------------------
+
+
+class ApiRootView(ServiceAPIView):
+    """The Tiến Lên tournament platform's JSON API, version 1.
+
+    Everyone reads tournaments, standings, bots, ratings and replays; signed-in users
+    (session or `Authorization: Token tla_...`) register bots; organisers create and run
+    tournaments. The OpenAPI schema, Swagger UI and Redoc are linked below.
+    """
+
+    @extend_schema(exclude=True)
+    def get(self, request):
+        def link(name: str, *args: object) -> str:
+            return reverse(name, args=args, request=request)
+
+        return Response(
+            {
+                "tournaments": link("api:tournaments"),
+                "bots": link("api:bots"),
+                "pools": link("api:pools"),
+                "tokens": link("api:tokens"),
+                "schema": link("api-schema"),
+                "docs": link("api-docs"),
+                "redoc": link("api-redoc"),
+            }
+        )
+
+
 # --- API tokens ------------------------------------------------------------------------
 
 
 class ApiTokenListView(ServiceAPIView):
     permission_classes = [permissions.IsAuthenticated]
     serializer_class = s.ApiTokenOutput
+    input_serializers = {"POST": s.ApiTokenInput}
 
     @extend_schema(responses=s.ApiTokenOutput(many=True), summary="Your API tokens (prefixes only)")
     def get(self, request):
@@ -99,6 +155,7 @@ class ApiTokenRevokeView(ServiceAPIView):
 
 class BotListView(ServiceAPIView):
     serializer_class = s.BotOutput
+    input_serializers = {"POST": s.BotCreateInput}
 
     @extend_schema(
         parameters=[OpenApiParameter("mine", OpenApiTypes.BOOL, description="Only your bots.")],
@@ -121,6 +178,7 @@ class BotListView(ServiceAPIView):
 
 class BotDetailView(ServiceAPIView):
     serializer_class = s.BotOutput
+    input_serializers = {"PATCH": s.BotUpdateInput}
 
     @extend_schema(responses=s.BotOwnerOutput, summary="A bot (owners also see the token prefix)")
     def get(self, request, name: str):
@@ -197,6 +255,7 @@ class HeadToHeadView(ServiceAPIView):
 
 class TournamentListView(ServiceAPIView):
     serializer_class = s.TournamentOutput
+    input_serializers = {"POST": s.TournamentCreateInput}
 
     def get_permissions(self):
         if self.request.method == "POST":
@@ -241,6 +300,8 @@ class TournamentProgressView(ServiceAPIView):
 
 
 class TournamentEntrantsView(ServiceAPIView):
+    serializer_class = s.EntrantOutput
+    input_serializers = {"POST": s.EntrantInput}
     def get_permissions(self):
         if self.request.method == "POST":
             return [permissions.IsAuthenticated(), IsOrganiser()]
@@ -273,6 +334,7 @@ class TournamentEntrantDeleteView(ServiceAPIView):
 
 
 class LadderJoinView(ServiceAPIView):
+    input_serializers = {"POST": s.EntrantInput}
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Enter your bot in a ladder (bot owners)")
@@ -287,6 +349,7 @@ class LadderJoinView(ServiceAPIView):
 
 
 class LadderLeaveView(ServiceAPIView):
+    input_serializers = {"POST": s.EntrantInput}
     permission_classes = [permissions.IsAuthenticated]
 
     @extend_schema(request=s.EntrantInput, responses={204: None}, summary="Withdraw your bot from a ladder")
@@ -299,6 +362,7 @@ class LadderLeaveView(ServiceAPIView):
 
 
 class TournamentStartView(ServiceAPIView):
+    input_serializers = {"POST": s.StartInput}
     permission_classes = [permissions.IsAuthenticated, IsOrganiser]
 
     @extend_schema(request=s.StartInput, responses=s.TournamentOutput, summary="Start now or at starts_at")
@@ -309,6 +373,7 @@ class TournamentStartView(ServiceAPIView):
 
 
 class TournamentCancelView(ServiceAPIView):
+    input_serializers = {"POST": s.CancelInput}
     permission_classes = [permissions.IsAuthenticated, IsOrganiser]
 
     @extend_schema(request=s.CancelInput, responses=s.TournamentOutput, summary="Cancel (recorded games stay)")
