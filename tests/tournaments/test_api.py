@@ -25,7 +25,7 @@ def client_for(user) -> APIClient:
 
 
 def test_the_openapi_schema_is_served(anon) -> None:
-    response = anon.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    response = anon.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     schema = response.json()
     assert "/api/v1/tournaments/{slug}/standings/" in schema["paths"]
