@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Final
 
-RANK_TEXT = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2")
-SUIT_TEXT = ("S", "C", "D", "H")
-SUIT_SYMBOL = ("♠", "♣", "♦", "♥")
+RANK_TEXT: Final = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2")
+SUIT_TEXT: Final = ("S", "C", "D", "H")
+SUIT_SYMBOL: Final = ("♠", "♣", "♦", "♥")
+SUIT_NAME: Final = ("spades", "clubs", "diamonds", "hearts")
+
+#: The deck table, the one the whole platform uses: the text of card index i (RULES.md §1:
+#: index = rank * 4 + suit, 3S = 0 ... 2H = 51) and back. The referee's wire conversions, the
+#: view encoder and the web import these instead of keeping their own copies.
+CARD_TEXT: Final[tuple[str, ...]] = tuple(r + s for r in RANK_TEXT for s in SUIT_TEXT)
+CARD_INDEX: Final[dict[str, int]] = {text: i for i, text in enumerate(CARD_TEXT)}
 
 _RANK_OF = {text: i for i, text in enumerate(RANK_TEXT)}
 _RANK_OF["T"] = 7
@@ -46,7 +54,16 @@ class Card:
             return value
         if isinstance(value, int) and not isinstance(value, bool):
             if 0 <= value < 52:
-                return _DECK[value]
+                if len(_DECK_LIST) == 52:
+                    return _DECK_LIST[value]
+                # Building the deck (once, at import): the only place a Card is made.
+                card = super().__new__(cls)
+                card.index = value
+                card.rank = value >> 2
+                card.suit = value & 3
+                card.bit = 1 << value
+                card._text = CARD_TEXT[value]
+                return card
             raise ValueError(f"card index {value} out of range 0..51")
         if isinstance(value, str):
             cards = parse_cards(value)
@@ -83,6 +100,11 @@ class Card:
             return self.index == other.index
         return NotImplemented
 
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, Card):
+            return self.index != other.index
+        return NotImplemented
+
     def __lt__(self, other: Card) -> bool:
         return self.index < other.index
 
@@ -95,22 +117,15 @@ class Card:
     def __ge__(self, other: Card) -> bool:
         return self.index >= other.index
 
-    def __reduce__(self) -> tuple:
+    def __reduce__(self) -> tuple[object, tuple[int]]:
         return (Card.from_index, (self.index,))
 
 
-def _make(index: int) -> Card:
-    card = object.__new__(Card)
-    card.index = index
-    card.rank = index >> 2
-    card.suit = index & 3
-    card.bit = 1 << index
-    card._text = RANK_TEXT[index >> 2] + SUIT_TEXT[index & 3]
-    return card
-
-
-_DECK: tuple[Card, ...] = tuple(_make(i) for i in range(52))
-DECK: tuple[Card, ...] = _DECK
+_DECK_LIST: list[Card] = []
+for _index in range(52):
+    _DECK_LIST.append(Card(_index))
+_DECK: Final[tuple[Card, ...]] = tuple(_DECK_LIST)
+DECK: Final[tuple[Card, ...]] = _DECK
 """All 52 cards, weakest (3S) to strongest (2H); ``DECK[i].index == i``."""
 
 
@@ -169,8 +184,8 @@ def format_cards(cards: Iterable[Card], symbols: bool = False) -> str:
 
 
 def cards_of_mask(mask: int) -> list[Card]:
-    """The cards of a 52-bit set, ascending (engine-internal representation)."""
-    out = []
+    """The cards of a 52-bit set (bit i is card index i), ascending."""
+    out: list[Card] = []
     deck = _DECK
     while mask:
         low = mask & -mask
@@ -180,7 +195,7 @@ def cards_of_mask(mask: int) -> list[Card]:
 
 
 def mask_of(cards: Iterable[Card]) -> int:
-    """The 52-bit set of cards (duplicates collapse)."""
+    """The 52-bit set of cards, bit i for card index i (duplicates collapse)."""
     m = 0
     for c in cards:
         m |= c.bit

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from bots_sdk import cards
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
 
@@ -34,9 +35,9 @@ MOVE_ERROR_CODES = {
     "not_offered": gw.MOVE_ERROR_CODE_NOT_OFFERED,
 }
 
-_RANKS = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2")
-CARD_TEXT = tuple(rank + suit for rank in _RANKS for suit in "SCDH")
-_TEXT_INDEX = {text: i for i, text in enumerate(CARD_TEXT)}
+# The engine's deck table (card index <-> text), the platform's only one.
+CARD_TEXT = cards.CARD_TEXT
+_TEXT_INDEX = cards.CARD_INDEX
 
 
 def card_index(card: Any) -> int:

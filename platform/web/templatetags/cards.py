@@ -12,12 +12,14 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from bots_sdk.cards import SUIT_NAME, SUIT_SYMBOL, SUIT_TEXT
 from tournaments.models import Table
 
 register = template.Library()
 
-SUIT_SYMBOLS = {"S": "♠", "C": "♣", "D": "♦", "H": "♥"}
-SUIT_NAMES = {"S": "spades", "C": "clubs", "D": "diamonds", "H": "hearts"}
+# From the engine's deck table (bots_sdk.cards), the platform's only one.
+SUIT_SYMBOLS = dict(zip(SUIT_TEXT, SUIT_SYMBOL, strict=True))
+SUIT_NAMES = dict(zip(SUIT_TEXT, SUIT_NAME, strict=True))
 
 
 def split_card(text: str) -> tuple[str, str]:
