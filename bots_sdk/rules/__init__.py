@@ -9,11 +9,15 @@ from .deal import deal
 from .game import Game, IllegalMove
 from .moves import LegalPlays
 from .options import PRESETS, Options
-from .replay import REPLAY_SCHEMA, replay_game
+from .record import REPLAY_SCHEMA
+from .replay import replay_game
+from .state import GameState, MoveRecord
 from .table import Table
 from .view import SeatView
+from .visibility import Visibility, seat_visibility
 
 __all__ = [
-    "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "IllegalMove", "LegalPlays", "Options",
-    "SeatView", "Table", "beats", "classify", "deal", "replay_game",
+    "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
+    "MoveRecord", "Options", "SeatView", "Table", "Visibility", "beats", "classify", "deal",
+    "replay_game", "seat_visibility",
 ]  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bots_sdk.cards import DECK, Card, parse_cards
+from bots_sdk.cards import DECK, Card, cards_of_mask, parse_cards
 
 from .options import Options, resolve_options
 
@@ -146,8 +146,6 @@ class Combination:
         self.size: int = combo[1]
         self.key: Card = DECK[combo[2]]
         if cards is None:
-            from bots_sdk.cards import cards_of_mask
-
             cards = cards_of_mask(combo[3])
         self.cards: tuple[Card, ...] = tuple(sorted(cards))
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from bots_sdk.cards import DECK, Card, cards_of_mask, format_cards, parse_cards
 
-from . import settlement
 from .combos import (
     CHOP,
     FOUR_OF_A_KIND,
@@ -28,6 +27,7 @@ from .combos import (
     chop_value,
     classify_mask,
 )
+from .deal import deal
 from .moves import (
     NIB_PAIRS,
     SUIT_MASKS,
@@ -41,7 +41,11 @@ from .moves import (
     three_pair_groups,
 )
 from .options import Options, resolve_options
+from .record import game_replay
 from .scoring import instant_win_kind
+from .settlement import EndOfGame, Payment, settle_game, settle_instant_win
+from .state import MoveRecord, move_dict
+from .view import SeatView, seat_view
 
 SIXES_MASK = 0xF << 12
 # _AFTER[n][s]: the seats after s in turn order, ending with s itself.
@@ -65,7 +69,11 @@ def _text(mask: int) -> str:
 
 
 class Game:
-    """A game from given hands. See RULES.md; the public API is in docs/contracts.md."""
+    """A game from given hands. See RULES.md; the public API is in docs/engine.md.
+
+    Everything outside this module reads a game through its public properties (the
+    ``state.GameState`` protocol); the underscore fields are this class's own.
+    """
 
     def __init__(
         self,
@@ -82,20 +90,18 @@ class Game:
         self.seed = seed
         masks: list[int] = []
         seen = 0
-        hands = list(hands)
-        if not 2 <= len(hands) <= 4:
-            raise ValueError(f"a game has 2 to 4 players, got {len(hands)} hands")
-        for seat, hand in enumerate(hands):
+        hand_list = list(hands)
+        if not 2 <= len(hand_list) <= 4:
+            raise ValueError(f"a game has 2 to 4 players, got {len(hand_list)} hands")
+        for seat, hand in enumerate(hand_list):
             try:
-                m = sum([c.bit for c in hand])  # a list of Card (the usual case)
-                cards = hand
-            except (AttributeError, TypeError):
-                try:
-                    cards = parse_cards(hand)
-                except TypeError:
-                    raise ValueError(f"seat {seat}: a hand must be a list of cards, "
-                                     f"got {hand!r}") from None
-                m = sum([c.bit for c in cards])
+                cards = parse_cards(hand)
+            except TypeError:
+                raise ValueError(f"seat {seat}: a hand must be a list of cards, "
+                                 f"got {hand!r}") from None
+            m = 0
+            for c in cards:
+                m |= c.bit
             if not 1 <= len(cards) <= 13:
                 raise ValueError(f"seat {seat} has {len(cards)} cards; a hand holds 1 to 13")
             if m.bit_count() != len(cards) or m & seen:
@@ -124,8 +130,9 @@ class Game:
         self._table: Combo | None = None
         self._table_seat: int | None = None
         self._chain: list[tuple[int, int, int, bool]] = []
-        self._moves: list[tuple[int, int | None, str | None]] = []
-        self._payments: list[dict[str, Any]] = []
+        self._chops: list[int] = []
+        self._moves: list[MoveRecord] = []
+        self._payments: list[Payment] = []
         self._passed_with_play = [False] * n
         self._last_pass_with_play: int | None = None
         self._over = False
@@ -144,6 +151,7 @@ class Game:
         self._split3 = [False] * n
         self._split6 = [False] * n
         self._left_holding: int | None = None
+        self._blind_holders: tuple[int, ...] = ()
         self._split_any = False  # Huế split bombs are possible in this game
         self._like = opts.like_beats_like
         self._ootc = opts.out_of_turn_categories
@@ -164,7 +172,7 @@ class Game:
             if type(lead) is not int or not 0 <= lead < n:
                 raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
         self.leader = lead
-        self._to_move: int | None = lead
+        self._to_move = lead  # meaningful while the game is not over (see ``to_move``)
 
         if all(m.bit_count() == 13 for m in masks):
             names = opts.starting_instant_wins if self.starting else opts.other_instant_wins
@@ -187,8 +195,6 @@ class Game:
     def from_seed(cls, seed: str, players: int, preset: str = "south", starting: bool = True,
                   leader: int | None = None, options: Options | dict | None = None) -> Game:
         """A game dealt by the portable ``tienlen-deal-v1`` algorithm; the seed is recorded."""
-        from .deal import deal
-
         return cls(deal(seed, players), preset=preset, starting=starting, leader=leader,
                    options=options, seed=seed)
 
@@ -216,8 +222,27 @@ class Game:
         return [cards_of_mask(m) for m in self._hands]
 
     @property
+    def hand_masks(self) -> tuple[int, ...]:
+        """Each seat's cards as a 52-bit set (bit i is card index i): ``hands`` without
+        building cards, for simulations and encoders."""
+        return tuple(self._hands)
+
+    @property
     def initial_hands(self) -> list[list[Card]]:
         return [cards_of_mask(m) for m in self._initial]
+
+    @property
+    def initial_masks(self) -> tuple[int, ...]:
+        """The hands this game started from, as 52-bit sets."""
+        return self._initial
+
+    @property
+    def undealt(self) -> list[Card]:
+        """The cards nobody was dealt (with fewer than four players), ascending."""
+        dealt = 0
+        for m in self._initial:
+            dealt |= m
+        return cards_of_mask(((1 << 52) - 1) & ~dealt)
 
     @property
     def card_counts(self) -> list[int]:
@@ -303,18 +328,19 @@ class Game:
 
     @property
     def history(self) -> list[dict[str, Any]]:
-        return [self._move_dict(mv) for mv in self._moves]
+        """Every move as in the replay (declined offers included: see ``view`` for a seat's)."""
+        return [move_dict(mv) for mv in self._moves]
 
-    def _move_dict(self, mv: tuple[int, int | None, str | None]) -> dict[str, Any]:
-        seat, mask, offer = mv
-        d: dict[str, Any] = {"seat": seat}
-        if mask is None:
-            d["pass"] = True
-        else:
-            d["cards"] = [str(c) for c in cards_of_mask(mask)]
-        if offer is not None:
-            d["offer"] = offer
-        return d
+    @property
+    def moves(self) -> tuple[MoveRecord, ...]:
+        """Every move so far as ``MoveRecord(seat, mask, offer)`` (mask None for a pass or a
+        declined offer): ``history`` without building dicts."""
+        return tuple(self._moves)
+
+    @property
+    def chops(self) -> tuple[int, ...]:
+        """Indices (into ``moves``/``history``) of the plays that chopped (§5)."""
+        return tuple(self._chops)
 
     # ------------------------------------------------------------------ legal plays
     def legal_plays(self) -> LegalPlays:
@@ -489,7 +515,7 @@ class Game:
         self._legal = None
         self._hands[s] ^= m
         offer = self._offer
-        self._moves.append((s, m, offer))
+        self._moves.append(MoveRecord(s, m, offer))
         first_of_seat = not self._played[s]
         if first_of_seat:
             self._played[s] = True
@@ -512,7 +538,9 @@ class Game:
         if (table is not None and (table[2] >= 48 or table[0] >= PAIR_SEQUENCE)
                 and beat_kind(table, combo, opts) == CHOP):
             ts = self._table_seat
+            assert ts is not None
             self._chain.append((ts, chop_value(table, opts), s, self._hands[ts] == 0))
+            self._chops.append(len(self._moves) - 1)
         self._table = combo
         self._table_seat = s
         if not self._hands[s]:
@@ -539,7 +567,7 @@ class Game:
         s = self._to_move if seat is None and not self._over else self._check_turn(seat)
         if self._offer is not None:
             self._legal = None
-            self._moves.append((s, None, self._offer))
+            self._moves.append(MoveRecord(s, None, self._offer))
             self._next_offer()
             return
         if self._table is None:
@@ -547,7 +575,7 @@ class Game:
         legal = self._legal
         holding = (legal._n if legal is not None else len(self.legal_plays())) > 0
         self._legal = None
-        self._moves.append((s, None, None))
+        self._moves.append(MoveRecord(s, None, None))
         if holding:
             self._passed_with_play[s] = True
             self._last_pass_with_play = s
@@ -730,10 +758,9 @@ class Game:
         holders = [t for t in holders if not self._out[t]]
         for t in holders:
             self._place_top(t)
-        winner = self._places[0]
         if first:
             self._tied = tuple(t for t in self._places[1:] if t is not None)
-        self._blind = (winner, holders)
+        self._blind_holders = tuple(holders)
         self._end_game("blind_three")
 
     def _end_instant_win(self, s: int, kind: str) -> None:
@@ -745,12 +772,11 @@ class Game:
         self._top = n
         self._out = [True] * n
         self._tied = tuple(order[1:])
-        settlement.settle_instant_win(self, s, kind)
+        self._payments += settle_instant_win(self.options, s, tuple(self._hands))
         self._over = True
         self._end_reason = "instant_win"
         self._next_leader = None
         self._next_starting = True
-        self._to_move = None
 
     def _end_game(self, reason: str) -> None:
         if self._chain:
@@ -759,20 +785,34 @@ class Game:
         self._end_reason = reason
         self._legal = None
         self._offer = None
-        settlement.settle_game(self)
-        self._to_move = None
+        places = tuple(p for p in self._places if p is not None)
+        assert len(places) == self.players, "every place is filled when a game ends"
+        result = settle_game(EndOfGame(
+            options=self.options,
+            places=places,
+            frozen=tuple(self._frozen),
+            hands=tuple(self._hands),
+            initial=self._initial,
+            empowered=tuple(zip(self._emp3, self._emp6, strict=True)),
+            passed_with_play=tuple(self._passed_with_play),
+            left_holding=self._left_holding,
+            end_reason=reason,
+            blind_holders=self._blind_holders,
+        ))
+        self._payments += result.payments
+        self._den_bai = result.den_bai
+        self._next_leader = result.next_leader
+        self._next_starting = False
 
     # ------------------------------------------------------------------ views, replays
-    def view(self, seat: int):
-        from .view import seat_view
-
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know now (RULES.md §2): its own hand and the public game."""
         return seat_view(self, seat)
 
     def replay(self) -> dict[str, Any]:
-        from .replay import game_replay
-
+        """The JSON replay record (schema ``tienlen.replay/1``)."""
         return game_replay(self)
 
     def __repr__(self) -> str:
-        state = "over" if getattr(self, "_over", False) else f"to_move={getattr(self, '_to_move', None)}"
+        state = "over" if self._over else f"to_move={self._to_move}"
         return f"<Game {self.preset} players={self.players} {state}>"

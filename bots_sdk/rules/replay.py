@@ -7,61 +7,20 @@ check a result by replaying it: ``replay_game`` raises if the stored result diff
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bots_sdk.cards import cards_of_mask, parse_cards
+from bots_sdk.cards import parse_cards
 
+from .deal import deal
+from .game import Game, IllegalMove
 from .options import PRESETS, Options
+from .record import REPLAY_SCHEMA, game_replay, game_result
 
-if TYPE_CHECKING:
-    from .game import Game
-
-REPLAY_SCHEMA = "tienlen.replay/1"
-
-
-def game_result(game: Game) -> dict[str, Any]:
-    return {
-        "finishing_order": game.finishing_order,
-        "points": game.points,
-        "instant_winner": game.instant_winner,
-        "frozen": game.frozen,
-        "tied": list(game.tied),
-        "payments": game.payments,
-        "next_leader": game.next_leader,
-        "next_starting": game.next_starting,
-        "end_reason": game.end_reason,
-        "den_bai": game.den_bai,
-        "instant_win_kind": game.instant_win_kind,
-    }
-
-
-def game_replay(game: Game) -> dict[str, Any]:
-    return {
-        "schema": REPLAY_SCHEMA,
-        "preset": game.preset,
-        "options": game.options.to_dict(),
-        "players": game.players,
-        "seed": game.seed,
-        "starting": game.starting,
-        "leader": None if game.starting else game.leader,
-        "hands": [[str(c) for c in hand] for hand in game.initial_hands],
-        "undealt": _undealt(game),
-        "moves": game.history,
-        "result": game_result(game) if game.is_over else None,
-    }
-
-
-def _undealt(game: Game) -> list[str]:
-    dealt = 0
-    for m in game._initial:
-        dealt |= m
-    return [str(c) for c in cards_of_mask(((1 << 52) - 1) & ~dealt)]
+__all__ = ["REPLAY_SCHEMA", "game_replay", "game_result", "replay_game"]
 
 
 def replay_game(replay: dict[str, Any], check: bool = True) -> Game:
     """Re-simulate a replay; raise ValueError on a bad record or a result that differs."""
-    from .game import Game, IllegalMove
-
     if not isinstance(replay, dict):
         raise ValueError("a replay must be a JSON object")
     schema = replay.get("schema")
@@ -79,8 +38,6 @@ def replay_game(replay: dict[str, Any], check: bool = True) -> Game:
         raise ValueError("replay hands do not match its number of players")
     seed = replay.get("seed")
     if seed is not None:
-        from .deal import deal
-
         dealt = [[str(c) for c in h] for h in deal(seed, replay["players"])]
         if [sorted(parse_cards(h)) for h in hands] != [parse_cards(h) for h in dealt]:
             raise ValueError(f"replay hands are not the deal of its seed {seed!r}")

@@ -1,100 +1,135 @@
 """End-of-game payments in integer points (RULES.md §6, §7, §9).
 
 Kept apart from the turn logic because every preset's scoring differences meet here:
-places, frozen players, stuck cards, đền bài, blind three, the four-pair bonus. Chop
-chains are settled by the game as rounds end (§6.5) and only appear here as lines already
-paid.
+places, frozen players, stuck cards, đền bài, blind three, the four-pair bonus. It is a
+pure function of the facts at the end of a game (``EndOfGame``), which the game hands
+over; it never reads or writes a game. Chop chains are settled by the game as rounds end
+(§6.5) and are not part of this.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, NamedTuple
 
+from .options import Options
 from .scoring import has_four_pair_sequence, stuck_points
 
-if TYPE_CHECKING:
-    from .game import Game
+#: One payment line, as in ``Game.payments`` and the replay JSON.
+Payment = dict[str, Any]
 
 # Lines that đền bài takes over: what the winner collects for places, freezing and stuck.
 DEN_BAI_REASONS = ("place", "thua_nhi", "frozen", "stuck", "blind_three")
 
 
-def _stuck(game: Game, seat: int) -> int:
-    hand = game._hands[seat]
-    if not hand:
-        return 0
-    return stuck_points(hand, game.options, game._emp3[seat], game._emp6[seat])
+class EndOfGame(NamedTuple):
+    """What settlement needs to know about a finished game."""
+
+    options: Options
+    #: Seat per place, complete (index 0 is 1st).
+    places: tuple[int, ...]
+    frozen: tuple[int, ...]
+    #: What each seat still holds, as 52-bit card sets.
+    hands: tuple[int, ...]
+    #: The dealt hands (the Đà Nẵng four-pair bonus is paid on them).
+    initial: tuple[int, ...]
+    #: Huế split bombs per seat: (3S alone is four 3s, two 6s are a four-pair sequence).
+    empowered: tuple[tuple[bool, bool], ...]
+    #: Seats that passed, on their own turn, while holding a legal play (đền bài).
+    passed_with_play: tuple[bool, ...]
+    #: The player left holding cards when the game ended, if any.
+    left_holding: int | None
+    #: "finished" or "blind_three".
+    end_reason: str
+    #: Blind three: the players still holding cards, who pay the winner.
+    blind_holders: tuple[int, ...] = ()
 
 
-def settle_game(game: Game) -> None:
-    opts = game.options
-    n = game.players
-    places: list[int] = [p for p in game._places]  # type: ignore[misc]
+class Settlement(NamedTuple):
+    payments: list[Payment]
+    den_bai: int | None
+    next_leader: int
+
+
+def _line(payer: int, payee: int, points: int, reason: str) -> list[Payment]:
+    if points and payer != payee:
+        return [{"from": payer, "to": payee, "points": points, "reason": reason}]
+    return []
+
+
+def _stuck(opts: Options, hand: int, empowered: tuple[bool, bool]) -> int:
+    return stuck_points(hand, opts, empowered[0], empowered[1]) if hand else 0
+
+
+def settle_game(end: EndOfGame) -> Settlement:
+    """The payments of a finished game (not an instant win), đền bài and the next leader."""
+    opts = end.options
+    places = end.places
+    n = len(places)
     winner = places[0]
-    frozen = set(game._frozen)
-    pay = game._pay
-    first_line = len(game._payments)
+    frozen = set(end.frozen)
+    lines: list[Payment] = []
 
-    for f in game._frozen:
-        pay(f, winner, opts.frozen_points, "frozen")
+    for f in end.frozen:
+        lines += _line(f, winner, opts.frozen_points, "frozen")
         if opts.frozen_pays_stuck:
-            pay(f, winner, _stuck(game, f), "stuck")
+            lines += _line(f, winner, _stuck(opts, end.hands[f], end.empowered[f]), "stuck")
 
-    if game._end_reason == "blind_three":
-        _winner, holders = game._blind
-        for t in holders:
-            pay(t, winner, opts.blind_three_points, "blind_three")
+    if end.end_reason == "blind_three":
+        for t in end.blind_holders:
+            lines += _line(t, winner, opts.blind_three_points, "blind_three")
     else:
         last = places[-1]
         if n == 4:
             if places[3] not in frozen:
-                pay(places[3], places[0], opts.last_pays_first, "place")
+                lines += _line(places[3], places[0], opts.last_pays_first, "place")
             if places[2] not in frozen:
-                pay(places[2], places[1], opts.third_pays_second, "place")
+                lines += _line(places[2], places[1], opts.third_pays_second, "place")
             # Thua nhì exists only where §6.2 creates it: two frozen of four, with the
             # remaining player still holding cards (then placed 2nd). One frozen player
             # never makes the 2nd pay it (north: even when the 2nd is left holding cards).
-            if len(frozen) == 2 and game._left_holding is not None \
-                    and game._left_holding == places[1]:
-                pay(places[1], places[0], opts.thua_nhi_points, "thua_nhi")
+            if len(frozen) == 2 and end.left_holding is not None \
+                    and end.left_holding == places[1]:
+                lines += _line(places[1], places[0], opts.thua_nhi_points, "thua_nhi")
         elif places[n - 1] not in frozen:
-            pay(places[n - 1], places[0], opts.last_pays_first, "place")
+            lines += _line(places[n - 1], places[0], opts.last_pays_first, "place")
         if last not in frozen:
-            pay(last, places[n - 2], _stuck(game, last), "stuck")
+            lines += _line(last, places[n - 2], _stuck(opts, end.hands[last], end.empowered[last]),
+                           "stuck")
 
+    den_bai: int | None = None
     if opts.den_bai and len(frozen) >= 2:
         for k in range(1, n):
             t = (winner + k) % n
-            if game._passed_with_play[t]:
-                game._den_bai = t
+            if end.passed_with_play[t]:
+                den_bai = t
                 break
-        if game._den_bai is not None:
-            kept = game._payments[:first_line]
+        if den_bai is not None:
+            kept: list[Payment] = []
             total = 0
-            for line in game._payments[first_line:]:
+            for line in lines:
                 if line["to"] == winner and line["reason"] in DEN_BAI_REASONS:
                     total += line["points"]
                 else:
                     kept.append(line)
-            game._payments = kept
-            pay(game._den_bai, winner, total, "den_bai")
+            lines = kept + _line(den_bai, winner, total, "den_bai")
 
     if opts.four_pair_bonus:
         for s in range(n):
-            if has_four_pair_sequence(game._initial[s]):
+            if has_four_pair_sequence(end.initial[s]):
                 for t in range(n):
                     if t != s:
-                        pay(t, s, opts.four_pair_bonus, "four_pair_bonus")
+                        lines += _line(t, s, opts.four_pair_bonus, "four_pair_bonus")
 
-    game._next_leader = game._den_bai if game._den_bai is not None else winner
-    game._next_starting = False
+    return Settlement(lines, den_bai, den_bai if den_bai is not None else winner)
 
 
-def settle_instant_win(game: Game, winner: int, kind: str) -> None:
-    opts = game.options
-    for t in range(game.players):
+def settle_instant_win(opts: Options, winner: int, hands: tuple[int, ...]) -> list[Payment]:
+    """Every other player pays the instant winner (and, with đếm heo, their stuck cards)."""
+    lines: list[Payment] = []
+    for t in range(len(hands)):
         if t == winner:
             continue
-        game._pay(t, winner, opts.instant_win_points, "instant_win")
+        lines += _line(t, winner, opts.instant_win_points, "instant_win")
         if opts.count_stuck_on_instant_win:
-            game._pay(t, winner, _stuck(game, t), "stuck")
+            lines += _line(t, winner, _stuck(opts, hands[t], (False, False)), "stuck")
+    return lines

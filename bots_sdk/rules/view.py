@@ -1,20 +1,19 @@
 """What one seat may know (RULES.md §2): its own hand and the public game, nothing else.
 
 Other seats' cards never enter a view, and neither do declined offers (a decline would
-reveal that the seat held a qualifying bomb); a bot can be handed a view as-is.
+reveal that the seat held a qualifying bomb); a bot can be handed a view as-is. The hiding
+rules themselves are ``visibility.seat_visibility``, shared with the referee's encoders.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bots_sdk.cards import Card, cards_of_mask, parse_cards
 
-from .combos import KIND_NAMES
-
-if TYPE_CHECKING:
-    from .game import Game
+from .state import GameState, move_dict
+from .visibility import seat_visibility
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class SeatView:
         return self.to_move == self.seat
 
     def to_dict(self) -> dict[str, Any]:
-        table = None
+        table: dict[str, Any] | None = None
         if self.table is not None:
             table = {"seat": self.table["seat"], "kind": self.table["kind"],
                      "cards": [str(c) for c in self.table["cards"]]}
@@ -68,7 +67,7 @@ class SeatView:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SeatView:
-        table = d.get("table")
+        table: dict[str, Any] | None = d.get("table")
         if table is not None:
             table = {"seat": table["seat"], "kind": table["kind"],
                      "cards": parse_cards(table["cards"])}
@@ -94,36 +93,29 @@ class SeatView:
         )
 
 
-def seat_view(game: Game, seat: int) -> SeatView:
-    if type(seat) is not int or not 0 <= seat < game.players:
-        raise ValueError(f"no seat {seat!r} in a {game.players}-player game")
-    mine = not game.is_over and game.to_move == seat
+def seat_view(game: GameState, seat: int) -> SeatView:
+    """The view of ``seat``: the public game plus what ``seat_visibility`` lets it see."""
+    vis = seat_visibility(game, seat)
     table = None
-    if game._table is not None:
-        kind, _size, _key, mask = game._table
-        table = {"seat": game._table_seat, "kind": KIND_NAMES[kind],
-                 "cards": cards_of_mask(mask)}
-    history = tuple(
-        game._move_dict(mv) for mv in game._moves
-        if not (mv[1] is None and mv[2] is not None)  # declined offers stay private
-    )
+    combo = game.table
+    if combo is not None:
+        table = {"seat": game.table_seat, "kind": combo.kind, "cards": list(combo.cards)}
+    over = game.is_over
     return SeatView(
         seat=seat,
         players=game.players,
         preset=game.preset,
-        hand=tuple(cards_of_mask(game._hands[seat])),
+        hand=tuple(cards_of_mask(vis.hand)),
         card_counts=tuple(game.card_counts),
-        # while a seat is being offered a play, others must not learn who (it would reveal
-        # that seat's bomb): they see nobody to move
-        to_move=game.to_move if mine or game.offer is None else None,
-        can_pass=game.can_pass if mine else False,
-        offer=game.offer if mine else None,
+        to_move=vis.to_move,
+        can_pass=vis.can_pass,
+        offer=vis.offer,
         table=table,
         locked_out=game.locked_out,
         finished=tuple(game.finishing_order),
-        history=history,
-        points=tuple(game.points) if game.is_over else None,
-        legal_plays=tuple(tuple(p) for p in game.legal_plays()) if mine else (),
+        history=tuple(move_dict(mv) for mv in vis.moves),
+        points=tuple(game.points) if over else None,
+        legal_plays=tuple(tuple(p) for p in game.legal_plays()) if vis.mine else (),
         starting=game.starting,
         leader=game.leader,
         frozen=tuple(game.frozen),

@@ -13,22 +13,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-log = logging.getLogger(__name__)
+from bots_sdk.cards import CARD_TEXT
+from bots_sdk.rules import PRESETS, Game, GameState, Options, classify
 
-FULL_DECK = [r + s for r in ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"] for s in "SCDH"]
+log = logging.getLogger(__name__)
 
 
 def _kind_of(cards: list[str]) -> str | None:
     try:
-        from bots_sdk.rules import classify
-
         combo = classify(cards)
-    except Exception:
+    except ValueError:
         return None
-    if combo is None:
-        return None
-    kind = getattr(combo, "kind", combo)
-    return str(getattr(kind, "value", kind)).lower()
+    return None if combo is None else combo.kind
 
 
 def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -48,7 +44,7 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
         "starting": replay.get("starting"),
         "hands": hands,
         # newer replays list the undealt cards; older ones leave them to be worked out
-        "undealt": [str(c) for c in undealt] if isinstance(undealt, list) else [c for c in FULL_DECK if c not in dealt] if dealt else [],
+        "undealt": [str(c) for c in undealt] if isinstance(undealt, list) else [c for c in CARD_TEXT if c not in dealt] if dealt else [],
         "result": result,
         "payments": [_payment(p, names) for p in result.get("payments") or [] if isinstance(p, dict)],
         "warning": None,
@@ -137,8 +133,6 @@ def _plain(moves_in: list[Any], players: int) -> tuple[list[dict], list[dict]]:
 
 def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[dict]]:
     """Step the engine through the moves, recording what a spectator sees after each."""
-    from bots_sdk.rules import PRESETS, Game, Options
-
     preset = replay.get("preset", "south")
     options = Options.from_dict(replay.get("options") or {}, base=PRESETS[preset])
     game = Game(replay["hands"], preset=preset, starting=bool(replay.get("starting", True)),
@@ -151,7 +145,7 @@ def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[di
         offer = game.offer
         table_before = game.table
         table_seat_before = game.table_seat
-        chain_before = len(getattr(game, "_chain", ()))
+        chops_before = len(game.chops)
         finished_before = len(game.finishing_order)
         if m.get("pass"):
             game.pass_turn(seat=seat)
@@ -167,7 +161,7 @@ def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[di
             played = game.table if game.table is not None and game.table_seat == seat else None
             entry["kind"] = played.kind if played is not None else _kind_of(entry["cards"])
             entry["lead"] = table_before is None and not offer
-            chopped = len(getattr(game, "_chain", ())) > chain_before
+            chopped = len(game.chops) > chops_before
             entry["chop"] = chopped
             if chopped and table_before is not None:
                 if not chain:
@@ -185,7 +179,7 @@ def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[di
     return moves, states
 
 
-def _state(game: Any, chain: list[dict[str, Any]]) -> dict[str, Any]:
+def _state(game: GameState, chain: list[dict[str, Any]]) -> dict[str, Any]:
     table = game.table
     return {
         "table": None if table is None else {"seat": game.table_seat, "cards": [str(c) for c in table.cards], "kind": table.kind},
