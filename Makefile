@@ -32,8 +32,10 @@ compose-check-tool:
 	    apt-get install -y -qq docker-compose >/dev/null; } || \
 	  echo "could not install docker-compose: its compose check will be skipped"; }
 
+# ruff everywhere; mypy --strict on the engine (files and options in pyproject's [tool.mypy]).
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The whole test suite (README: `make test`).
 test: setup chromium compose-check-tool lint

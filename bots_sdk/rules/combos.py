@@ -10,25 +10,38 @@ the hot paths (legal-move generation, validation) free of object construction; t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, Final
 
 from bots_sdk.cards import DECK, Card, cards_of_mask, parse_cards
 
 from .options import Options, resolve_options
 
-SINGLE, PAIR, TRIPLE, STRAIGHT, PAIR_SEQUENCE, FOUR_OF_A_KIND = range(6)
-KIND_NAMES = ("single", "pair", "triple", "straight", "pair_sequence", "four_of_a_kind")
-KIND_CODES = {name: i for i, name in enumerate(KIND_NAMES)}
+SINGLE: Final = 0
+PAIR: Final = 1
+TRIPLE: Final = 2
+STRAIGHT: Final = 3
+PAIR_SEQUENCE: Final = 4
+FOUR_OF_A_KIND: Final = 5
+KIND_NAMES: Final = ("single", "pair", "triple", "straight", "pair_sequence", "four_of_a_kind")
+KIND_CODES: Final = {name: i for i, name in enumerate(KIND_NAMES)}
 
 # Chop categories, numbered as options.CHOP_CATEGORIES (index + 1); 0 = not choppable.
-CAT_2, CAT_22, CAT_PS3, CAT_QUAD, CAT_PS4 = 1, 2, 3, 4, 5
+CAT_2: Final = 1
+CAT_22: Final = 2
+CAT_PS3: Final = 3
+CAT_QUAD: Final = 4
+CAT_PS4: Final = 5
 
-NOT_BEAT, NORMAL_BEAT, CHOP = 0, 1, 2
+NOT_BEAT: Final = 0
+NORMAL_BEAT: Final = 1
+CHOP: Final = 2
 
-RED_MASK = sum(1 << i for i in range(52) if i & 3 >= 2)
-TWOS_MASK = 0xF << 48
-RANK_MASKS = tuple(0xF << (4 * r) for r in range(13))
+RED_MASK: Final = sum(1 << i for i in range(52) if i & 3 >= 2)
+TWOS_MASK: Final = 0xF << 48
+RANK_MASKS: Final = tuple(0xF << (4 * r) for r in range(13))
 
-Combo = tuple  # (kind, size, key, mask)
+#: (kind, size, key, mask): kind code, cards it counts as, index of its key card, card set.
+Combo = tuple[int, int, int, int]
 
 
 def category(combo: Combo) -> int:
@@ -111,9 +124,11 @@ def beat_kind(table: Combo, play: Combo, opts: Options) -> int:
 
 def same_likeness(a: Combo, b: Combo) -> bool:
     """North's like-beats-like: same suit (singles, straights) or the same colour mix."""
-    if a[0] in (SINGLE, STRAIGHT):
+    if a[0] == SINGLE or a[0] == STRAIGHT:
         return (a[2] & 3) == (b[2] & 3)
-    return (a[3] & RED_MASK).bit_count() == (b[3] & RED_MASK).bit_count()
+    ra: int = a[3] & RED_MASK
+    rb: int = b[3] & RED_MASK
+    return ra.bit_count() == rb.bit_count()
 
 
 def chop_value(combo: Combo, opts: Options) -> int:
@@ -180,7 +195,7 @@ def _as_mask(cards: Iterable[Card | str | int] | str | Combination) -> tuple[int
 
 
 def classify(cards: Iterable[Card | str | int] | str, preset: str = "south",
-             options: Options | dict | None = None) -> Combination | None:
+             options: Options | dict[str, Any] | None = None) -> Combination | None:
     """The combination the cards form under a preset, or None (a card named twice: None)."""
     opts = resolve_options(preset, options)
     m, n = _as_mask(cards)
@@ -191,7 +206,7 @@ def classify(cards: Iterable[Card | str | int] | str, preset: str = "south",
 
 
 def beats(play: Iterable[Card | str | int] | str, table: Iterable[Card | str | int] | str,
-          preset: str = "south", options: Options | dict | None = None) -> bool:
+          preset: str = "south", options: Options | dict[str, Any] | None = None) -> bool:
     """True when ``play`` may be played on ``table`` (a normal beat or a chop)."""
     opts = resolve_options(preset, options)
     pm, pn = _as_mask(play)

@@ -31,6 +31,7 @@ from .deal import deal
 from .moves import (
     NIB_PAIRS,
     SUIT_MASKS,
+    Group,
     LegalPlays,
     answer_groups,
     flat_masks,
@@ -81,7 +82,7 @@ class Game:
         preset: str = "south",
         starting: bool = True,
         leader: int | None = None,
-        options: Options | dict | None = None,
+        options: Options | dict[str, Any] | None = None,
         seed: str | None = None,
     ) -> None:
         opts = resolve_options(preset, options)
@@ -193,7 +194,7 @@ class Game:
 
     @classmethod
     def from_seed(cls, seed: str, players: int, preset: str = "south", starting: bool = True,
-                  leader: int | None = None, options: Options | dict | None = None) -> Game:
+                  leader: int | None = None, options: Options | dict[str, Any] | None = None) -> Game:
         """A game dealt by the portable ``tienlen-deal-v1`` algorithm; the seed is recorded."""
         return cls(deal(seed, players), preset=preset, starting=starting, leader=leader,
                    options=options, seed=seed)
@@ -361,15 +362,15 @@ class Game:
             self._legal = legal
         return legal
 
-    def _groups(self, s: int) -> list:
+    def _groups(self, s: int) -> list[Group]:
         hand = self._hands[s]
         offer = self._offer
+        table = self._table
         if offer == STEAL_LEAD:
             above = self._offer_combo[2] if self._offer_combo is not None else -1
             return three_pair_groups(hand, self.options, above)
-        if offer == OUT_OF_TURN_CHOP:
-            return ps4_chop_groups(hand, self._table, self.options)
-        table = self._table
+        if offer == OUT_OF_TURN_CHOP and table is not None:
+            return ps4_chop_groups(hand, table, self.options)
         if table is None:
             groups = lead_groups(hand, self.options)
             if self._first_card_bit:
@@ -380,18 +381,19 @@ class Game:
             groups = self._split_bomb_groups(s, groups)
         return groups
 
-    def _split_bomb_groups(self, s: int, groups: list) -> list:
+    def _split_bomb_groups(self, s: int, groups: list[Group]) -> list[Group]:
         """Huế split bombs: 3S alone is four 3s; two 6s (once) are the four-pair sequence."""
         hand = self._hands[s]
         table = self._table
-        out = []
+        out: list[Group] = []
         for group in groups:
             kind, size, factors, key, count = group
-            if kind == SINGLE and self._emp3[s]:
-                masks = [m for m in flat_masks(group) if m != 1]
+            flat = flat_masks(group)
+            if kind == SINGLE and self._emp3[s] and flat is not None:
+                masks = [m for m in flat if m != 1]
                 factors, count = [masks], len(masks)
-            elif kind == PAIR and self._emp6[s]:
-                masks = [m for m in flat_masks(group) if m & SIXES_MASK != m]
+            elif kind == PAIR and self._emp6[s] and flat is not None:
+                masks = [m for m in flat if m & SIXES_MASK != m]
                 factors, count = [masks], len(masks)
             if count:
                 out.append((kind, size, factors, key, count))
@@ -430,42 +432,47 @@ class Game:
             if 0 <= seat < self.players and self._locked >> seat & 1 and self._offer is None:
                 raise IllegalMove("locked_out", "you passed this round")
             raise IllegalMove("not_your_turn", f"it is seat {s}'s turn, not seat {seat}'s")
-        return s  # type: ignore[return-value]
+        return s
 
-    def play(self, cards: Iterable[Card | str | int] | str, seat: int | None = None) -> None:
+    def play(self, cards: Iterable[Card | str | int] | str | Combination,
+             seat: int | None = None) -> None:
         """Play cards for the seat to move; an illegal play raises IllegalMove, changes nothing.
 
         ``seat`` (optional) names who is playing, so a move from the wrong seat is refused
         instead of being applied to the seat whose turn it is.
         """
         s = self._to_move if seat is None and not self._over else self._check_turn(seat)
+        source = cards.cards if isinstance(cards, Combination) else cards
         m = 0
-        n = 0
-        try:
-            for c in cards:  # type: ignore[union-attr]
-                m |= c.bit  # type: ignore[union-attr]
+        n = -1
+        if isinstance(source, list):  # the usual case: a list of Card (e.g. a legal play)
+            n = 0
+            for c in source:
+                if not isinstance(c, Card):
+                    n = -1
+                    break
+                m |= c.bit
                 n += 1
-        except (AttributeError, TypeError):
-            if isinstance(cards, Combination):
-                cards = cards.cards
+        if n < 0:
             try:
-                parsed = parse_cards(cards)
+                parsed = parse_cards(source)
             except ValueError as exc:
                 raise IllegalMove("unknown_card", str(exc)) from None
             except TypeError:
                 raise IllegalMove("invalid_combination",
-                                  f"a play is a list of cards, got {cards!r}") from None
+                                  f"a play is a list of cards, got {source!r}") from None
             m = 0
             for c in parsed:
                 m |= c.bit
             n = len(parsed)
+            source = parsed
         legal = self._legal
         combo = legal.issued.get(m) if legal is not None else None
         if combo is None or n != m.bit_count():
-            combo = self._validate(s, m, n, cards)
+            combo = self._validate(s, m, n, source)
         self._apply_play(s, combo)
 
-    def _validate(self, s: int, m: int, n: int, cards: Any) -> Combo:
+    def _validate(self, s: int, m: int, n: int, cards: Iterable[Card | str | int] | str) -> Combo:
         opts = self.options
         if n == 0:
             raise IllegalMove("invalid_combination", "a play needs at least one card")
@@ -495,6 +502,7 @@ class Game:
             return combo
         if self._offer == OUT_OF_TURN_CHOP:
             table = self._table
+            assert table is not None  # an out-of-turn chop answers a play on the table
             if category(combo) != 5 or beat_kind(table, combo, opts) != CHOP:
                 raise IllegalMove("not_offered",
                                   f"{_text(m)} is not offered: only a pair sequence of 4+ "

@@ -18,6 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import product
+from typing import Final, SupportsIndex, overload
 
 from bots_sdk.cards import Card, cards_of_mask
 
@@ -45,40 +46,40 @@ def _submasks(nib: int, k: int) -> list[int]:
 
 # Per 4-bit suit set of one rank: its single cards, pairs and triples, ascending. For
 # same-rank sets, ascending value is ascending key (highest bit).
-NIB_SINGLES = tuple(_submasks(n, 1) for n in range(16))
-NIB_PAIRS = tuple(_submasks(n, 2) for n in range(16))
-NIB_TRIPLES = tuple(_submasks(n, 3) for n in range(16))
-HAS1 = tuple(n != 0 for n in range(16))
-HAS2 = tuple(n.bit_count() >= 2 for n in range(16))
+NIB_SINGLES: Final = tuple(_submasks(n, 1) for n in range(16))
+NIB_PAIRS: Final = tuple(_submasks(n, 2) for n in range(16))
+NIB_TRIPLES: Final = tuple(_submasks(n, 3) for n in range(16))
+HAS1: Final = tuple(n != 0 for n in range(16))
+HAS2: Final = tuple(n.bit_count() >= 2 for n in range(16))
 # North's suited straights: per suit, the one choice a rank offers (or none).
-NIB_SUIT = tuple(tuple([1 << s] if n >> s & 1 else [] for n in range(16)) for s in range(4))
-HAS_SUIT = tuple(tuple(bool(n >> s & 1) for n in range(16)) for s in range(4))
-SHIFTS = tuple(4 * r for r in range(13))
-POP = tuple(n.bit_count() for n in range(16))
-NPAIRS = tuple(len(NIB_PAIRS[n]) for n in range(16))
+NIB_SUIT: Final = tuple(tuple([1 << s] if n >> s & 1 else [] for n in range(16)) for s in range(4))
+HAS_SUIT: Final = tuple(tuple(bool(n >> s & 1) for n in range(16)) for s in range(4))
+SHIFTS: Final = tuple(4 * r for r in range(13))
+POP: Final = tuple(n.bit_count() for n in range(16))
+NPAIRS: Final = tuple(len(NIB_PAIRS[n]) for n in range(16))
 # The same, already shifted to each rank: PAIRS_AT[rank][nibble] -> list of card sets.
-PAIRS_AT = tuple(tuple([p << (4 * r) for p in NIB_PAIRS[n]] for n in range(16))
+PAIRS_AT: Final = tuple(tuple([p << (4 * r) for p in NIB_PAIRS[n]] for n in range(16))
                  for r in range(13))
-TRIPLES_AT = tuple(tuple([p << (4 * r) for p in NIB_TRIPLES[n]] for n in range(16))
+TRIPLES_AT: Final = tuple(tuple([p << (4 * r) for p in NIB_TRIPLES[n]] for n in range(16))
                    for r in range(13))
-SUIT_MASKS = tuple(sum(1 << (4 * r + s) for r in range(13)) for s in range(4))
-NTRIPLES = tuple(len(NIB_TRIPLES[n]) for n in range(16))
+SUIT_MASKS: Final = tuple(sum(1 << (4 * r + s) for r in range(13)) for s in range(4))
+NTRIPLES: Final = tuple(len(NIB_TRIPLES[n]) for n in range(16))
 # bytes.translate tables: a hand's 13 rank nibbles as bytes, and per-nibble counts.
-_LOWNIB = bytes(b & 15 for b in range(256))
-_HIGHNIB = bytes(b >> 4 for b in range(256))
-_NPAIRS_T = bytes(NPAIRS) + bytes(240)
-_NTRIPLES_T = bytes(NTRIPLES) + bytes(240)
+_LOWNIB: Final = bytes(b & 15 for b in range(256))
+_HIGHNIB: Final = bytes(b >> 4 for b in range(256))
+_NPAIRS_T: Final = bytes(NPAIRS) + bytes(240)
+_NTRIPLES_T: Final = bytes(NTRIPLES) + bytes(240)
 # Runs of 3+ ranks (C-speed regex over the nibble bytes of ranks 3..A).
-_RUN1 = re.compile(rb"[\x01-\x0f]{3,}")
-_RUN2 = re.compile(bytes("[" + "".join(f"\\x{n:02x}" for n in range(16) if HAS2[n]) + "]{3,}",
+_RUN1: Final = re.compile(rb"[\x01-\x0f]{3,}")
+_RUN2: Final = re.compile(bytes("[" + "".join(f"\\x{n:02x}" for n in range(16) if HAS2[n]) + "]{3,}",
                          "ascii"))
-_RUN_SUIT = tuple(
+_RUN_SUIT: Final = tuple(
     re.compile(bytes("[" + "".join(f"\\x{n:02x}" for n in range(16) if n >> s & 1) + "]{3,}",
                      "ascii"))
     for s in range(4)
 )
-SETS_AT = {2: PAIRS_AT, 3: TRIPLES_AT}
-SET_COUNTS = {2: NPAIRS, 3: NTRIPLES}
+SETS_AT: Final = {2: PAIRS_AT, 3: TRIPLES_AT}
+SET_COUNTS: Final = {2: NPAIRS, 3: NTRIPLES}
 
 
 def rank_nibbles(hand: int) -> bytes:
@@ -90,18 +91,24 @@ def rank_nibbles(hand: int) -> bytes:
     return bytes(b[:13])
 
 # A group: (kind, size, factors, key, count) — the plays are every choice of one mask from
-# each factor list, OR-ed; key -1 means "the highest card of the play". Two lazy forms:
-# factors as an int is a set of single cards (play i = its i-th card), and factors as a
-# tuple is a run family (``_family``).
-Group = tuple
+# each factor list, OR-ed; key -1 means "the highest card of the play". Three lazy forms:
+# factors as an int is a set of single cards (play i = its i-th card), as bytes the rank
+# nibbles of a hand (its pairs or triples, rank by rank), and as a tuple a run family
+# (``_family``: per, first rank, nibbles, choices per nibble, minimum length).
+Choices = tuple[list[int], ...]
+FamilySpec = tuple[int, int, bytes, Choices, int]
+Factors = int | bytes | FamilySpec | list[list[int]]
+Group = tuple[int, int, Factors, int, int]
 
 
 def nibbles(hand: int) -> list[int]:
+    """The 13 rank nibbles (suit sets) of a hand, 3s first."""
     return [(hand >> s) & 15 for s in SHIFTS]
 
 
 def bits(m: int) -> list[int]:
-    out = []
+    """The single-card sets of a card set, ascending."""
+    out: list[int] = []
     while m:
         low = m & -m
         out.append(low)
@@ -109,35 +116,39 @@ def bits(m: int) -> list[int]:
     return out
 
 
-class LegalPlays(Sequence):
+class LegalPlays:
     """A lazy, indexable sequence of plays (each a list of Card), equal to a list of lists.
 
     Items handed out are remembered by card set (``issued``), so ``Game.play`` can accept
     them without re-validating; the game drops this object whenever its state changes.
+    A registered ``collections.abc.Sequence`` (not a subclass, so mypyc can compile it).
     """
 
     __slots__ = ("_groups", "_cum", "_n", "issued")
 
+    _groups: list[Group]
+    _cum: list[int]
+    _n: int
+    issued: dict[int, Combo]
+
     @classmethod
     def single_group(cls, group: Group) -> LegalPlays:
         """The plays of one group (the common case), without the general set-up loop."""
-        self = cls.__new__(cls)
-        self._groups = [group]
-        self._cum = [group[4]]
-        self._n = group[4]
-        self.issued = {}
-        return self
+        return cls([group], group[4])
 
-    def __init__(self, groups: list[Group]) -> None:
-        cum = []
-        total = 0
-        for g in groups:
-            total += g[4]
-            cum.append(total)
+    def __init__(self, groups: list[Group], total: int = -1) -> None:
+        if total >= 0:
+            cum = [total]
+        else:
+            cum = []
+            total = 0
+            for g in groups:
+                total += g[4]
+                cum.append(total)
         self._groups = groups
         self._cum = cum
         self._n = total
-        self.issued: dict[int, Combo] = {}
+        self.issued = {}
 
     def __len__(self) -> int:
         return self._n
@@ -148,17 +159,19 @@ class LegalPlays(Sequence):
         gi = bisect_right(cum, i) if len(cum) > 1 else 0
         kind, size, factors, key, _count = self._groups[gi]
         rem = i - cum[gi - 1] if gi else i
-        if type(factors) is int:  # singles: the rem-th card of a card set
+        mask = 0
+        if isinstance(factors, int):  # singles: the rem-th card of a card set
             m = factors
             for _ in range(rem):
                 m &= m - 1
             mask = m & -m
-        elif type(factors) is tuple:
+        elif isinstance(factors, tuple):
             mask, size = decode_family(factors, rem)
-        elif type(factors) is bytes:  # pairs or triples of a hand's rank nibbles
+        elif isinstance(factors, bytes):  # pairs or triples of a hand's rank nibbles
             counts = SET_COUNTS[size]
             at = SETS_AT[size]
-            for r, nib in enumerate(factors):
+            for r in range(len(factors)):
+                nib = factors[r]
                 c = counts[nib]
                 if rem < c:
                     mask = at[r][nib][rem]
@@ -167,7 +180,6 @@ class LegalPlays(Sequence):
         elif len(factors) == 1:
             mask = factors[0][rem]
         else:
-            mask = 0
             for f in factors:
                 rem, j = divmod(rem, len(f))
                 mask |= f[j]
@@ -184,13 +196,13 @@ class LegalPlays(Sequence):
         issued = self.issued
         for kind, size, factors, key, _count in self._groups:
             start = len(out)
-            if type(factors) is int:  # singles of a card set, ascending
+            if isinstance(factors, int):  # singles of a card set, ascending
                 m = factors
                 while m:
                     low = m & -m
                     out.append(low)
                     m ^= low
-            elif type(factors) is tuple:  # a run family: by start, then length
+            elif isinstance(factors, tuple):  # a run family: by start, then length
                 per, first, nibs, choices, min_len = factors
                 n = len(nibs)
                 for a in range(n - min_len + 1):
@@ -199,15 +211,15 @@ class LegalPlays(Sequence):
                         fac = [[o << SHIFTS[first + q] for o in choices[nibs[q]]]
                                for q in range(b - 1, a - 1, -1)]
                         run = [sum(t) for t in product(*fac)]
-                        size = (b - a) * per
+                        run_size = (b - a) * per
                         out.extend(run)
                         for mask in run:
-                            issued[mask] = (kind, size, mask.bit_length() - 1, mask)
+                            issued[mask] = (kind, run_size, mask.bit_length() - 1, mask)
                 continue
-            elif type(factors) is bytes:  # pairs or triples, rank by rank
+            elif isinstance(factors, bytes):  # pairs or triples, rank by rank
                 at = SETS_AT[size]
-                for r, nib in enumerate(factors):
-                    out.extend(at[r][nib])
+                for r in range(len(factors)):
+                    out.extend(at[r][factors[r]])
             elif len(factors) == 1:
                 out.extend(factors[0])
             else:  # a product group: the first factor varies fastest
@@ -221,25 +233,50 @@ class LegalPlays(Sequence):
                     issued[mask] = (kind, size, mask.bit_length() - 1, mask)
         return out
 
-    def __getitem__(self, i):  # type: ignore[override]
-        if type(i) is int and 0 <= i < self._n:
-            return cards_of_mask(self.mask_at(i))
+    @overload
+    def __getitem__(self, i: SupportsIndex) -> list[Card]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[list[Card]]: ...
+
+    def __getitem__(self, i: SupportsIndex | slice) -> list[Card] | list[list[Card]]:
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._n))]
-        if i < 0:
-            i += self._n
-        if not 0 <= i < self._n:
+            return [cards_of_mask(self.mask_at(j)) for j in range(*i.indices(self._n))]
+        k = i.__index__()
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
             raise IndexError("legal play index out of range")
-        return cards_of_mask(self.mask_at(i))
+        return cards_of_mask(self.mask_at(k))
 
     def __iter__(self) -> Iterator[list[Card]]:
         for i in range(self._n):
             yield cards_of_mask(self.mask_at(i))
 
+    def __reversed__(self) -> Iterator[list[Card]]:
+        for i in range(self._n - 1, -1, -1):
+            yield cards_of_mask(self.mask_at(i))
+
+    def __contains__(self, play: object) -> bool:
+        return any(p == play for p in self)
+
+    def index(self, play: object, start: int = 0, stop: int | None = None) -> int:
+        """The index of ``play`` (a list of cards, in ascending order); ValueError if absent."""
+        for i in range(start, self._n if stop is None else min(stop, self._n)):
+            if cards_of_mask(self.mask_at(i)) == play:
+                return i
+        raise ValueError(f"{play!r} is not a legal play")
+
+    def count(self, play: object) -> int:
+        return sum(1 for p in self if p == play)
+
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence) and not isinstance(other, str):
+        if isinstance(other, LegalPlays | Sequence) and not isinstance(other, str):
             return len(other) == self._n and list(self) == [list(x) for x in other]
         return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -252,20 +289,24 @@ class LegalPlays(Sequence):
             yield self.issued[self.mask_at(i)]
 
 
+Sequence.register(LegalPlays)
+
+
 # ---------------------------------------------------------------- group builders
 
 def _flat(kind: int, size: int, masks: list[int]) -> list[Group]:
     return [(kind, size, [masks], -1, len(masks))] if masks else []
 
 
-def _sets(rs: list[int], table: tuple, first_rank: int = 0) -> list[int]:
+def _sets(rs: list[int], table: tuple[tuple[list[int], ...], ...],
+          first_rank: int = 0) -> list[int]:
     """Same-rank sets (pairs or triples: ``PAIRS_AT``/``TRIPLES_AT``) from ``first_rank`` up,
     ascending."""
     return [m for r in range(first_rank, 13) for m in table[r][rs[r]]]
 
 
-def run_groups(rs: list[int], kind: int, has: tuple, choices: tuple, lengths: range,
-               key: int = -1) -> list[Group]:
+def run_groups(rs: list[int], kind: int, has: tuple[bool, ...], choices: Choices,
+               lengths: range, key: int = -1) -> list[Group]:
     """Straights (per=1) or pair sequences: every run of ``lengths`` ranks, top card > key."""
     per = 1 if kind == STRAIGHT else 2
     key_rank = key >> 2 if key >= 0 else -1
@@ -303,7 +344,7 @@ def run_groups(rs: list[int], kind: int, has: tuple, choices: tuple, lengths: ra
     return groups
 
 
-def decode_family(spec: tuple, rem: int) -> tuple[int, int]:
+def decode_family(spec: FamilySpec, rem: int) -> tuple[int, int]:
     """(mask, size) of play ``rem`` of a lazy run family (intervals by start, then length)."""
     per, start, nibs, choices, min_len = spec
     n = len(nibs)
@@ -326,9 +367,11 @@ def decode_family(spec: tuple, rem: int) -> tuple[int, int]:
 def expand_family(group: Group) -> list[Group]:
     """A lazy run family as explicit product groups (for filtering)."""
     kind, _size, spec, key, _count = group
+    if not isinstance(spec, tuple):
+        return [group]
     per, start, nibs, choices, min_len = spec
     f = [[o << SHIFTS[start + q] for o in choices[x]] for q, x in enumerate(nibs)]
-    out = []
+    out: list[Group] = []
     for a in range(len(nibs) - min_len + 1):
         for b in range(a + min_len, len(nibs) + 1):
             fac = f[a:b]
@@ -356,7 +399,7 @@ def pair_sequence_groups(rs: list[int], opts: Options, lengths: range,
     return run_groups(rs, PAIR_SEQUENCE, HAS2, NIB_PAIRS, lengths, key)
 
 
-def _family(nb: bytes, start: int, end: int, kind: int, choices: tuple) -> Group:
+def _family(nb: bytes, start: int, end: int, kind: int, choices: Choices) -> Group:
     """Every straight (or pair sequence) within ranks start..end-1, as one lazy group.
 
     Only the count is computed here, in O(run length): the number of intervals of at least
@@ -472,10 +515,10 @@ def chop_groups(hand: int, table: Combo, opts: Options, only_ps4: bool = False) 
     return groups
 
 
-_LOW = sum(1 << (4 * r) for r in range(13))  # bit 0 of every rank's nibble
-_LOW3 = _LOW * 7
-_LOW2 = _LOW * 3
-_NOT_TWOS = (1 << 48) - 1
+_LOW: Final = sum(1 << (4 * r) for r in range(13))  # bit 0 of every rank's nibble
+_LOW3: Final = _LOW * 7
+_LOW2: Final = _LOW * 3
+_NOT_TWOS: Final = (1 << 48) - 1
 
 
 def may_hold_four_pairs(hand: int) -> bool:
@@ -527,10 +570,10 @@ def three_pair_groups(hand: int, opts: Options, above: int = -1) -> list[Group]:
 def restrict_to_card(groups: list[Group], bit: int) -> list[Group]:
     """Only the plays that contain the card ``bit`` (the starting game's first play)."""
     rank_mask = 15 << ((bit.bit_length() - 1) & ~3)
-    out = []
+    out: list[Group] = []
     expanded: list[Group] = []
     for g in groups:
-        expanded.extend(expand_family(g) if type(g[2]) is tuple else [g])
+        expanded.extend(expand_family(g))
     for g in expanded:
         kind, size, factors, key, _count = g
         flat = flat_masks(g)
@@ -539,7 +582,9 @@ def restrict_to_card(groups: list[Group], bit: int) -> list[Group]:
             if only:
                 out.append((kind, size, [only], key, len(only)))
             continue
-        new_factors = []
+        if not isinstance(factors, list):  # expanded above: every other group is a product
+            raise AssertionError("unexpected group form")
+        new_factors: list[list[int]] = []
         found = False
         count = 1
         for f in factors:

@@ -95,7 +95,11 @@ class Options:
     den_ca_lang: bool = False
     den_ca_lang_points: int = 2
 
-    _derived: dict = field(default_factory=dict, compare=False, repr=False, hash=False)
+    # Derived once in __post_init__ (the engine reads these on every move).
+    _chop_pairs: frozenset[tuple[int, int]] = field(init=False, compare=False, repr=False)
+    _chop_bits: int = field(init=False, compare=False, repr=False)
+    _ootc: frozenset[int] = field(init=False, compare=False, repr=False)
+    _hash: int = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("chops", "out_of_turn_chop_targets", "starting_instant_wins",
@@ -130,24 +134,32 @@ class Options:
                 raise ValueError(f"option {f.name} must be an integer, got {value!r}")
             if f.type in ("bool", bool) and type(value) is not bool:
                 raise ValueError(f"option {f.name} must be true or false, got {value!r}")
-        self._derived["chop_pairs"] = frozenset(pairs)
+        object.__setattr__(self, "_chop_pairs", frozenset(pairs))
+        object.__setattr__(self, "_chop_bits", sum(1 << (8 * t + b) for t, b in pairs))
         targets = CHOP_CATEGORIES if self.free_four_pair_chop else self.out_of_turn_chop_targets
-        self._derived["ootc"] = frozenset(CHOP_CATEGORIES.index(t) + 1 for t in targets)
-        self._derived["hash"] = hash(tuple(
+        object.__setattr__(self, "_ootc",
+                           frozenset(CHOP_CATEGORIES.index(t) + 1 for t in targets))
+        object.__setattr__(self, "_hash", hash(tuple(
             getattr(self, f.name) for f in dataclasses.fields(self) if not f.name.startswith("_")
-        ))
+        )))
 
     def __hash__(self) -> int:  # computed once: options key the engine's caches
-        return self._derived["hash"]
+        return self._hash
 
     @property
     def chop_pairs(self) -> frozenset[tuple[int, int]]:
         """The chop table as (target category, bomb category) integer pairs."""
-        return self._derived["chop_pairs"]
+        return self._chop_pairs
+
+    @property
+    def chop_bits(self) -> int:
+        """The chop table as a bit set: bit ``8 * target + bomb`` for each pair of
+        ``chop_pairs`` (one shift and mask per lookup in the move generator)."""
+        return self._chop_bits
 
     @property
     def out_of_turn_categories(self) -> frozenset[int]:
-        return self._derived["ootc"]
+        return self._ootc
 
     def to_dict(self) -> dict[str, Any]:
         """Every option value, JSON-ready (lists for tuples)."""
@@ -215,7 +227,7 @@ PRESETS: dict[str, Options] = {
 }
 
 
-def resolve_options(preset: str, options: Options | dict | None) -> Options:
+def resolve_options(preset: str, options: Options | dict[str, Any] | None) -> Options:
     """The options of a preset with overrides applied; unknown preset raises ValueError."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")

@@ -10,7 +10,7 @@ from .options import Options, resolve_options
 
 class Table:
     def __init__(self, players: int, preset: str = "south",
-                 options: Options | dict | None = None) -> None:
+                 options: Options | dict[str, Any] | None = None) -> None:
         if type(players) is not int or not 2 <= players <= 4:
             raise ValueError(f"a table seats 2 to 4 players, got {players!r}")
         self.players = players
@@ -29,13 +29,14 @@ class Table:
             raise ValueError("the current game is not over")
         if (hands is None) == (seed is None):
             raise ValueError("give exactly one of hands or seed")
-        kwargs = dict(preset=self.preset, starting=self.next_starting,
-                      leader=None if self.next_starting else self.next_leader,
-                      options=self.options)
+        starting = self.next_starting
+        leader = None if starting else self.next_leader
         if seed is not None:
-            game = Game.from_seed(seed, self.players, **kwargs)
+            game = Game.from_seed(seed, self.players, preset=self.preset, starting=starting,
+                                  leader=leader, options=self.options)
         else:
-            game = Game(hands, **kwargs)
+            game = Game(hands, preset=self.preset, starting=starting, leader=leader,
+                        options=self.options)
         if game.players != self.players:
             raise ValueError(f"table has {self.players} players, hands are for {game.players}")
         self._current = game
