@@ -168,3 +168,113 @@ def exact_designs(n: int, k: int, max_lambda: int = 3) -> list[tuple[str, list[B
         )
     found.sort(key=lambda item: len(item[1]))
     return found
+
+
+# --- resolvable designs: rounds of disjoint tables ---------------------------------------
+
+Round = list[Block]
+
+
+def resolvable_cyclic_design(n: int, k: int) -> list[Round] | None:
+    """Rounds of disjoint tables of k where every pair meets exactly k-1 times.
+
+    1-rotational construction (how whist tournaments are built): one base round is found by
+    a depth-first search and developed cyclically, one round per shift. For n ≡ 0 (mod k)
+    the group is Z_{n-1} and the point at infinity (n-1) plays every round; for n ≡ 1
+    (mod k) the group is Z_n and in round r entrant r sits out. The base round's blocks
+    partition the points, so every developed round does too: a round is a deal group of
+    field duplicates, every entrant at most once.
+    """
+    if k < 2 or n <= k:
+        return None
+    lam = k - 1
+    if n % k == 0:
+        m, infinite = n - 1, True
+        points = list(range(m))
+    elif n % k == 1:
+        m, infinite = n, False
+        points = list(range(1, m))  # 0 sits out the base round
+    else:
+        return None
+    counts = [0] * m
+    used = [False] * m
+    if not infinite:
+        used[0] = True
+    sizes = ([k - 1] if infinite else []) + [k] * ((len(points) - (k - 1 if infinite else 0)) // k)
+    chosen: list[list[int]] = []
+    nodes = 0
+
+    def add(block: list[int], x: int, sign: int) -> bool:
+        ok = True
+        for b in block:
+            for d in ((x - b) % m, (b - x) % m):
+                counts[d] += sign
+                ok = ok and counts[d] <= lam
+        return ok
+
+    def extend(block: list[int], size: int) -> bool:
+        nonlocal nodes
+        nodes += 1
+        if nodes > SEARCH_NODE_BUDGET:
+            return False
+        if len(block) == size:
+            chosen.append(block[:])
+            if place(len(chosen)):
+                return True
+            chosen.pop()
+            return False
+        for x in range(block[-1] + 1, m):
+            if used[x]:
+                continue
+            ok = add(block, x, 1)
+            used[x] = True
+            if ok and extend([*block, x], size):
+                return True
+            used[x] = False
+            add(block, x, -1)
+        return False
+
+    def place(i: int) -> bool:
+        if i == len(sizes):
+            return all(c == lam for c in counts[1:])
+        first = next(x for x in range(m) if not used[x])  # canonical: smallest free point
+        used[first] = True
+        if extend([first], sizes[i]):
+            return True
+        used[first] = False
+        return False
+
+    if not place(0):
+        return None
+    rounds = []
+    for shift in range(m):
+        tables = []
+        for j, block in enumerate(chosen):
+            table = [(b + shift) % m for b in block]
+            if infinite and j == 0:
+                table.append(n - 1)
+            tables.append(tuple(sorted(table)))
+        rounds.append(tables)
+    return rounds
+
+
+def affine_plane_rounds(q: int) -> list[Round] | None:
+    """AG(2, q) split into its parallel classes (q + 1 rounds of q disjoint lines)."""
+    lines = affine_plane(q)
+    if lines is None:
+        return None
+    # affine_plane lists q lines per slope, then the q vertical lines: each run of q lines
+    # is one parallel class.
+    return [lines[i : i + q] for i in range(0, len(lines), q)]
+
+
+@lru_cache(maxsize=256)
+def resolvable_designs(n: int, k: int) -> list[tuple[str, list[Round]]]:
+    """Every exact resolvable design found for (n, k), fewest tables first."""
+    found: list[tuple[str, list[Round]]] = []
+    if n == k * k and (rounds := affine_plane_rounds(k)) is not None:
+        found.append((f"affine plane AG(2,{k}) in {k + 1} rounds, every pair once", rounds))
+    if k >= 3 and (rounds := resolvable_cyclic_design(n, k)) is not None:
+        found.append((f"resolvable cyclic design in {len(rounds)} rounds, every pair {k - 1}x", rounds))
+    found.sort(key=lambda item: sum(len(r) for r in item[1]))
+    return found

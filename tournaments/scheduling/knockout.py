@@ -33,17 +33,68 @@ class SeatResult:
         return (self.forfeited, -self.points, -self.firsts, average, self.seed_rank)
 
 
-def knockout_tables(seeded: Sequence[T], seats: int) -> list[list[T]]:
-    """Split entrants (best seed first) into serpentine-seeded tables of at most `seats`."""
+def knockout_tables(
+    seeded: Sequence[T], seats: int, owners: Sequence[int | None] | None = None, *, strict: bool = True
+) -> list[list[T]]:
+    """Split entrants (best seed first) into serpentine-seeded tables of at most `seats`.
+
+    With `owners` (one per entrant, None for house bots and exempt tournaments: see
+    tournaments.scheduling.owners), entrants of one owner are then moved apart: each
+    conflict is solved by swapping with the entrant of the nearest seed at another table
+    that leaves both tables conflict-free, so the seeding changes as little as possible.
+    A round of one table (a final) cannot separate anyone. When no swap helps, `strict`
+    raises ValueError; otherwise the remaining conflicts stay (later rounds: the entrants
+    earned their places).
+    """
     n = len(seeded)
     if n < 2:
         raise ValueError("a knockout needs at least 2 entrants")
+    if owners is not None and len(owners) != n:
+        raise ValueError(f"owners: expected one owner per entrant ({n}), got {len(owners)}")
     count = ceil(n / seats)
-    tables: list[list[T]] = [[] for _ in range(count)]
-    for i, entrant in enumerate(seeded):
+    slots: list[list[int]] = [[] for _ in range(count)]
+    for i in range(n):
         lap, pos = divmod(i, count)
-        tables[pos if lap % 2 == 0 else count - 1 - pos].append(entrant)
-    return tables
+        slots[pos if lap % 2 == 0 else count - 1 - pos].append(i)
+    if owners is not None and count > 1:
+        _separate_owners(slots, owners, strict)
+    return [[seeded[i] for i in table] for table in slots]
+
+
+def _separate_owners(tables: list[list[int]], owners: Sequence[int | None], strict: bool) -> None:
+    def clash(table: list[int], skip: int | None = None, extra: int | None = None) -> bool:
+        seen = [owners[i] for i in table if i != skip]
+        if extra is not None:
+            seen.append(owners[extra])
+        mine = [o for o in seen if o is not None]
+        return len(mine) != len(set(mine))
+
+    unsolved: set[int] = set()
+    for _ in range(len(owners)):
+        conflict = next(
+            ((t, i) for t, table in enumerate(tables) for i in table
+             if owners[i] is not None and sum(owners[j] == owners[i] for j in table) > 1
+             and i != min(j for j in table if owners[j] == owners[i]) and i not in unsolved),
+            None,
+        )
+        if conflict is None:
+            return
+        t, i = conflict
+        candidates = sorted(
+            ((abs(j - i), u, j) for u, other in enumerate(tables) if u != t for j in other),
+        )
+        for _, u, j in candidates:
+            if not clash(tables[t], skip=i, extra=j) and not clash(tables[u], skip=j, extra=i):
+                tables[t][tables[t].index(i)] = j
+                tables[u][tables[u].index(j)] = i
+                break
+        else:
+            if strict:
+                raise ValueError(
+                    "owner rule: the knockout cannot seat every owner's entrants at different "
+                    "tables; add entrants of other owners or allow same-owner tables"
+                )
+            unsolved.add(i)
 
 
 def knockout_advance_count(table_size: int, advance: int) -> int:

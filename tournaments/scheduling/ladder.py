@@ -3,7 +3,10 @@
 An anchor is drawn among the bots that have waited longest (fewest recent tables, then at
 random); the table is filled with the bots whose noisy rating is closest to the anchor's.
 The noise (a normal draw, 100 Elo by default) keeps the same groups from meeting forever.
-Bots of one owner never share a table unless the ladder allows it.
+Bots of one owner never share a table unless the ladder allows it; house bots (run by the
+platform) are exempt. A ladder whose other bots all have one owner is exempt too (nobody to
+collude against): its caller decides that over all its entrants, not only the free ones
+(tournaments.scheduling.owners.owner_rule_applies), and passes `allow_same_owner`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ class Candidate:
     owner_id: int
     rating: float
     recent_tables: int = 0
+    house: bool = False  # a house bot: exempt from the owner rule
 
 
 def ladder_pick_tables(
@@ -48,7 +52,7 @@ def ladder_pick_tables(
         for c in others:
             if len(table) == seats:
                 break
-            if allow_same_owner or all(c.owner_id != t.owner_id for t in table):
+            if allow_same_owner or c.house or all(t.house or c.owner_id != t.owner_id for t in table):
                 table.append(c)
         if len(table) < seats:
             free.remove(anchor)  # no compatible opponents for this anchor now

@@ -1,199 +1,301 @@
-"""Round-robin schedules: who sits at which table, in which starting seat.
+"""Round-robin schedules: who sits at which table, in which seat, playing which deals.
 
-Exact designs (every pair meets exactly λ times) are used when one is known; otherwise a
-seeded local search finds tables where every entrant plays equally often and pair counts
-differ by at most one. Starting seats are then assigned table by table so each entrant's
-seat counts stay within one of each other; with duplicate sets the referee also rotates
-every deal through every seat, which makes seats exactly equal over the games.
+A schedule is a deterministic function of its inputs (entrant count, seats, cycles,
+format, owners): no seed. Exact designs (every pair meets exactly λ times) are used when
+one is known; otherwise a deterministic local search finds tables where every entrant
+plays equally often and pair counts differ by at most one, with the fewest tables that
+allow it (so 10 entrants at tables of 4 always get 10 tables, 11 always get 11).
+
+Tables are grouped in rounds of disjoint tables. With field duplicates (`field=True`) a
+round is a deal group: its tables play the same deals seat for seat, each entrant at
+most once, so nobody is ever dealt a deal it has seen (docs/organiser-guide.md); the
+design is then chosen resolvable (a known resolvable design, or the search keeps every
+round's tables disjoint). Otherwise every table is its own deal group.
+
+The owner rule (tournaments.scheduling.owners): entrants of one owner never share a table
+(the search treats their pairs as forbidden and balances the allowed pairs) nor a deal
+group (a round with two of them at different tables is split into several groups).
+
+Seats: each table's cyclic order balances who sits directly after whom
+(tournaments.scheduling.seating), then each table is turned so starting seats are
+balanced and field counterparts vary.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 from dataclasses import dataclass
 from math import comb, gcd
 
-from tournaments.scheduling.designs import Block, exact_designs, pair_counts
+from tournaments.scheduling.designs import Block, exact_designs, resolvable_designs
+from tournaments.scheduling.owners import (
+    check_owner_capacity,
+    forbidden_pairs,
+    owner_classes,
+    split_deal_groups,
+)
+from tournaments.scheduling.seating import arrange_seats
+
+Round = list[Block]
+SEARCH_ITERATIONS = 400_000
+
+
+@dataclass(frozen=True)
+class PlannedTable:
+    round: int  # 1-based
+    seats: tuple[int, ...]  # entrant indices in starting-seat order
+    deal_group: int  # 1-based; tables with the same group play the same deals
 
 
 @dataclass(frozen=True)
 class RoundRobinSchedule:
     design: str
-    tables: list[tuple[int, ...]]  # entrant indices in starting-seat order
+    tables: list[PlannedTable]
+
+    @property
+    def seatings(self) -> list[tuple[int, ...]]:
+        return [t.seats for t in self.tables]
 
 
-def circle_pairs(n: int) -> list[Block]:
-    """Berger/circle method: every pair once, in n-1 (or n) rounds."""
+def circle_rounds(n: int) -> list[Round]:
+    """Berger/circle method: every pair once, in n-1 (or n) rounds of disjoint pairs."""
     players: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
     m = len(players)
-    tables = []
+    rounds = []
     for _ in range(m - 1):
+        tables = []
         for i in range(m // 2):
             a, b = players[i], players[m - 1 - i]
             if a is not None and b is not None:
-                tables.append((a, b))
+                tables.append(tuple(sorted((a, b))))
+        rounds.append(tables)
         players = [players[0], players[-1], *players[1:-1]]
+    return rounds
+
+
+def circle_pairs(n: int) -> list[Block]:
+    return [t for r in circle_rounds(n) for t in r]
+
+
+def pack_rounds(blocks: list[Block]) -> list[Round]:
+    """Group tables into rounds of disjoint tables, first fit in order (for designs that
+    are not resolvable by construction)."""
+    rounds: list[tuple[set[int], Round]] = []
+    for block in blocks:
+        for seen, tables in rounds:
+            if not seen.intersection(block):
+                seen.update(block)
+                tables.append(block)
+                break
+        else:
+            rounds.append((set(block), [block]))
+    return [tables for _, tables in rounds]
+
+
+def table_count(n: int, k: int, pairs_to_cover: int) -> int:
+    """Fewest tables with every entrant playing equally often that can cover the pairs."""
+    step = n // gcd(n, k)  # T*k must be a multiple of n
+    tables = step
+    while tables * comb(k, 2) < pairs_to_cover:
+        tables += step
     return tables
 
 
-def balanced_tables(
-    n: int, k: int, rng: random.Random, iterations: int = 300_000, extra_steps: int = 0
-) -> list[Block]:
-    """Tables where every entrant plays r times and pair counts are within one.
+def search_rounds(
+    n: int,
+    k: int,
+    tables_count: int,
+    *,
+    forbidden: set[tuple[int, int]] = frozenset(),  # type: ignore[assignment]
+    resolvable: bool = True,
+    iterations: int = SEARCH_ITERATIONS,
+) -> tuple[list[Round], bool]:
+    """Rounds of tables where everyone plays equally often, forbidden pairs never meet and
+    the allowed pairs' counts are as even as possible; True when they are within one.
 
-    Local search: swap two entrants between tables when that does not increase the sum of
-    squared pair counts (minimal exactly when counts are as equal as possible).
+    Start: seat slots filled 0, 1, ..., n-1, 0, 1, ... table after table, rounds of n // k
+    consecutive tables (so each round's tables are disjoint). Then simulated annealing on
+    swaps of two entrants (keeping every round's tables disjoint when `resolvable`),
+    minimising the sum of squared allowed pair counts plus a heavy cost per forbidden
+    meeting. Seeded by its inputs only: the same inputs give the same design.
     """
-    step = n // gcd(n, k)  # T*k must be a multiple of n: everyone plays equally often
-    tables_count = step
-    while tables_count * k * (k - 1) < n * (n - 1):
-        tables_count += step
-    tables_count += step * extra_steps
-    per_player = tables_count * k // n
+    per_round = max(1, n // k) if resolvable else 1
     tables = [[(i * k + j) % n for j in range(k)] for i in range(tables_count)]
-    if per_player * n != tables_count * k or any(len(set(t)) != k for t in tables):
-        raise ValueError(f"cannot build balanced tables for {n} entrants at tables of {k}")
+    round_of = [i // per_round for i in range(tables_count)]
+    rounds_count = round_of[-1] + 1
+    members = [set() for _ in range(rounds_count)]
+    for i, t in enumerate(tables):
+        members[round_of[i]].update(t)
+    forbid = [[False] * n for _ in range(n)]
+    for a, b in forbidden:
+        forbid[a][b] = forbid[b][a] = True
+    big = 50 * k * k
     counts = [[0] * n for _ in range(n)]
     for t in tables:
-        for x, y in itertools.permutations(t, 2):
-            counts[x][y] += 1
+        for x in t:
+            for y in t:
+                if x != y:
+                    counts[x][y] += 1
 
-    def apply(t: list[int], i: int, new: int) -> None:
-        old = t[i]
-        for other in t:
-            if other != old:
-                counts[old][other] -= 1
-                counts[other][old] -= 1
-                counts[new][other] += 1
-                counts[other][new] += 1
-        t[i] = new
+    def weight(x: int, y: int, c: int) -> int:
+        """Cost of the pair (x, y) meeting once more when it meets c times now."""
+        return big if forbid[x][y] else 2 * c + 1
 
-    def spread() -> int:
-        values = [counts[x][y] for x in range(n) for y in range(x + 1, n)]
-        return max(values) - min(values)
+    def status() -> tuple[int, int, int]:
+        allowed = [counts[x][y] for x in range(n) for y in range(x + 1, n) if not forbid[x][y]]
+        bad = sum(counts[x][y] for x in range(n) for y in range(x + 1, n) if forbid[x][y])
+        return bad, min(allowed, default=0), max(allowed, default=0)
 
-    temperature = 1.0
+    rng = random.Random(f"round-robin-search/{n}/{k}/{tables_count}/{resolvable}/{sorted(forbidden)}")
+    temperature = 2.0
     for step_no in range(iterations):
         if step_no % 2000 == 0:
-            if spread() <= 1:
+            bad, low, high = status()
+            if bad == 0 and low >= 1 and high - low <= 1:
                 break
-            temperature *= 0.9
-        t1, t2 = rng.sample(range(tables_count), 2)
+            temperature *= 0.92
+        t1, t2 = rng.randrange(tables_count), rng.randrange(tables_count)
+        if t1 == t2:
+            continue
         i1, i2 = rng.randrange(k), rng.randrange(k)
         a, b = tables[t1][i1], tables[t2][i2]
         if a == b or b in tables[t1] or a in tables[t2]:
             continue
-        # Swap a (in t1) and b (in t2); the pair (a, b) itself is unaffected.
+        r1, r2 = round_of[t1], round_of[t2]
+        if resolvable and r1 != r2 and (b in members[r1] or a in members[r2]):
+            continue
         rest1 = [p for p in tables[t1] if p != a]
         rest2 = [p for p in tables[t2] if p != b]
-        change = sum(1 - 2 * counts[a][o] + 1 + 2 * counts[b][o] for o in rest1)
-        change += sum(1 - 2 * counts[b][o] + 1 + 2 * counts[a][o] for o in rest2)
+        change = 0
+        for o in rest1:  # a leaves t1, b joins it
+            change += weight(b, o, counts[b][o]) - weight(a, o, counts[a][o] - 1)
+        for o in rest2:
+            change += weight(a, o, counts[a][o]) - weight(b, o, counts[b][o] - 1)
         if change <= 0 or rng.random() < math.exp(-change / temperature):
-            apply(tables[t1], i1, b)
-            apply(tables[t2], i2, a)
-    return [tuple(sorted(t)) for t in tables]
+            for o in rest1:
+                counts[a][o] -= 1
+                counts[o][a] -= 1
+                counts[b][o] += 1
+                counts[o][b] += 1
+            for o in rest2:
+                counts[b][o] -= 1
+                counts[o][b] -= 1
+                counts[a][o] += 1
+                counts[o][a] += 1
+            tables[t1][i1], tables[t2][i2] = b, a
+            if r1 != r2:
+                members[r1].discard(a)
+                members[r1].add(b)
+                members[r2].discard(b)
+                members[r2].add(a)
+    bad, low, high = status()
+    blocks = [tuple(sorted(t)) for t in tables]
+    if resolvable:
+        rounds: list[Round] = [[] for _ in range(rounds_count)]
+        for i, block in enumerate(blocks):
+            rounds[round_of[i]].append(block)
+    else:
+        rounds = pack_rounds(blocks)
+    return rounds, bad == 0 and low >= 1 and high - low <= 1
 
 
-def _rebalance_two_seats(tables: list[Block], colour: list[list[int]], a: int, b: int) -> None:
-    """Recolour the seat-a and seat-b edges so every table and entrant is balanced in a/b.
-
-    The edges coloured a or b form a bipartite graph (tables x entrants); walking it in
-    trails (from odd-degree vertices first) and alternating a, b along each trail gives
-    every vertex as many a's as b's, give or take one (de Werra's equitable colouring).
-    """
-    adjacency: dict[tuple[str, int], list[tuple[int, int]]] = {}
-    edges = []
-    for t, table in enumerate(tables):
-        for j, player in enumerate(table):
-            if colour[t][j] in (a, b):
-                edge = (t, j)
-                edges.append(edge)
-                adjacency.setdefault(("t", t), []).append(edge)
-                adjacency.setdefault(("p", player), []).append(edge)
-    used: set[tuple[int, int]] = set()
-
-    def other_end(edge: tuple[int, int], vertex: tuple[str, int]) -> tuple[str, int]:
-        t, j = edge
-        return ("p", tables[t][j]) if vertex[0] == "t" else ("t", t)
-
-    def remaining(vertex: tuple[str, int]) -> int:
-        return sum(1 for e in adjacency[vertex] if e not in used)
-
-    while len(used) < len(edges):
-        starts = [v for v in adjacency if remaining(v) % 2 == 1]
-        if not starts:
-            starts = [v for v in adjacency if remaining(v) > 0]
-        vertex = starts[0]
-        step = 0
-        while True:
-            edge = next((e for e in adjacency[vertex] if e not in used), None)
-            if edge is None:
-                break
-            used.add(edge)
-            colour[edge[0]][edge[1]] = a if step % 2 == 0 else b
-            step += 1
-            vertex = other_end(edge, vertex)
-
-
-def seat_order(tables: list[Block], n: int, k: int) -> list[tuple[int, ...]]:
-    """Order each table's seats so every entrant's seat counts differ by at most one."""
-    colour = [list(range(len(table))) for table in tables]
-    for _ in range(10 * n * k + 100):
-        counts = [[0] * k for _ in range(n)]
-        for t, table in enumerate(tables):
-            for j, player in enumerate(table):
-                counts[player][colour[t][j]] += 1
-        worst = max(range(n), key=lambda p: max(counts[p]) - min(counts[p]))
-        row = counts[worst]
-        if max(row) - min(row) <= 1:
+def _design(n: int, k: int, field: bool, forbidden: set[tuple[int, int]]) -> tuple[str, list[Round]]:
+    if n == k:
+        return "one table", [[tuple(range(n))]]
+    if not forbidden:
+        if k == 2:
+            return "circle method, every pair once", circle_rounds(n)
+        candidates = list(resolvable_designs(n, k))
+        if not field:
+            candidates += [(name, pack_rounds(blocks)) for name, blocks in exact_designs(n, k)]
+        if candidates:
+            # Fewest tables; among equals the resolvable one (listed first) wins.
+            return min(candidates, key=lambda c: sum(len(r) for r in c[1]))
+    allowed = comb(n, 2) - len(forbidden)
+    base = table_count(n, k, allowed)
+    step = n // gcd(n, k)
+    rounds: list[Round] = []
+    for extra in range(4):
+        tables_count = base + extra * step
+        rounds, ok = search_rounds(n, k, tables_count, forbidden=forbidden, resolvable=field)
+        if not ok and field:
+            # No resolvable design this size found: a balanced one whose disjoint tables
+            # are packed into deal groups (some groups have one table) beats more tables.
+            rounds, ok = search_rounds(n, k, tables_count, forbidden=forbidden, resolvable=False)
+        if ok:
             break
-        _rebalance_two_seats(tables, colour, row.index(max(row)), row.index(min(row)))
-    ordered = []
-    for t, table in enumerate(tables):
-        seats: list[int] = [0] * len(table)
-        for j, player in enumerate(table):
-            seats[colour[t][j]] = player
-        ordered.append(tuple(seats))
-    return ordered
+    else:
+        if any(a in t and b in t for r in rounds for t in r for a, b in forbidden):
+            raise ValueError(
+                "owner rule: no design was found that keeps every owner's entrants apart; "
+                "add entrants of other owners or allow same-owner tables"
+            )
+    counts: dict[tuple[int, int], int] = {}
+    for r in rounds:
+        for t in r:
+            for i, a in enumerate(t):
+                for b in t[i + 1 :]:
+                    counts[(a, b)] = counts.get((a, b), 0) + 1
+    values = [counts.get((a, b), 0) for a in range(n) for b in range(a + 1, n) if (a, b) not in forbidden]
+    name = f"balanced tables, every pair {min(values)}-{max(values)}x"
+    if forbidden:
+        name += f", {len(forbidden)} same-owner pairs apart"
+    return name, rounds
 
 
-def round_robin_schedule(n: int, k: int, *, seed: str = "", cycles: int = 1) -> RoundRobinSchedule:
-    """The tables of a round robin of n entrants at tables of k seats."""
+def round_robin_schedule(
+    n: int,
+    k: int,
+    *,
+    cycles: int = 1,
+    field: bool = False,
+    owners: list[int | None] | None = None,
+    allow_same_owner: bool = False,
+) -> RoundRobinSchedule:
+    """The tables of a round robin of n entrants at tables of k seats.
+
+    `owners` (one per entrant, None for house bots) turns on the owner rule unless
+    `allow_same_owner`; `field` makes rounds deal groups (field duplicates).
+    """
     if not 2 <= k <= 4:
         raise ValueError("tables have 2, 3 or 4 seats")
     if n < k:
         raise ValueError(f"a round robin at tables of {k} needs at least {k} entrants, got {n}")
     if cycles < 1:
         raise ValueError("cycles must be at least 1")
-    rng = random.Random(f"round-robin/{seed}/{n}/{k}")
-    if n == k:
-        design, blocks = "one table", [tuple(range(n))]
-    elif k == 2:
-        design, blocks = "circle method, every pair once", circle_pairs(n)
-    else:
-        found = exact_designs(n, k)
-        if found:
-            design, blocks = found[0]
-        else:
-            # Near the minimum number of tables a within-one cover may not exist (or not be
-            # found); a few more tables give the search room.
-            for extra in range(4):
-                blocks = balanced_tables(n, k, rng, extra_steps=extra)
-                counts = set(pair_counts(blocks, n).values())
-                if min(counts) >= 1 and max(counts) - min(counts) <= 1:
-                    break
-            design = f"balanced tables, every pair {min(counts)}-{max(counts)}x"
-    # Relabel entrants at random so seeds do not decide who shares the awkward tables.
-    labels = list(range(n))
-    rng.shuffle(labels)
-    blocks = [tuple(labels[p] for p in block) for block in blocks]
-    all_blocks = [block for _ in range(cycles) for block in blocks]
-    rng.shuffle(all_blocks)
+    if owners is not None and len(owners) != n:
+        raise ValueError(f"owners: expected one owner per entrant ({n}), got {len(owners)}")
+    classes = owner_classes(owners, allow_same_owner=allow_same_owner)
+    forbidden = forbidden_pairs(classes) if owners is not None else set()
+    if forbidden:
+        check_owner_capacity(classes, k)
+    design, rounds = _design(n, k, field, forbidden)
+    all_rounds = [r for _ in range(cycles) for r in rounds]
     if cycles > 1:
         design = f"{design}, {cycles} cycles"
-    return RoundRobinSchedule(design=design, tables=seat_order(all_blocks, n, k))
+    flat: list[Block] = []
+    round_numbers: list[int] = []
+    groups: list[int] = []
+    group_no = 0
+    for number, tables in enumerate(all_rounds, start=1):
+        if field:
+            split = split_deal_groups(tables, classes) if classes else [0] * len(tables)
+            groups += [group_no + 1 + g for g in split]
+            group_no += max(split) + 1
+        else:
+            groups += list(range(group_no + 1, group_no + 1 + len(tables)))
+            group_no += len(tables)
+        flat += tables
+        round_numbers += [number] * len(tables)
+    seated = arrange_seats(flat, n, k, groups=groups if field else None)
+    return RoundRobinSchedule(
+        design=design,
+        tables=[
+            PlannedTable(round=r, seats=s, deal_group=g)
+            for r, s, g in zip(round_numbers, seated, groups, strict=True)
+        ],
+    )
 
 
 def round_robin_table_count(n: int, k: int) -> int:
