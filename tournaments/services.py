@@ -47,6 +47,7 @@ from tournaments.scheduling.knockout import (
     knockout_tables,
 )
 from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
+from tournaments.scheduling.owners import check_owner_capacity, owner_classes, owner_rule_applies
 from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.tokens import (
     API_TOKEN_PREFIX,
@@ -301,6 +302,9 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
         minimum = 0
     if entrants < minimum:
         raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {entrants}."})
+    problem = _owner_rule_problem(tournament, list(tournament.entrants.select_related("bot")))
+    if problem:
+        raise ValidationError({"entrants": problem})
     with transaction.atomic():
         updated = Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.DRAFT).update(
             status=Tournament.Status.SCHEDULED, starts_at=starts_at
@@ -332,6 +336,31 @@ def _bot_ratings(pool: RatingPool | None, bot_ids: Iterable[int]) -> dict[int, f
     if pool is None:
         return {}
     return dict(Rating.objects.filter(pool=pool, bot_id__in=list(bot_ids)).values_list("bot_id", "rating"))
+
+
+def _entrant_owners(tournament: Tournament, entrants: Sequence[Entrant]) -> list[int | None] | None:
+    """Owner per entrant for the owner rule (None: a house bot); None when the tournament
+    allows same-owner tables (docs/organiser-guide.md, "Fair play")."""
+    if tournament.allow_same_owner:
+        return None
+    return [None if e.bot.house_bot else e.bot.owner_id for e in entrants]
+
+
+def _owner_rule_problem(tournament: Tournament, entrants: Sequence[Entrant]) -> str | None:
+    """Why the owner rule cannot be kept with these entrants (None when it can)."""
+    owners = _entrant_owners(tournament, entrants)
+    if owners is None or not owner_rule_applies(owners):
+        return None
+    classes = owner_classes(owners)
+    k = tournament.seats_per_table
+    try:
+        if tournament.format == Tournament.Format.ROUND_ROBIN:
+            check_owner_capacity(classes, k)
+        elif tournament.format == Tournament.Format.KNOCKOUT:
+            knockout_tables(list(range(len(owners))), k, owners)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _table_create(tournament: Tournament, round_no: int, number: int, entrants: list[Entrant]) -> Table:
@@ -369,13 +398,15 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
         k = tournament.seats_per_table
         if tournament.format == Tournament.Format.ROUND_ROBIN:
             schedule = round_robin_schedule(
-                len(entrants), k, seed=tournament.seed, cycles=tournament.cycles
+                len(entrants), k, cycles=tournament.cycles,
+                owners=_entrant_owners(tournament, entrants),
             )
             tournament.design = schedule.design[:64]
-            for number, seats in enumerate(schedule.tables, start=1):
-                _table_create(tournament, 1, number, [entrants[i] for i in seats])
+            for number, table in enumerate(schedule.tables, start=1):
+                _table_create(tournament, 1, number, [entrants[i] for i in table.seats])
         elif tournament.format == Tournament.Format.KNOCKOUT:
-            for number, group in enumerate(knockout_tables(entrants, k), start=1):
+            owners = _entrant_owners(tournament, entrants)
+            for number, group in enumerate(knockout_tables(entrants, k, owners), start=1):
                 _table_create(tournament, 1, number, group)
             tournament.design = "knockout, serpentine seeding"
         else:
@@ -827,7 +858,9 @@ def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
     if len(advancing) < 2:
         return []
     created = []
-    for number, group in enumerate(knockout_tables(advancing, tournament.seats_per_table), start=1):
+    owners = _entrant_owners(tournament, advancing)
+    tables = knockout_tables(advancing, tournament.seats_per_table, owners, strict=False)
+    for number, group in enumerate(tables, start=1):
         created.append(_table_create(tournament, round_no + 1, number, group).pk)
     return created
 
@@ -910,15 +943,25 @@ def ladder_tick(
         ratings = _bot_ratings(tournament.pool, [e.bot_id for e in entrants])
         recent = dict.fromkeys((e.bot_id for e in entrants), 0)
         candidates = [
-            Candidate(e.bot_id, e.bot.owner_id, ratings.get(e.bot_id, START_RATING), recent[e.bot_id])
+            Candidate(
+                e.bot_id, e.bot.owner_id, ratings.get(e.bot_id, START_RATING), recent[e.bot_id],
+                house=bool(e.bot.house_bot),
+            )
             for e in entrants
         ]
+        # The owner rule's exemption is decided over all the ladder's entrants, not only
+        # the free ones: one owner's bots alone have nobody to collude against.
+        all_owners = [
+            None if e.bot.house_bot else e.bot.owner_id
+            for e in tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot")
+        ]
+        same_owner_ok = tournament.allow_same_owner or not owner_rule_applies(all_owners)
         picks = ladder_pick_tables(
             candidates,
             seats=tournament.seats_per_table,
             tables=tournament.ladder_tables_per_tick,
             rng=rng,
-            allow_same_owner=tournament.allow_same_owner,
+            allow_same_owner=same_owner_ok,
         )
         by_bot = {e.bot_id: e for e in entrants}
         last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
