@@ -79,9 +79,12 @@ def other_owner(db) -> User:
 
 @pytest.fixture
 def bots(owner, other_owner):
+    """Eight bots of eight owners (`owner` has bot0, `other_owner` bot1): a field the owner
+    rule does not constrain. Tests of the rule build their own owners."""
     made = []
     for i in range(8):
-        bot, _ = services.bot_create(owner=owner if i % 2 == 0 else other_owner, name=f"bot{i}")
+        user = owner if i == 0 else other_owner if i == 1 else User.objects.create_user(f"owner{i}")
+        bot, _ = services.bot_create(owner=user, name=f"bot{i}")
         made.append(bot)
     return made
 

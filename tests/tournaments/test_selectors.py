@@ -113,7 +113,7 @@ def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_
     assert top.strength_low < top.strength < top.strength_high
     assert rows[0].strength > rows[-1].strength
     assert top.rating > 1500 > rows[-1].rating
-    assert top.owner == "other" and rows[-1].owner == "owner"
+    assert top.owner == "owner7" and rows[-1].owner == "owner"
 
 
 def test_standings_without_strength_are_the_same_rows_in_two_queries(played, django_assert_num_queries) -> None:
@@ -207,7 +207,7 @@ def test_tournament_list_and_leaderboard_query_counts(played, django_assert_num_
     with django_assert_num_queries(1):
         board = list(selectors.pool_leaderboard(pool=pool))
     assert [r.bot.name for r in board][:1] == ["bot7"]
-    assert board[0].bot.owner.username in ("owner", "other")
+    assert board[0].bot.owner.username == "owner7"
 
 
 def test_bot_page_head_to_head_and_games(played, bots, django_assert_num_queries) -> None:
