@@ -127,9 +127,17 @@ class HeuristicBot(Bot):
         return self.options
 
     def play(self, view: View) -> Move:
+        ranked = self.ranked_moves(view)
+        return ranked[0][1] if ranked else None
+
+    def ranked_moves(self, view: View) -> list[tuple[float, tuple[Card, ...] | None]]:
+        """Every move it considers, best first, as (score, move); lower scores are better
+        and ``None`` is the pass. One play per rank signature (the weakest suits), so this
+        is also a short list of sensible candidates for a search bot (examples/search.py).
+        Going out scores -inf; empty when there is no legal play (pass)."""
         plays = view.seat_view.legal_plays
         if not plays:
-            return None
+            return []
         rules = self._rules(view)
         no_two_finish = bool(rules.get("no_finish_on_two"))  # north: going out on a 2 is last
         sequences = bool(rules.get("pair_sequences", True)) and not rules.get("like_beats_like")
@@ -161,12 +169,12 @@ class HeuristicBot(Bot):
             if cur is None or max(p).index < max(cur).index:
                 best_by_sig[sig] = tuple(p)
 
-        best_move: tuple[Card, ...] | None = None
-        best_score = float("inf")
+        scored: list[tuple[float, int, tuple[Card, ...] | None]] = []
         for p in best_by_sig.values():
             has_two = any(c.rank == TWO for c in p)
             if len(p) == len(hand) and not (no_two_finish and has_two):
-                return p  # goes out
+                scored.append((float("-inf"), 1, p))  # goes out
+                continue
             rest = counts[:]
             for c in p:
                 rest[c.rank] -= 1
@@ -201,17 +209,23 @@ class HeuristicBot(Bot):
                     score -= 0.6
                 if is_boss and _one_group(rest):
                     score -= 2.0
-            if score < best_score:
-                best_score, best_move = score, p
+            scored.append((score, 1, p))
 
-        if leading or not view.can_pass:
-            return best_move
+        if not (leading or not view.can_pass):
+            scored.append((self._pass_score(view, rules, never_played, danger), 0, None))
+        # Stable: among equal scores the pass first, then plays in the order found (the
+        # first best play found is the one played).
+        scored.sort(key=lambda item: (item[0], item[1]))
+        return [(score, move) for score, _tie, move in scored]
+
+    def _pass_score(self, view: View, rules: dict[str, Any], never_played: bool,
+                    danger: int) -> float:
         pass_score = 0.0
         if never_played and danger <= 4:
             pass_score += 2.0  # a frozen hand pays double
         if rules.get("den_ca_lang") and self._next_can_go_out(view):
             pass_score += 3.0  # north: passing a playable hand before a player goes out pays all
-        return best_move if best_score < pass_score else None
+        return pass_score
 
     @staticmethod
     def _next_can_go_out(view: View) -> bool:
