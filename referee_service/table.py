@@ -9,7 +9,6 @@ slow down or forfeit its own seat but never another table.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import logging
 import time
@@ -28,7 +27,6 @@ from referee_service.spec import TableSpec
 from referee_service.view_encoder import ViewEncoder
 
 log = logging.getLogger("referee_service.table")
-_MOVE_IDS = itertools.count(1)
 _DECK = tuple(Card.from_index(i) for i in range(52))
 
 _DISCONNECTED = object()  # put in a pending move's queue when the stream drops
@@ -211,6 +209,9 @@ class RemoteParticipant(Participant):
         self.bot_id = bot_id
         self.session: BotSession | None = None
         self.pending: PendingMove | None = None
+        # Move ids count this seat's own requests at this table (1, 2, 3, ...), so they
+        # say nothing about other seats (e.g. an offer they declined) or other tables.
+        self.requests_made = 0
         self.connected = asyncio.Event()
         self.attached_once = False
         self.disconnected_at: float | None = None
@@ -296,7 +297,8 @@ class RemoteParticipant(Participant):
         start = loop.time()
         budget = (spec.move_time_ms + self.bank_ms) / 1000
         deadline = start + budget
-        pending = PendingMove(next(_MOVE_IDS), runner.game_index, seat)
+        self.requests_made += 1
+        pending = PendingMove(self.requests_made, runner.game_index, seat)
         self.pending = pending
         attempts = 0
         must_send = True

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 
 from bots_sdk.cards import parse_cards
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.rules import PRESETS
 from referee_service.server import Referee
 
-from .harness import RawBot, games_of, play_table, start_bots
+from .harness import Policy, RawBot, games_of, move, play_table, random_policy, start_bots
 
 
 def idx(names: list[str]) -> list[int]:
@@ -114,3 +116,47 @@ async def test_no_message_to_a_bot_reveals_another_seat(referee: Referee, preset
         total += check_bot(bot, replays, seat_of[bot.bot_id], seeds)
         await bot.close()
     assert total >= 20
+
+
+def declining_policy(seed: int) -> Policy:
+    """Random legal moves, but every offer (a steal, an out-of-turn chop) is declined."""
+    play = random_policy(seed)
+
+    def policy(request: gw.MoveRequest, bot: RawBot) -> gw.BotMessage:
+        return move(request, None) if request.view.offer else play(request, bot)
+
+    return policy
+
+
+async def test_move_ids_say_nothing_about_other_seats_or_tables(referee: Referee) -> None:
+    """A declined offer is hidden from the other seats' views (it would reveal a bomb);
+    the move ids must not give it away either, nor any other seat's or table's requests:
+    each seat's ids count its own requests at its table, 1, 2, 3, ..."""
+    names = ["alice", "bob", "carol", "dave"]
+    bots = [RawBot(referee.target, name, policy=declining_policy(n)).start()
+            for n, name in enumerate(names)]
+    for bot in bots:
+        await bot.connected()
+    declined_between: list[tuple[str, int]] = []  # (table, seat) of offers declined
+    for attempt in range(8):  # deals are random: play until offers were declined
+        tables = [f"ids{attempt}-{k}" for k in range(2)]
+        # two tables at once with the same four bots in other seat orders
+        runs = await asyncio.gather(*[
+            play_table(referee.target, table_id=table, preset="danang", games=6,
+                       seats=names[k:] + names[:k])
+            for k, table in enumerate(tables)])
+        for table, events in zip(tables, runs, strict=True):
+            for record in games_of(events):
+                replay = json.loads(record.replay_json)
+                declined_between += [(table, m["seat"]) for m in replay["moves"]
+                                     if m.get("pass") and m.get("offer")]
+        if declined_between:
+            break
+    assert declined_between, "no offer was declined in 8 rounds of tables"
+    for bot in bots:
+        ids: dict[str, list[int]] = {}
+        for request in bot.of_kind("move_request"):
+            ids.setdefault(request.table_id, []).append(request.move_id)
+        for table, seen in ids.items():
+            assert seen == list(range(1, len(seen) + 1)), (bot.bot_id, table, seen)
+        await bot.close()
