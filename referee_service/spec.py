@@ -111,10 +111,20 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
     if not 2 <= len(request.seats) <= 4:
         raise SpecError(f"seats: a table has 2 to 4 seats, got {len(request.seats)}")
     participants = []
+    bot_seats: dict[str, int] = {}
     for number, seat in enumerate(request.seats):
         which = seat.WhichOneof("player")
         if which == "bot_id" and seat.bot_id.strip():
-            participants.append(ParticipantSpec(bot_id=seat.bot_id.strip()))
+            bot_id = seat.bot_id.strip()
+            if bot_id in bot_seats:
+                # One stream would see both hands, and the messages of two seats of one
+                # table could not be told apart (docs/protocol.md).
+                raise SpecError(
+                    f"seats[{number}]: bot {bot_id!r} already plays seats[{bot_seats[bot_id]}];"
+                    " a bot plays at most one seat of a table (house bots may repeat)"
+                )
+            bot_seats[bot_id] = number
+            participants.append(ParticipantSpec(bot_id=bot_id))
         elif which == "house_bot":
             if seat.house_bot not in house_bots:
                 known = ", ".join(sorted(house_bots))

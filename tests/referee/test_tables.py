@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import grpc
 import pytest
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
@@ -162,14 +163,20 @@ async def test_one_stream_plays_many_tables_at_once(referee: Referee) -> None:
         await bot.close()
 
 
-async def test_the_same_bot_may_hold_two_seats(referee: Referee) -> None:
+async def test_a_bot_may_not_hold_two_seats_of_one_table(referee: Referee) -> None:
+    """It would see both hands, and its messages could not say which seat they are about."""
     bots = await start_bots(referee.target, ["alice", "bob"])
-    events = await play_table(referee.target, table_id="self", games=1, seed="self",
-                              seats=["alice", "alice", "bob"])
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await play_table(referee.target, table_id="self", games=1, seed="self",
+                         seats=["alice", "bob", "alice"])
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details() == (
+        "seats[2]: bot 'alice' already plays seats[0]; a bot plays at most one seat of a "
+        "table (house bots may repeat)")
+    assert not bots[0].of_kind("table_start")
+    events = await play_table(referee.target, table_id="houses", games=1, seed="h",
+                              seats=["alice", "house:random", "house:random"])
     assert result_of(events).status == org.TABLE_STATUS_COMPLETED
-    seats_seen = {m.move_request.view.seat for m in bots[0].received
-                  if m.WhichOneof("body") == "move_request"}
-    assert seats_seen == {0, 1}
     for bot in bots:
         await bot.close()
 
