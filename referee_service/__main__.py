@@ -46,9 +46,17 @@ def build_parser() -> argparse.ArgumentParser:
                         default=_env("TIENLEN_MAX_MESSAGE_BYTES", "65536"))
     parser.add_argument("--rate-limit", type=int,
                         default=_env("TIENLEN_RATE_LIMIT", "200"),
-                        help="messages per second per bot stream (burst: twice that)")
-    parser.add_argument("--max-tables-per-stream", type=int,
-                        default=_env("TIENLEN_MAX_TABLES_PER_STREAM", "64"))
+                        help="messages per second per bot, all its streams together, "
+                             "answers to move requests not counted (burst: twice that; "
+                             "env TIENLEN_RATE_LIMIT)")
+    parser.add_argument("--max-streams-per-bot", type=int,
+                        default=_env("TIENLEN_MAX_STREAMS_PER_BOT", "4"),
+                        help="open streams per bot token; more are refused "
+                             "(env TIENLEN_MAX_STREAMS_PER_BOT)")
+    parser.add_argument("--max-tables-per-bot", type=int,
+                        default=_env("TIENLEN_MAX_TABLES_PER_BOT", "64"),
+                        help="tables a bot plays at once across all its streams "
+                             "(env TIENLEN_MAX_TABLES_PER_BOT)")
     parser.add_argument("--shutdown-grace", type=float,
                         default=_env("TIENLEN_SHUTDOWN_GRACE", "30"),
                         help="seconds running tables get to finish on shutdown")
@@ -93,7 +101,8 @@ async def _serve(args: argparse.Namespace) -> int:
         listen=args.listen, organizer_token=args.organizer_token,
         tls_cert=tls_cert, tls_key=tls_key,
         max_message_bytes=args.max_message_bytes, rate_limit=args.rate_limit,
-        max_tables_per_stream=args.max_tables_per_stream,
+        max_tables_per_bot=args.max_tables_per_bot,
+        max_streams_per_bot=args.max_streams_per_bot,
         shutdown_grace_s=args.shutdown_grace)
     referee = Referee(config, store)
     try:
@@ -119,8 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_message_bytes < 1024:
         parser.error("--max-message-bytes must be at least 1024")
-    if args.rate_limit < 1 or args.max_tables_per_stream < 1:
-        parser.error("--rate-limit and --max-tables-per-stream must be at least 1")
+    for flag in ("rate_limit", "max_streams_per_bot", "max_tables_per_bot"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag.replace('_', '-')} must be at least 1")
+    if os.environ.get("TIENLEN_MAX_TABLES_PER_STREAM"):
+        parser.error("TIENLEN_MAX_TABLES_PER_STREAM is gone: the cap is per bot now, "
+                     "set TIENLEN_MAX_TABLES_PER_BOT")
     if args.shutdown_grace < 0:
         parser.error("--shutdown-grace cannot be negative")
     logs.configure(args.log_level, args.log_format)

@@ -18,8 +18,14 @@ from google.protobuf.message import DecodeError
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from referee_service.auth import TokenStore, bearer_token
-from referee_service.ratelimit import TokenBucket
-from referee_service.sessions import BotSession, SessionRegistry
+from referee_service.sessions import (
+    DEFAULT_MAX_STREAMS_PER_BOT,
+    DEFAULT_MAX_TABLES_PER_BOT,
+    DEFAULT_RATE_LIMIT,
+    BotSession,
+    SessionRegistry,
+    StreamLimitError,
+)
 
 log = logging.getLogger("referee_service.gateway")
 PROTOCOL_VERSION = 1
@@ -29,9 +35,11 @@ SERVICE_NAME = "tienlen.v1.BotGateway"
 @dataclass(frozen=True, slots=True)
 class GatewayLimits:
     max_message_bytes: int = 64 * 1024
-    rate_limit: int = 200
-    max_tables_per_stream: int = 64
+    rate_limit: int = DEFAULT_RATE_LIMIT  # messages/s per bot, all its streams together
+    max_tables_per_bot: int = DEFAULT_MAX_TABLES_PER_BOT
+    max_streams_per_bot: int = DEFAULT_MAX_STREAMS_PER_BOT
     hello_timeout_s: float = 10.0
+    max_outbox: int = 4096  # messages queued for a bot that does not read: then closed
 
 
 def _error(code: int, reason: str, *, fatal: bool = False, table_id: str = "",
@@ -61,32 +69,59 @@ class BotGateway:
         session = await self._hello(requests, context)
         if session is None:
             return
-        await context.write(gw.RefereeMessage(welcome=gw.Welcome(
-            session_id=session.session_id, bot_id=session.bot_id, bot_name=session.bot_name,
-            protocol_version=PROTOCOL_VERSION, max_tables=session.max_tables,
-            max_message_bytes=self.limits.max_message_bytes,
-            max_messages_per_second=self.limits.rate_limit,
-        )).SerializeToString())
-        session.context = context
-        resumed = self.registry.add(session)
-        if resumed:
-            log.info("seats resumed", extra={"event": "seats_resumed",
-                                             "bot_id": session.bot_id, "seats": len(resumed)})
-        reader = asyncio.get_running_loop().create_task(self._read(session, requests))
+        # Registered before the Welcome is written, so the Welcome can say how many
+        # seats this stream resumed; whatever the tables send meanwhile waits in the
+        # outbox, which is drained after the Welcome.
         try:
+            resumed = self.registry.add(session)
+        except StreamLimitError as exc:
+            log.info("bot refused", extra={"event": "bot_refused", "bot_id": session.bot_id,
+                                           "reason": "stream limit"})
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        reader: asyncio.Task[None] | None = None
+        session.task = asyncio.current_task()
+        try:
+            await context.write(gw.RefereeMessage(welcome=gw.Welcome(
+                session_id=session.session_id, bot_id=session.bot_id,
+                bot_name=session.bot_name, protocol_version=PROTOCOL_VERSION,
+                max_tables=session.max_tables,
+                max_message_bytes=self.limits.max_message_bytes,
+                max_messages_per_second=self.limits.rate_limit,
+                resumed_seats=len(resumed),
+                max_streams_per_bot=self.registry.max_streams_per_bot,
+                max_tables_per_bot=self.registry.max_tables_per_bot,
+            )).SerializeToString())
+            session.context = context
+            if resumed:
+                log.info("seats resumed", extra={"event": "seats_resumed",
+                                                 "bot_id": session.bot_id,
+                                                 "seats": len(resumed)})
+            reader = asyncio.get_running_loop().create_task(self._read(session, requests))
             while True:
                 data = await session.outbox.get()
                 if data is None:
                     break
                 async with session.write_lock:
                     await context.write(data)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not session.overflowed or task is None:
+                raise
+            # Cancelled by the overflow, maybe in a write that flow control held: end the
+            # call with a status (gRPC reports INTERNAL if a write was cut short).
+            task.uncancel()
         finally:
             session.context = None
-            reader.cancel()
+            if reader is not None:
+                reader.cancel()
             self.registry.remove(session)
             log.info("bot disconnected", extra={
                 "event": "bot_disconnected", "bot_id": session.bot_id,
                 "session": session.session_id})
+        if session.overflowed:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"more than {session.max_outbox} messages waiting: "
+                                "the bot does not read its stream")
 
     async def _hello(self, requests: AsyncIterator[bytes],
                      context: grpc.aio.ServicerContext) -> BotSession | None:
@@ -125,14 +160,14 @@ class BotGateway:
                                 "unknown or revoked bot token")
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
-        max_tables = min(max(hello.max_tables, 1), self.limits.max_tables_per_stream)
+        max_tables = min(max(hello.max_tables, 1), self.limits.max_tables_per_bot)
         # The public name is the registered one, not what Hello claims: a bot cannot
         # pass itself off as another at the table.
         session = BotSession(
             bot_id=identity.bot_id, bot_name=(identity.name or hello.bot_name)[:64],
             bot_version=hello.bot_version[:64], max_tables=max_tables,
             omit_legal_plays=hello.omit_legal_plays, ack_moves=hello.ack_moves,
-            peer=context.peer(), bucket=TokenBucket(self.limits.rate_limit))
+            peer=context.peer(), max_outbox=self.limits.max_outbox)
         log.info("bot connected", extra={
             "event": "bot_connected", "bot_id": session.bot_id, "bot_name": session.bot_name,
             "bot_version": session.bot_version, "max_tables": max_tables,
@@ -140,24 +175,27 @@ class BotGateway:
         return session
 
     async def _read(self, session: BotSession, requests: AsyncIterator[bytes]) -> None:
-        bucket = session.bucket
-        warned_at = -1.0
+        bucket = session.bucket  # the bot's, shared with its other streams
+        loop = asyncio.get_running_loop()
+        warned_at = -2.0
         try:
             async for raw in requests:
                 if not bucket.allow():
-                    if bucket.flooding():
-                        session.send(gw.RefereeMessage(error=gw.Error(
-                            code=gw.ERROR_CODE_RATE_LIMITED, fatal=True,
-                            reason="message flood: stream closed")))
-                        log.warning("flood", extra={"event": "stream_flood",
-                                                    "bot_id": session.bot_id})
-                        break
-                    if bucket.window != warned_at:
-                        warned_at = bucket.window
+                    # Over the bot's allowance: stop reading (its further messages wait
+                    # in gRPC's flow-control window, at no cost to anyone else) until
+                    # the bucket has a token for this one. Said once a second.
+                    now = loop.time()
+                    if now - warned_at >= 1.0:
+                        warned_at = now
+                        bucket.throttled += 1
                         session.send(gw.RefereeMessage(error=gw.Error(
                             code=gw.ERROR_CODE_RATE_LIMITED,
-                            reason=f"over {self.limits.rate_limit} messages/s: dropped")))
-                    continue
+                            reason=f"over {self.limits.rate_limit:g} messages/s for this "
+                                   "bot (all its streams): reading paused")))
+                        log.info("rate limited", extra={"event": "rate_limited",
+                                                        "bot_id": session.bot_id})
+                    while not bucket.allow():
+                        await asyncio.sleep(bucket.wait_time())
                 if self._dispatch(session, raw):
                     # Let the table that was waiting for this answer apply it and send
                     # the next move request before this task asks gRPC for the next

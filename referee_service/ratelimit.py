@@ -1,4 +1,10 @@
-"""A token bucket per bot stream, so one flooding bot cannot starve the event loop."""
+"""A token bucket per bot (shared by all its streams), so one bot cannot starve the loop.
+
+The gateway does not read-and-drop what is over the rate: it stops reading that bot's
+streams until the bucket refills. Unread messages stay in gRPC's flow-control window, on
+the flooding bot's side of the connection, where they cost the referee nothing; reading
+them only to throw them away would cost the event loop as much as serving them.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +12,38 @@ import time
 
 
 class TokenBucket:
-    """`rate` messages per second sustained, bursts up to `burst`.
+    """`rate` messages per second sustained, bursts up to `burst`."""
 
-    Also counts what it refused in the current second, so a stream that keeps flooding
-    far past the limit can be closed instead of merely throttled."""
-
-    __slots__ = ("rate", "burst", "tokens", "stamp", "refused", "window")
+    __slots__ = ("rate", "burst", "tokens", "stamp", "throttled")
 
     def __init__(self, rate: float, burst: float | None = None) -> None:
         self.rate = float(rate)
         self.burst = float(burst if burst is not None else 2 * rate)
         self.tokens = self.burst
         self.stamp = time.monotonic()
-        self.refused = 0
-        self.window = self.stamp
+        self.throttled = 0  # times a reader had to wait for the bucket
 
-    def allow(self) -> bool:
+    def _refill(self) -> float:
         now = time.monotonic()
         if self.tokens < self.burst:
             self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
-        if now - self.window >= 1.0:
-            self.window = now
-            self.refused = 0
+        return now
+
+    def allow(self) -> bool:
+        """Take one message's token if there is one."""
+        self._refill()
         if self.tokens >= 1.0:
             self.tokens -= 1.0
             return True
-        self.refused += 1
         return False
+
+    def wait_time(self) -> float:
+        """Seconds until one token will be there (0.0: now)."""
+        self._refill()
+        return 0.0 if self.tokens >= 1.0 else (1.0 - self.tokens) / self.rate
 
     def credit(self, tokens: float = 1.0) -> None:
         """Allow one more message: the referee asked for it (a move request), so the
         answer never counts against the bot's allowance for everything else."""
         self.tokens = min(self.tokens + tokens, 10 * self.burst)
-
-    def flooding(self, factor: float = 5.0) -> bool:
-        """True when more than `factor` x rate messages were refused within a second."""
-        return self.refused > factor * self.rate

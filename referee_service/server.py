@@ -27,7 +27,12 @@ from referee_service.auth import StaticTokenStore, TokenStore
 from referee_service.gateway import SERVICE_NAME as GATEWAY_SERVICE
 from referee_service.gateway import BotGateway, GatewayLimits
 from referee_service.organizer import OrganizerService
-from referee_service.sessions import SessionRegistry
+from referee_service.sessions import (
+    DEFAULT_MAX_STREAMS_PER_BOT,
+    DEFAULT_MAX_TABLES_PER_BOT,
+    DEFAULT_RATE_LIMIT,
+    SessionRegistry,
+)
 
 log = logging.getLogger("referee_service.server")
 ORGANIZER_SERVICE = org.DESCRIPTOR.services_by_name["Organizer"].full_name
@@ -41,9 +46,11 @@ class RefereeConfig:
     listen: str = "127.0.0.1:50051"
     organizer_token: str | None = None
     max_message_bytes: int = 64 * 1024
-    rate_limit: int = 200
-    max_tables_per_stream: int = 64
+    rate_limit: int = DEFAULT_RATE_LIMIT  # messages/s per bot, all its streams together
+    max_tables_per_bot: int = DEFAULT_MAX_TABLES_PER_BOT
+    max_streams_per_bot: int = DEFAULT_MAX_STREAMS_PER_BOT
     hello_timeout_s: float = 10.0
+    max_outbox: int = 4096  # messages waiting for a bot that does not read: then closed
     shutdown_grace_s: float = 30.0
     tls_cert: bytes | None = None  # PEM certificate chain; with tls_key: serve TLS only
     tls_key: bytes | None = None
@@ -56,11 +63,14 @@ class Referee:
 
     def __init__(self, config: RefereeConfig, token_store: TokenStore) -> None:
         self.config = config
-        self.registry = SessionRegistry()
+        self.registry = SessionRegistry(max_streams_per_bot=config.max_streams_per_bot,
+                                        max_tables_per_bot=config.max_tables_per_bot,
+                                        rate_limit=config.rate_limit)
         self.gateway = BotGateway(self.registry, token_store, GatewayLimits(
             max_message_bytes=config.max_message_bytes, rate_limit=config.rate_limit,
-            max_tables_per_stream=config.max_tables_per_stream,
-            hello_timeout_s=config.hello_timeout_s))
+            max_tables_per_bot=config.max_tables_per_bot,
+            max_streams_per_bot=config.max_streams_per_bot,
+            hello_timeout_s=config.hello_timeout_s, max_outbox=config.max_outbox))
         self.organizer = OrganizerService(self.registry, config.organizer_token)
         self.health = health_aio.HealthServicer()
         self.server: grpc.aio.Server | None = None

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +25,21 @@ if TYPE_CHECKING:
     from referee_service.table import RemoteParticipant, TableRunner
 
 log = logging.getLogger("referee_service.sessions")
-_SESSION_IDS = itertools.count(1)
+
+#: Per-bot limits (a bot = one registered token identity), whatever its number of streams.
+DEFAULT_MAX_STREAMS_PER_BOT = 4
+DEFAULT_MAX_TABLES_PER_BOT = 64
+DEFAULT_RATE_LIMIT = 200
+
+
+def _session_id() -> str:
+    # Random, not a counter: a counter would tell a bot how many streams other bots
+    # opened between two of its own connections.
+    return "s-" + secrets.token_hex(8)
+
+
+class StreamLimitError(Exception):
+    """A bot already has as many open streams as the referee allows."""
 
 
 @dataclass(slots=True)
@@ -39,7 +53,7 @@ class BotSession:
     omit_legal_plays: bool = False
     ack_moves: bool = False
     peer: str = ""
-    session_id: str = field(default_factory=lambda: f"s{next(_SESSION_IDS)}")
+    session_id: str = field(default_factory=_session_id)
     connected_at: float = field(default_factory=time.time)
     outbox: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
     # table_id -> the seats this stream plays at that table
@@ -47,13 +61,33 @@ class BotSession:
     closed: bool = False
     draining: bool = False
     context: Any = None  # the stream's grpc context while it is open
-    bucket: TokenBucket = field(default_factory=lambda: TokenBucket(200))
+    # shared by all streams of the bot (SessionRegistry.add replaces this one)
+    bucket: TokenBucket = field(default_factory=lambda: TokenBucket(DEFAULT_RATE_LIMIT))
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    max_outbox: int = 4096
+    overflowed: bool = False  # closed because the bot stopped reading its stream
+    task: asyncio.Task[None] | None = None  # the stream's handler, cancelled on overflow
 
     def send(self, message: gw.RefereeMessage) -> None:
         """Queue a message for the bot; dropped silently once the stream is closed."""
         if not self.closed:
             self.outbox.put_nowait(message.SerializeToString())
+            if self.outbox.qsize() > self.max_outbox:
+                self._overflow()
+
+    def _overflow(self) -> None:
+        """The bot is not reading what it asked for (e.g. flooding pings and never taking
+        the pongs): close the stream rather than buffer without limit."""
+        if self.overflowed:
+            return
+        self.overflowed = True
+        log.warning("stream not read", extra={"event": "stream_overflow",
+                                              "bot_id": self.bot_id,
+                                              "session": self.session_id})
+        self.close()
+        # Its writer may be stuck in a write that gRPC's flow control never lets finish.
+        if self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
 
     async def write_now(self, data: bytes) -> None:
         """Write an already serialized message straight to the stream, skipping the
@@ -65,6 +99,8 @@ class BotSession:
         self.bucket.credit()  # the answer to this request is never rate limited
         if context is None or self.outbox.qsize() or self.write_lock.locked():
             self.outbox.put_nowait(data)
+            if self.outbox.qsize() > self.max_outbox:
+                self._overflow()
             return
         async with self.write_lock:
             try:
@@ -119,11 +155,22 @@ class BotSession:
 
 
 class SessionRegistry:
-    """Every open bot stream and every running table of this referee process."""
+    """Every open bot stream and every running table of this referee process.
 
-    def __init__(self) -> None:
+    Also where the per-bot limits hold: however many streams a bot opens, it gets at most
+    `max_streams_per_bot` of them, `max_tables_per_bot` tables at once across them, and
+    one message allowance (`rate_limit` per second) shared by them."""
+
+    def __init__(self, *, max_streams_per_bot: int = DEFAULT_MAX_STREAMS_PER_BOT,
+                 max_tables_per_bot: int = DEFAULT_MAX_TABLES_PER_BOT,
+                 rate_limit: int = DEFAULT_RATE_LIMIT) -> None:
         self.sessions: dict[str, list[BotSession]] = {}
         self.tables: dict[str, TableRunner] = {}
+        self.max_streams_per_bot = max_streams_per_bot
+        self.max_tables_per_bot = max_tables_per_bot
+        self.rate_limit = rate_limit
+        # Kept after a bot's last stream closes, so reconnecting never refills it.
+        self.buckets: dict[str, TokenBucket] = {}
         self._changed = asyncio.Event()
 
     def _notify(self) -> None:
@@ -131,7 +178,22 @@ class SessionRegistry:
         self._changed = asyncio.Event()
 
     def add(self, session: BotSession) -> list[RemoteParticipant]:
-        """Register a new stream; return the seats of running tables it resumes."""
+        """Register a new stream; return the seats of running tables it resumes.
+
+        StreamLimitError when the bot already has `max_streams_per_bot` open streams. No
+        await between the check and the registration, so concurrent Hellos cannot both
+        take the last place."""
+        streams = self.sessions.get(session.bot_id, [])
+        if len(streams) >= self.max_streams_per_bot:
+            raise StreamLimitError(
+                f"bot {session.bot_id!r} already has {len(streams)} open streams, the most "
+                f"this referee allows per bot; play more tables per stream "
+                f"(Hello.max_tables) instead of opening more streams")
+        bucket = self.buckets.get(session.bot_id)
+        if bucket is None:
+            bucket = self.buckets[session.bot_id] = TokenBucket(self.rate_limit)
+        session.bucket = bucket
+        session.max_tables = min(session.max_tables, self.max_tables_per_bot)
         self.sessions.setdefault(session.bot_id, []).append(session)
         resumed = []
         for runner in list(self.tables.values()):
@@ -162,11 +224,24 @@ class SessionRegistry:
         self._notify()
 
     def find_stream(self, bot_id: str, table_id: str) -> BotSession | None:
-        candidates = [s for s in self.sessions.get(bot_id, ()) if s.has_room(table_id)]
+        streams = self.sessions.get(bot_id, ())
+        candidates = [s for s in streams if s.has_room(table_id)]
         if not candidates:
             return None
-        # Prefer the stream already playing this table, then the least loaded one.
-        return min(candidates, key=lambda s: (table_id not in s.seats, len(s.seats)))
+        playing = [s for s in candidates if table_id in s.seats]
+        if playing:
+            return playing[0]
+        if self.active_tables(bot_id) >= self.max_tables_per_bot:
+            return None  # the bot's allowance, not its streams' sum, is the limit
+        return min(candidates, key=lambda s: len(s.seats))
+
+    def active_tables(self, bot_id: str) -> int:
+        return sum(len(s.seats) for s in self.sessions.get(bot_id, ()))
+
+    def bot_max_tables(self, bot_id: str) -> int:
+        """Tables the bot may play at once: its streams' capacity, capped per bot."""
+        offered = sum(s.max_tables for s in self.sessions.get(bot_id, ()))
+        return min(offered, self.max_tables_per_bot)
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float) -> Any:
         """Wait until predicate() is truthy (re-checked on every registry change)."""
@@ -193,8 +268,8 @@ class SessionRegistry:
                 "bot_name": first.bot_name,
                 "bot_version": first.bot_version,
                 "streams": len(streams),
-                "max_tables": sum(s.max_tables for s in streams),
-                "active_tables": sum(len(s.seats) for s in streams),
+                "max_tables": self.bot_max_tables(bot_id),
+                "active_tables": self.active_tables(bot_id),
                 "connected_since_unix_ms": int(first.connected_at * 1000),
             })
         return bots

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import re
 
 import grpc
 import pytest
@@ -29,7 +31,13 @@ async def test_known_token_is_welcomed_with_limits(referee: Referee) -> None:
     assert welcome.max_tables == 3
     assert welcome.protocol_version == 1
     assert welcome.max_message_bytes == 64 * 1024
+    assert (welcome.max_streams_per_bot, welcome.max_tables_per_bot) == (4, 64)
+    # random, so it says nothing about how many streams other bots opened meanwhile
+    again = await RawBot(referee.target, "alice").start().connected()
+    ids = [welcome.session_id, again.of_kind("welcome")[0].session_id]
+    assert all(re.fullmatch(r"s-[0-9a-f]{16}", i) for i in ids) and ids[0] != ids[1]
     await bot.close()
+    await again.close()
 
 
 async def test_unknown_token_is_unauthenticated_and_never_logged(
@@ -101,19 +109,121 @@ async def test_garbage_gets_errors_and_the_stream_survives(referee: Referee) -> 
     assert bot.status == grpc.StatusCode.OK
 
 
-async def test_flood_is_rate_limited_then_closed(token_store: StaticTokenStore) -> None:
+async def _pongs_within(bots: list[RawBot], seconds: float) -> int:
+    await asyncio.sleep(seconds)
+    return sum(len(b.of_kind("pong")) for b in bots)
+
+
+async def test_a_flood_is_throttled_per_bot_across_its_streams(
+        token_store: StaticTokenStore) -> None:
+    """Two streams of one bot share one allowance (20/s, burst 40): what is over it is
+    not read until the allowance refills, and the bot is told once; another bot is
+    answered at once meanwhile."""
     async with running_referee(token_store, rate_limit=20) as ref:
-        bot = await RawBot(ref.target, "alice").start().connected()
-        for i in range(400):
-            bot.send(gw.BotMessage(ping=gw.Ping(nonce=i)))
-        await _finished(bot)
-        codes = [e.code for e in bot.of_kind("error")]
-        assert gw.ERROR_CODE_RATE_LIMITED in codes
-        assert bot.of_kind("error")[-1].fatal
-        assert len(bot.of_kind("pong")) < 100
-        # the referee is fine: another bot connects and is answered
+        streams = [await RawBot(ref.target, "alice").start().connected() for _ in range(2)]
+        for bot in streams:
+            for i in range(400):
+                bot.send(gw.BotMessage(ping=gw.Ping(nonce=i)))
+        started = asyncio.get_running_loop().time()
+        answered = await _pongs_within(streams, 1.5)
+        elapsed = asyncio.get_running_loop().time() - started
+        assert 40 <= answered <= 40 + 20 * elapsed + 10  # one allowance, not two
+        errors = [e for b in streams for e in b.of_kind("error")]
+        assert {e.code for e in errors} == {gw.ERROR_CODE_RATE_LIMITED}
+        assert not any(e.fatal for e in errors)
+        assert "over 20 messages/s for this bot (all its streams)" in errors[0].reason
         other = await RawBot(ref.target, "bob").start().connected()
-        await other.close()
+        other.send(gw.BotMessage(ping=gw.Ping(nonce=7)))
+        assert await _pongs_within([other], 0.5) == 1
+        # throttled, not closed: the flood's streams are still open
+        assert all(b.task is not None and not b.task.done() for b in streams)
+        for bot in [*streams, other]:
+            await bot.kill()
+
+
+async def test_streams_per_bot_are_capped(token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, max_streams_per_bot=2) as ref:
+        first = await RawBot(ref.target, "alice").start().connected()
+        second = await RawBot(ref.target, "alice").start().connected()
+        assert first.of_kind("welcome")[0].max_streams_per_bot == 2
+        third = await _finished(RawBot(ref.target, "alice").start())
+        assert third.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert third.details == (
+            "bot 'alice' already has 2 open streams, the most this referee allows per bot; "
+            "play more tables per stream (Hello.max_tables) instead of opening more streams")
+        # other bots are not affected, and a closed stream frees its place
+        await (await RawBot(ref.target, "bob").start().connected()).close()
+        await first.close()
+        for _ in range(100):
+            if len(ref.registry.sessions["alice"]) < 2:
+                break
+            await asyncio.sleep(0.01)
+        again = await RawBot(ref.target, "alice").start().connected()
+        for bot in (second, again):
+            await bot.close()
+
+
+async def test_max_tables_is_capped_per_bot_not_per_stream(
+        token_store: StaticTokenStore) -> None:
+    async with running_referee(token_store, organizer_token=ORGANIZER_TOKEN,
+                               max_tables_per_bot=3) as ref:
+        streams = [await RawBot(ref.target, "alice", max_tables=10).start().connected()
+                   for _ in range(2)]
+        welcome = streams[0].of_kind("welcome")[0]
+        assert (welcome.max_tables, welcome.max_tables_per_bot) == (3, 3)
+        channel, stub = organizer_stub(ref.target)
+        listed = await stub.ListBots(org.ListBotsRequest(), metadata=AUTH)
+        await channel.close()
+        assert [(b.bot_id, b.streams, b.max_tables) for b in listed.bots] == [("alice", 2, 3)]
+        busiest = 0
+
+        async def watch() -> None:
+            nonlocal busiest
+            while True:
+                busiest = max(busiest, ref.registry.active_tables("alice"))
+                await asyncio.sleep(0.001)
+
+        watcher = asyncio.get_running_loop().create_task(watch())
+        results = await asyncio.gather(*[
+            play_table(ref.target, table_id=f"cap{i}", games=3,
+                       seats=["alice", "house:random", "house:greedy"]) for i in range(5)])
+        watcher.cancel()
+        assert all(result_of(r).status == org.TABLE_STATUS_COMPLETED for r in results)
+        assert busiest == 3  # six slots offered by two streams, three allowed
+        for bot in streams:
+            await bot.close()
+
+
+async def test_a_bot_that_does_not_read_its_stream_is_closed(
+        token_store: StaticTokenStore, caplog: pytest.LogCaptureFixture) -> None:
+    """Pongs it never reads pile up no further than the outbox limit."""
+    async with running_referee(token_store, rate_limit=1_000_000, max_outbox=50) as ref:
+        channel = grpc.aio.insecure_channel(ref.target)
+        call = channel.stream_stream("/tienlen.v1.BotGateway/Connect",
+                                     request_serializer=gw.BotMessage.SerializeToString,
+                                     response_deserializer=gw.RefereeMessage.FromString)()
+        await call.write(gw.BotMessage(hello=gw.Hello(token=token_of("alice"),
+                                                      protocol_version=1)))
+        ping = gw.BotMessage(ping=gw.Ping(nonce=1))
+
+        async def flood() -> None:
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                while True:
+                    await call.write(ping)
+
+        flooding = asyncio.get_running_loop().create_task(flood())
+        code = await asyncio.wait_for(call.code(), 20)
+        flooding.cancel()
+        # RESOURCE_EXHAUSTED, or INTERNAL when gRPC cut short a write the full window held
+        assert code in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.INTERNAL)
+        assert [r.bot_id for r in caplog.records if getattr(r, "event", "") == "stream_overflow"
+                ] == ["alice"]
+        await channel.close()
+        for _ in range(100):
+            if "alice" not in ref.registry.sessions:
+                break
+            await asyncio.sleep(0.01)
+        assert "alice" not in ref.registry.sessions
 
 
 async def test_oversized_message_closes_only_that_stream(referee: Referee) -> None:

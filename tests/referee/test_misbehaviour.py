@@ -258,7 +258,10 @@ async def test_a_bot_that_reconnects_in_time_resumes_its_seat(referee: Referee) 
     async def reconnect():
         await dropped.wait()
         await first.kill()
-        await asyncio.sleep(0.05)
+        # reconnect once the referee has seen the old stream go (else the seat would
+        # move to the new stream only when it does, after the Welcome)
+        while "alice" in referee.registry.sessions:
+            await asyncio.sleep(0.01)
         await second.start().connected()
 
     task = asyncio.get_running_loop().create_task(reconnect())
@@ -271,6 +274,8 @@ async def test_a_bot_that_reconnects_in_time_resumes_its_seat(referee: Referee) 
     assert list(result.strikes) == [0, 0, 0]
     kinds = [m.WhichOneof("body") for m in second.received]
     assert kinds[:4] == ["welcome", "table_start", "game_start", "move_request"]
+    assert second.of_kind("welcome")[0].resumed_seats == 1
+    assert first.of_kind("welcome")[0].resumed_seats == 0
     resumed = second.of_kind("table_start")[0]
     assert resumed.resumed and resumed.table_id == "resume"
     # the pending move was re-sent with the same id

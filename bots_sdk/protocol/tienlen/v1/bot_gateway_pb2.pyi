@@ -154,7 +154,7 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     """the first message was not Hello"""
     ERROR_CODE_UNSUPPORTED_PROTOCOL: _ErrorCode.ValueType  # 3
     ERROR_CODE_RATE_LIMITED: _ErrorCode.ValueType  # 4
-    """message dropped; keep flooding and the stream closes"""
+    """over the bot's message rate: its streams are read slower"""
     ERROR_CODE_UNKNOWN_TABLE: _ErrorCode.ValueType  # 5
     ERROR_CODE_STALE_MOVE: _ErrorCode.ValueType  # 6
     ERROR_CODE_SHUTTING_DOWN: _ErrorCode.ValueType  # 7
@@ -168,7 +168,7 @@ ERROR_CODE_HELLO_REQUIRED: ErrorCode.ValueType  # 2
 """the first message was not Hello"""
 ERROR_CODE_UNSUPPORTED_PROTOCOL: ErrorCode.ValueType  # 3
 ERROR_CODE_RATE_LIMITED: ErrorCode.ValueType  # 4
-"""message dropped; keep flooding and the stream closes"""
+"""over the bot's message rate: its streams are read slower"""
 ERROR_CODE_UNKNOWN_TABLE: ErrorCode.ValueType  # 5
 ERROR_CODE_STALE_MOVE: ErrorCode.ValueType  # 6
 ERROR_CODE_SHUTTING_DOWN: ErrorCode.ValueType  # 7
@@ -410,7 +410,9 @@ Global___RefereeMessage: _TypeAlias = RefereeMessage  # noqa: Y015
 
 @_typing.final
 class Welcome(_message.Message):
-    """The answer to Hello: the stream is authenticated and ready."""
+    """The answer to Hello: the stream is authenticated and ready. The limits are per bot (its
+    token's identity), whatever the number of its streams.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -422,18 +424,31 @@ class Welcome(_message.Message):
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
     MAX_MESSAGES_PER_SECOND_FIELD_NUMBER: _builtins.int
     RESUMED_SEATS_FIELD_NUMBER: _builtins.int
+    MAX_STREAMS_PER_BOT_FIELD_NUMBER: _builtins.int
+    MAX_TABLES_PER_BOT_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
+    """random; names this stream in the referee's logs"""
     bot_id: _builtins.str
     bot_name: _builtins.str
+    """the bot's public name as registered (what SeatInfo"""
     protocol_version: _builtins.int
+    """shows the other seats), not Hello.bot_name"""
     max_tables: _builtins.int
-    """the concurrency the referee will use"""
+    """tables this stream may play at once: Hello.max_tables"""
     max_message_bytes: _builtins.int
-    """larger messages close the stream"""
+    """(0 means 1) capped at max_tables_per_bot
+    larger messages close the stream
+    """
     max_messages_per_second: _builtins.int
-    """sustained rate limit per stream"""
+    """sustained rate for this bot, all its streams together"""
     resumed_seats: _builtins.int
-    """seats of running tables resumed on this stream"""
+    """(answers to move requests do not count)
+    seats of running tables resumed on this stream
+    """
+    max_streams_per_bot: _builtins.int
+    """a further stream is refused (RESOURCE_EXHAUSTED)"""
+    max_tables_per_bot: _builtins.int
+    """tables at once across all streams of this bot"""
     def __init__(
         self,
         *,
@@ -445,10 +460,12 @@ class Welcome(_message.Message):
         max_message_bytes: _builtins.int = ...,
         max_messages_per_second: _builtins.int = ...,
         resumed_seats: _builtins.int = ...,
+        max_streams_per_bot: _builtins.int = ...,
+        max_tables_per_bot: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "bot_name", b"bot_name", "max_message_bytes", b"max_message_bytes", "max_messages_per_second", b"max_messages_per_second", "max_tables", b"max_tables", "protocol_version", b"protocol_version", "resumed_seats", b"resumed_seats", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "bot_name", b"bot_name", "max_message_bytes", b"max_message_bytes", "max_messages_per_second", b"max_messages_per_second", "max_streams_per_bot", b"max_streams_per_bot", "max_tables", b"max_tables", "max_tables_per_bot", b"max_tables_per_bot", "protocol_version", b"protocol_version", "resumed_seats", b"resumed_seats", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
