@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-message-bytes", type=int,
                         default=_env("TIENLEN_MAX_MESSAGE_BYTES", "65536"))
     parser.add_argument("--rate-limit", type=int,
-                        default=_env("TIENLEN_RATE_LIMIT", "200"),
+                        default=_env("TIENLEN_RATE_LIMIT", "50"),
                         help="messages per second per bot, all its streams together, "
                              "answers to move requests not counted (burst: twice that; "
                              "env TIENLEN_RATE_LIMIT)")

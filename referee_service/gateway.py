@@ -17,7 +17,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
-from referee_service.auth import TokenStore, bearer_token
+from referee_service.auth import TokenStore, bearer_token, token_digest
 from referee_service.sessions import (
     DEFAULT_MAX_STREAMS_PER_BOT,
     DEFAULT_MAX_TABLES_PER_BOT,
@@ -147,6 +147,13 @@ class BotGateway:
             await context.write(_error(gw.ERROR_CODE_UNSUPPORTED_PROTOCOL, reason, fatal=True))
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
         token = hello.token or bearer_token(context.invocation_metadata()) or ""
+        digest = token_digest(token)
+        full = self.registry.stream_limit_error(digest)
+        if full is not None:
+            # A bot retrying past its stream limit is refused before the token store is
+            # asked (a thread hop, maybe a database query): its token is the one its
+            # open streams were welcomed with.
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
         try:
             identity = await asyncio.to_thread(self.token_store.authenticate_bot, token)
         except Exception:
@@ -167,7 +174,7 @@ class BotGateway:
             bot_id=identity.bot_id, bot_name=(identity.name or hello.bot_name)[:64],
             bot_version=hello.bot_version[:64], max_tables=max_tables,
             omit_legal_plays=hello.omit_legal_plays, ack_moves=hello.ack_moves,
-            peer=context.peer(), max_outbox=self.limits.max_outbox)
+            peer=context.peer(), max_outbox=self.limits.max_outbox, token_digest=digest)
         log.info("bot connected", extra={
             "event": "bot_connected", "bot_id": session.bot_id, "bot_name": session.bot_name,
             "bot_version": session.bot_version, "max_tables": max_tables,

@@ -29,7 +29,7 @@ log = logging.getLogger("referee_service.sessions")
 #: Per-bot limits (a bot = one registered token identity), whatever its number of streams.
 DEFAULT_MAX_STREAMS_PER_BOT = 4
 DEFAULT_MAX_TABLES_PER_BOT = 64
-DEFAULT_RATE_LIMIT = 200
+DEFAULT_RATE_LIMIT = 50
 
 
 def _session_id() -> str:
@@ -67,6 +67,7 @@ class BotSession:
     max_outbox: int = 4096
     overflowed: bool = False  # closed because the bot stopped reading its stream
     task: asyncio.Task[None] | None = None  # the stream's handler, cancelled on overflow
+    token_digest: str = ""  # SHA-256 of the token it was welcomed with (never the token)
 
     def send(self, message: gw.RefereeMessage) -> None:
         """Queue a message for the bot; dropped silently once the stream is closed."""
@@ -171,6 +172,8 @@ class SessionRegistry:
         self.rate_limit = rate_limit
         # Kept after a bot's last stream closes, so reconnecting never refills it.
         self.buckets: dict[str, TokenBucket] = {}
+        # token digest -> (bot id, open streams welcomed with it)
+        self._tokens: dict[str, tuple[str, int]] = {}
         self._changed = asyncio.Event()
 
     def _notify(self) -> None:
@@ -183,12 +186,12 @@ class SessionRegistry:
         StreamLimitError when the bot already has `max_streams_per_bot` open streams. No
         await between the check and the registration, so concurrent Hellos cannot both
         take the last place."""
-        streams = self.sessions.get(session.bot_id, [])
-        if len(streams) >= self.max_streams_per_bot:
-            raise StreamLimitError(
-                f"bot {session.bot_id!r} already has {len(streams)} open streams, the most "
-                f"this referee allows per bot; play more tables per stream "
-                f"(Hello.max_tables) instead of opening more streams")
+        full = self._streams_full(session.bot_id)
+        if full is not None:
+            raise StreamLimitError(full)
+        if session.token_digest:
+            _, count = self._tokens.get(session.token_digest, (session.bot_id, 0))
+            self._tokens[session.token_digest] = (session.bot_id, count + 1)
         bucket = self.buckets.get(session.bot_id)
         if bucket is None:
             bucket = self.buckets[session.bot_id] = TokenBucket(self.rate_limit)
@@ -206,8 +209,28 @@ class SessionRegistry:
         self._notify()
         return resumed
 
+    def _streams_full(self, bot_id: str) -> str | None:
+        streams = self.sessions.get(bot_id, ())
+        if len(streams) < self.max_streams_per_bot:
+            return None
+        return (f"bot {bot_id!r} already has {len(streams)} open streams, the most this "
+                "referee allows per bot; play more tables per stream (Hello.max_tables) "
+                "instead of opening more streams")
+
+    def stream_limit_error(self, token_digest: str) -> str | None:
+        """The refusal for a token whose bot is at its stream limit, if it is: known
+        without the token store, from the streams that token opened."""
+        known = self._tokens.get(token_digest)
+        return None if known is None else self._streams_full(known[0])
+
     def remove(self, session: BotSession) -> None:
         session.close()
+        known = self._tokens.get(session.token_digest)
+        if known is not None and session in self.sessions.get(session.bot_id, ()):
+            if known[1] <= 1:
+                del self._tokens[session.token_digest]
+            else:
+                self._tokens[session.token_digest] = (known[0], known[1] - 1)
         streams = self.sessions.get(session.bot_id, [])
         if session in streams:
             streams.remove(session)

@@ -12,7 +12,7 @@ import pytest
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from referee_service.auth import StaticTokenStore
+from referee_service.auth import BotIdentity, StaticTokenStore
 from referee_service.server import Referee, running_referee
 
 from .harness import AUTH, ORGANIZER_TOKEN, RawBot, organizer_stub, play_table, result_of, token_of
@@ -141,8 +141,21 @@ async def test_a_flood_is_throttled_per_bot_across_its_streams(
             await bot.kill()
 
 
+class CountingStore:
+    """A token store that counts how often it is asked."""
+
+    def __init__(self, store: StaticTokenStore) -> None:
+        self.store = store
+        self.calls = 0
+
+    def authenticate_bot(self, token: str) -> BotIdentity | None:
+        self.calls += 1
+        return self.store.authenticate_bot(token)
+
+
 async def test_streams_per_bot_are_capped(token_store: StaticTokenStore) -> None:
-    async with running_referee(token_store, max_streams_per_bot=2) as ref:
+    counting = CountingStore(token_store)
+    async with running_referee(counting, max_streams_per_bot=2) as ref:
         first = await RawBot(ref.target, "alice").start().connected()
         second = await RawBot(ref.target, "alice").start().connected()
         assert first.of_kind("welcome")[0].max_streams_per_bot == 2
@@ -151,6 +164,8 @@ async def test_streams_per_bot_are_capped(token_store: StaticTokenStore) -> None
         assert third.details == (
             "bot 'alice' already has 2 open streams, the most this referee allows per bot; "
             "play more tables per stream (Hello.max_tables) instead of opening more streams")
+        # refused before the token store is asked: its token opened the two open streams
+        assert counting.calls == 2
         # other bots are not affected, and a closed stream frees its place
         await (await RawBot(ref.target, "bob").start().connected()).close()
         await first.close()
