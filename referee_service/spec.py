@@ -24,6 +24,13 @@ DEFAULT_MAX_ILLEGAL_ATTEMPTS = 3
 DEFAULT_DISCONNECT_GRACE_MS = 10_000
 MAX_MOVE_TIME_MS = 600_000
 MAX_GAMES = 100_000
+# options_json is a flat object whose values are at most lists of strings (chop tables):
+# these limits leave room for that and keep hostile JSON out of the parser's recursion.
+MAX_OPTIONS_JSON_BYTES = 16 * 1024
+MAX_OPTIONS_JSON_DEPTH = 8
+# Points travel as 32-bit integers (GameResult, TableResult.totals): bounded option values
+# keep a table's totals inside them over MAX_GAMES games.
+MAX_OPTION_POINTS = 100
 _TABLE_ID_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}$")
 
 
@@ -87,6 +94,47 @@ class TableSpec:
         return f"{self.seed}/game/{game_index}"
 
 
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in JSON text, found without recursion (so
+    without parsing): brackets inside strings do not count."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_options_json(text: str) -> dict[str, Any]:
+    """PlayTableRequest.options_json as a dict of overrides (SpecError naming the field)."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_OPTIONS_JSON_BYTES:
+        raise SpecError(f"options_json: {size} bytes, at most {MAX_OPTIONS_JSON_BYTES}")
+    depth = json_depth(text)
+    if depth > MAX_OPTIONS_JSON_DEPTH:
+        raise SpecError(f"options_json: nested {depth} levels deep, at most "
+                        f"{MAX_OPTIONS_JSON_DEPTH}")
+    try:
+        overrides = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise SpecError(f"options_json: not valid JSON ({exc})") from None
+    if not isinstance(overrides, dict):
+        raise SpecError("options_json: must be a JSON object of option values")
+    return overrides
+
+
 def resolve_options(preset: str, overrides: dict[str, Any]) -> dict[str, Any]:
     """Every option value of `preset` with `overrides` applied (SpecError if invalid)."""
     from bots_sdk.rules import PRESETS, Options
@@ -96,9 +144,15 @@ def resolve_options(preset: str, overrides: dict[str, Any]) -> dict[str, Any]:
         raise SpecError(f"preset: unknown preset {preset!r} (known: {known})")
     base = PRESETS[preset].to_dict()
     try:
-        return Options.from_dict({**base, **overrides}).to_dict()
+        options = Options.from_dict({**base, **overrides}).to_dict()
     except (ValueError, TypeError) as exc:
         raise SpecError(f"options_json: {exc}") from None
+    for key, value in options.items():
+        if (key != "start_card" and isinstance(value, int) and not isinstance(value, bool)
+                and abs(value) > MAX_OPTION_POINTS):
+            raise SpecError(f"options_json: option {key} must be between "
+                            f"-{MAX_OPTION_POINTS} and {MAX_OPTION_POINTS}, got {value}")
+    return options
 
 
 def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[str]) -> TableSpec:
@@ -137,12 +191,7 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
     preset = request.preset or "south"
     overrides: dict[str, Any] = {}
     if request.options_json.strip():
-        try:
-            overrides = json.loads(request.options_json)
-        except json.JSONDecodeError as exc:
-            raise SpecError(f"options_json: not valid JSON ({exc})") from None
-        if not isinstance(overrides, dict):
-            raise SpecError("options_json: must be a JSON object of option values")
+        overrides = parse_options_json(request.options_json)
     options = resolve_options(preset, overrides)
     if request.duplicate_sets and request.games and request.games != request.duplicate_sets * len(participants):
         raise SpecError("games: give either games or duplicate_sets, not both")

@@ -22,7 +22,7 @@ from referee_service.auth import (
     organizer_token_ok,
     token_digest,
 )
-from referee_service.spec import SpecError, table_spec
+from referee_service.spec import SpecError, json_depth, table_spec
 
 HOUSE = frozenset({"random", "greedy", "heuristic"})
 
@@ -142,3 +142,41 @@ def test_independent_games_have_distinct_seeds_and_fixed_seats(games: int, seed:
     seeds = [spec.deal_seed(i) for i in range(games)]
     assert len(set(seeds)) == games
     assert all(spec.seating(i) == [0, 1] for i in range(games))
+
+
+def _request(options_json: str) -> org.PlayTableRequest:
+    return org.PlayTableRequest(table_id="t", games=1, options_json=options_json,
+                                seats=[org.SeatSpec(house_bot="random")] * 2)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=30)
+
+
+@given(st.dictionaries(st.sampled_from(sorted(PRESETS["south"].to_dict())) | st.text(),
+                       JSON_VALUES, max_size=4))
+def test_any_options_object_is_accepted_or_refused_naming_the_field(options: dict) -> None:
+    try:
+        spec = table_spec(_request(json.dumps(options)), {"random"})
+    except SpecError as exc:
+        assert str(exc).startswith("options_json: ")
+    else:
+        assert json.loads(json.dumps(spec.options)) == spec.options
+
+
+@given(st.text(alphabet='[]{}",:0123456789 \\tnrue', max_size=300) | st.text(max_size=200))
+def test_any_options_text_is_accepted_or_refused_naming_the_field(text: str) -> None:
+    try:
+        table_spec(_request(text), {"random"})
+    except SpecError as exc:
+        assert str(exc).startswith("options_json: ")
+
+
+@pytest.mark.parametrize("text, depth", [
+    ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('{"a": "[[[[{{{{"}', 1),
+    ('{"a": "\\"[[["}', 1), ("[" * 20 + "]" * 20, 20), ("", 0),
+])
+def test_json_depth_counts_brackets_outside_strings(text: str, depth: int) -> None:
+    assert json_depth(text) == depth
