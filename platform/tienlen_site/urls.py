@@ -5,14 +5,13 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
-from web.api_docs import ApiRedocView, ApiSwaggerView
+from web.api_docs import ApiSwaggerView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    # The schema and its two readers live with the API they describe, at /api/v1/....
+    # The schema and its reader live with the API they describe, at /api/v1/....
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", ApiSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/v1/redoc/", ApiRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("api/v1/", include("tournaments.api.urls")),
     # Addresses published before the schema moved under /api/v1/ keep working.
     path("api/", RedirectView.as_view(pattern_name="api:root"), name="api-latest"),

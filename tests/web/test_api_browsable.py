@@ -126,7 +126,7 @@ def test_the_browsable_api_offers_the_input_fields_of_each_write(client, world) 
 
 def test_the_api_root_links_every_entry_point(client, world) -> None:
     data = client.get("/api/v1/", HTTP_ACCEPT="application/json").json()
-    assert set(data) == {"tournaments", "bots", "pools", "tokens", "schema", "docs", "redoc"}
+    assert set(data) == {"tournaments", "bots", "pools", "tokens", "schema", "docs"}
     for url in data.values():
         path = url.removeprefix("http://testserver")
         assert client.get(path, HTTP_ACCEPT=BROWSER_ACCEPT).status_code in (200, 401)
@@ -138,7 +138,6 @@ def test_the_api_root_links_every_entry_point(client, world) -> None:
         ("/api/v1/schema/", "application/vnd.oai.openapi"),
         ("/api/v1/schema/?format=json", "application/vnd.oai.openapi+json"),
         ("/api/v1/docs/", "text/html"),
-        ("/api/v1/redoc/", "text/html"),
     ],
 )
 def test_the_schema_and_its_readers_are_served_under_v1(client, path, content_type) -> None:
@@ -150,7 +149,7 @@ def test_the_schema_and_its_readers_are_served_under_v1(client, path, content_ty
 def test_the_schema_names_the_api_paths_and_not_its_own(client) -> None:
     schema = client.get("/api/v1/schema/?format=json").json()
     assert "/api/v1/tournaments/{slug}/standings/" in schema["paths"]
-    assert not any(p.startswith(("/api/v1/schema", "/api/v1/docs", "/api/v1/redoc")) for p in schema["paths"])
+    assert not any(p.startswith(("/api/v1/schema", "/api/v1/docs")) for p in schema["paths"])
     assert schema["paths"]["/api/v1/bots/"]["get"]["operationId"] == "v1_bots_list"  # stable ids
 
 
@@ -173,9 +172,6 @@ def test_the_api_docs_load_swagger_ui_from_this_site(client) -> None:
     assert script.status_code == 200
     assert script["Content-Type"].startswith("application/javascript")
     assert "/api/v1/schema/" in script.content.decode()
-    redoc = client.get("/api/v1/redoc/").content.decode()
-    assert "fonts.googleapis.com" not in redoc and "https://" not in redoc
-    assert "/static/drf_spectacular_sidecar/redoc/bundles/redoc.standalone.js" in redoc
 
 
 def test_favicon_is_an_icon(client) -> None:

@@ -104,7 +104,7 @@ def test_replay_viewer_play_pause_and_seat_view(live_server, page):
     # play at top speed, then pause
     page.select_option("#speed", "4")
     page.click("#btn-play")
-    page.wait_for_function("document.getElementById('replay-viewer').dataset.step >= 5")
+    page.wait_for_function("() => document.getElementById('replay-viewer').dataset.step >= 5")
     page.keyboard.press(" ")
     paused_at = step(page)
     page.wait_for_timeout(400)

@@ -55,7 +55,7 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
             page.wait_for_selector("#progress-panel")
             page.evaluate("""() => { window.seen = []; const bar = document.getElementById('progress-bar');
                 new MutationObserver(() => window.seen.push(bar.style.width)).observe(bar, {attributes: true}); }""")
-            page.wait_for_function("document.getElementById('progress-panel').dataset.status === 'finished'", timeout=120_000)
+            page.wait_for_function("() => document.getElementById('progress-panel').dataset.status === 'finished'", timeout=120_000)
     seen = [float(w.rstrip("%")) for w in page.evaluate("window.seen")]
     assert seen[-1] == 100.0
     assert any(0 < v < 100 for v in seen), seen  # it advanced in steps, without a reload
@@ -64,7 +64,7 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
     assert page.text_content("#t-status") == "Finished"
     # the standings and tables were refreshed in place too
     page.wait_for_selector("body[data-refreshed]")
-    page.wait_for_function("document.querySelectorAll('#tables .badge.done').length === 3")
+    page.wait_for_function("() => document.querySelectorAll('#tables .badge.done').length === 3")
     games = page.eval_on_selector_all("#standings tr[data-bot] td:nth-child(4)", "tds => tds.map(t => t.textContent)")
     assert games == ["36"] * 4
     assert page.locator("text=Start now").count() == 0

@@ -126,9 +126,9 @@ def test_browser_follows_a_tournament_over_sse(asgi_server, page, settings):
     page.wait_for_selector("#progress-panel[data-live=sse]")
     assert page.get_attribute("[role=progressbar]", "aria-valuenow") == "25"
     Table.objects.filter(tournament=w.tournament).update(games_recorded=3)
-    page.wait_for_function("document.querySelector('[role=progressbar]').getAttribute('aria-valuenow') === '75'")
+    page.wait_for_function("() => document.querySelector('[role=progressbar]').getAttribute('aria-valuenow') === '75'")
     Table.objects.filter(tournament=w.tournament).update(games_recorded=4, status=Table.Status.DONE)
     Tournament.objects.filter(pk=w.tournament.pk).update(status=Tournament.Status.FINISHED)
-    page.wait_for_function("document.getElementById('progress-panel').dataset.status === 'finished'")
+    page.wait_for_function("() => document.getElementById('progress-panel').dataset.status === 'finished'")
     assert page.text_content("#t-status") == "Finished"
     assert page.get_attribute("#progress-panel", "data-live") == "sse"  # never fell back to polling

@@ -1,5 +1,5 @@
 """Routes of the JSON API, mounted at /api/v1/ (schema at /api/v1/schema/, Swagger UI at
-/api/v1/docs/, Redoc at /api/v1/redoc/: routed by the site, tienlen_site.urls)."""
+/api/v1/docs/: routed by the site, tienlen_site.urls)."""
 
 from django.urls import path
 

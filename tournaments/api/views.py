@@ -99,7 +99,7 @@ class ApiRootView(ServiceAPIView):
 
     Everyone reads tournaments, standings, bots, ratings and replays; signed-in users
     (session or `Authorization: Token tla_...`) register bots; organisers create and run
-    tournaments. The OpenAPI schema, Swagger UI and Redoc are linked below.
+    tournaments. The OpenAPI schema and Swagger UI are linked below.
     """
 
     @extend_schema(exclude=True)
@@ -115,7 +115,6 @@ class ApiRootView(ServiceAPIView):
                 "tokens": link("api:tokens"),
                 "schema": link("api-schema"),
                 "docs": link("api-docs"),
-                "redoc": link("api-redoc"),
             }
         )
 
