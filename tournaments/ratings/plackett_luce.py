@@ -2,9 +2,18 @@
 
 Each finishing order is split into successive "top-1" choices (the winner among everyone,
 then the runner-up among the rest, ...; a tied tail is left unordered), fitted by choix's
-iterative Luce spectral ranking with a small regulariser so a bot that never wins still has
-a finite strength. Confidence intervals come from the observed Fisher information.
-Strengths are shown on the Elo scale (1500 + 400·θ/ln 10) so both columns read alike.
+iterative Luce spectral ranking with a small regulariser (`REGULARISATION` pseudo-
+comparisons between every pair) so a bot that never wins or never loses still has a
+finite strength. Strengths are shown on the Elo scale (1500 + 400·θ/ln 10).
+
+Identification: adding the same constant to every θ changes no probability, so only
+differences are estimated. Strengths are reported relative to the field's mean (sum to
+zero) and the 95% intervals are for exactly that quantity: the covariance is the
+pseudo-inverse of the observed Fisher information (plus the regulariser's, which is
+shift-invariant too) on the subspace of centred strengths. Half-widths therefore shrink
+like 1/√games; an earlier version inverted `info + 0.01·I`, which gave the unidentified
+common shift a variance of ~100/n nats² and every bot a ±1,100-1,700 Elo interval
+whatever the number of games (issue 14).
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import numpy as np
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
 REGULARISATION = 0.01
+Z95 = 1.959964
 
 
 @dataclass(frozen=True)
@@ -32,12 +42,44 @@ def _choices(order: Sequence[int], tied_from: int | None) -> list[tuple[int, lis
     return [(order[i], list(order[i + 1 :])) for i in range(stop)]
 
 
+def plackett_luce_information(theta: np.ndarray, data: Sequence[tuple[int, Sequence[int]]]) -> np.ndarray:
+    """Observed Fisher information of top-1 choices at `theta` (zero along all-ones).
+
+    Each choice of a winner among the set S adds diag(p) - p pᵀ on S, p the choice
+    probabilities; vectorised per choice-set size.
+    """
+    n = len(theta)
+    info = np.zeros((n, n))
+    by_size: dict[int, list[list[int]]] = {}
+    for winner, losers in data:
+        by_size.setdefault(len(losers) + 1, []).append([winner, *losers])
+    for rows in by_size.values():
+        idx = np.asarray(rows)
+        weights = np.exp(theta[idx] - theta[idx].max(axis=1, keepdims=True))
+        p = weights / weights.sum(axis=1, keepdims=True)
+        np.add.at(info, (idx, idx), p)
+        np.add.at(info, (idx[:, :, None], idx[:, None, :]), -(p[:, :, None] * p[:, None, :]))
+    return info
+
+
+def centred_covariance(info: np.ndarray) -> np.ndarray:
+    """Covariance of the centred strengths θ - mean(θ) from an information matrix whose
+    null space is the common shift (all-ones): its Moore-Penrose inverse, computed as
+    inv(info + J/n) - J/n (J the all-ones matrix), which is exact and well conditioned
+    when the comparisons connect every player."""
+    n = info.shape[0]
+    shift = np.full((n, n), 1.0 / n)
+    return np.linalg.inv(info + shift) - shift
+
+
 def plackett_luce_fit(
     games: Sequence[Sequence[Hashable]], tied_tails: Sequence[int | None] | None = None
 ) -> dict[Hashable, Strength]:
     """Fit strengths; `games` are finishing orders (best first) of hashable player keys.
 
     `tied_tails[g]`, when not None, is the position from which game g's order is a tie.
+    Each strength is relative to the mean of everyone in `games` (1500 = the field's
+    average), with a 95% interval for that relative strength.
     """
     keys = sorted({key for game in games for key in game}, key=str)
     if len(keys) < 2:
@@ -52,21 +94,14 @@ def plackett_luce_fit(
         return {key: Strength(1500.0, 1500.0, 1500.0) for key in keys}
     theta = np.asarray(choix.ilsr_top1(n, data, alpha=REGULARISATION, tol=1e-6), dtype=float)
     theta -= theta.mean()
-    info = REGULARISATION * np.eye(n)
-    by_size: dict[int, list[list[int]]] = {}
-    for winner, losers in data:
-        by_size.setdefault(len(losers) + 1, []).append([winner, *losers])
-    for rows in by_size.values():
-        # Each choice adds diag(p) - p p^T on its members (vectorised per choice-set size).
-        idx = np.asarray(rows)
-        weights = np.exp(theta[idx] - theta[idx].max(axis=1, keepdims=True))
-        p = weights / weights.sum(axis=1, keepdims=True)
-        np.add.at(info, (idx, idx), p)
-        np.add.at(info, (idx[:, :, None], idx[:, None, :]), -(p[:, :, None] * p[:, None, :]))
-    cov = np.linalg.pinv(info)
+    # The regulariser, read as REGULARISATION comparisons between every pair: the Laplacian
+    # of the complete graph. It keeps a never-beaten bot's interval finite and, like the
+    # data, says nothing about the common shift.
+    prior = REGULARISATION * (n * np.eye(n) - np.ones((n, n)))
+    cov = centred_covariance(plackett_luce_information(theta, data) + prior)
     result = {}
     for key, i in index.items():
         centre = 1500.0 + ELO_PER_NAT * float(theta[i])
-        half = 1.96 * ELO_PER_NAT * math.sqrt(max(float(cov[i, i]), 0.0))
+        half = Z95 * ELO_PER_NAT * math.sqrt(max(float(cov[i, i]), 0.0))
         result[key] = Strength(centre, centre - half, centre + half)
     return result
