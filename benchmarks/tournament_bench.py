@@ -9,11 +9,17 @@ The referee runs in its own process, as deployed; the worker is a thread of this
   runs `table_play_task`, which records every game (seats, zlib replay, Elo updates under
   the pool lock) into PostgreSQL as it streams in.
 
-Also: replay bytes per game (JSON, zlib, on disk in PostgreSQL), and `recompute_ratings`
-over 100,000 stored games. Uses its own database `tienlen_bench` (created and migrated).
+Also: replay bytes per game (JSON, zlib, on disk in PostgreSQL), `recompute_ratings`
+over 100,000 stored games, and **recording alone**: synthetic game results of a rated
+8-bot round robin stored straight through `services.table_games_record` in batches, the
+tables in plan order (every game can be rated at once) and in reverse order (every game
+waits until the tables before it are closed, then is rated in plan order), with CPU and
+wall time per game and queries per batch. Uses its own database `tienlen_bench` (created
+and migrated).
 
     .venv/bin/python benchmarks/tournament_bench.py [--games-per-table 32] [--rounds 3]
-        [--recompute-games 100000]
+        [--recompute-games 100000] [--record-games-per-table 64] [--record-batch 8]
+        [--skip-referee]
 """
 
 from __future__ import annotations
@@ -177,11 +183,79 @@ def build_rated_games(count: int, organiser, bots) -> None:
     pool.save(update_fields=["games_rated"])
 
 
+def synthetic_result(index: int, order: list[int], rotation: int, replay_text: str):
+    """A finished 4-player game as the referee streams it (the replay text is a real one)."""
+    from tournaments.referee import GameResult
+
+    points = [0] * 4
+    for place, seat in enumerate(order):
+        points[seat] = (2, 1, -1, -2)[place]
+    replay = {"schema": "tienlen.replay/1", "result": {"finishing_order": order, "points": points}}
+    timing = {"schema": "tienlen.timing/1", "moves": [{"seat": s % 4, "elapsed_ms": 0.4, "fallback": None} for s in range(40)]}
+    return GameResult(
+        game_index=index, seat_participants=[(s + rotation) % 4 for s in range(4)], replay=replay,
+        replay_text=replay_text, timing=timing, seed=f"synthetic/{index}",
+    )
+
+
+def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, number: int) -> dict[str, float]:
+    """Record a rated 8-bot round robin's games through the service, batch by batch."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tournaments import services
+    from tournaments.models import RatingChange, Tournament
+
+    bots = [services.bot_create(owner=organiser, name=f"rec-{number}-{i}", house_bot="random")[0] for i in range(8)]
+    tournament = services.tournament_create(
+        organiser=organiser, name=f"record {number}", format="round_robin", seats_per_table=4,
+        games_per_table=games_per_table, preset="south",
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
+    services.tournament_schedule(tournament_id=tournament.pk)
+    tables = list(tournament.tables.order_by("round", "number"))
+    if reverse:
+        tables.reverse()
+    rng = random.Random(number)
+    replay_text = "x" * 3300  # about a real replay's JSON size; its content is not parsed
+    batches = queries = games = 0
+    wall = cpu = 0.0
+    for table in tables:
+        results = []
+        for i in range(games_per_table):
+            order = [0, 1, 2, 3]
+            rng.shuffle(order)
+            results.append(synthetic_result(i, order, i % 4, replay_text))
+        for start in range(0, len(results), batch):
+            chunk = results[start : start + batch]
+            t0, c0 = time.perf_counter(), time.process_time()
+            with CaptureQueriesContext(connection) as ctx:
+                games += len(services.table_games_record(table_id=table.pk, results=chunk))
+            wall += time.perf_counter() - t0
+            cpu += time.process_time() - c0
+            queries += len(ctx.captured_queries)
+            batches += 1
+        t0, c0 = time.perf_counter(), time.process_time()
+        services.table_complete(table_id=table.pk)
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+    rated = RatingChange.objects.filter(game__table__tournament=tournament).count()
+    if rated != 4 * games:
+        raise RuntimeError(f"{rated} rating changes for {games} games")
+    return {"games": games, "wall_ms": 1000 * wall / games, "cpu_ms": 1000 * cpu / games, "queries": queries / batches}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Tournament recording benchmark")
     parser.add_argument("--games-per-table", type=int, default=32, help="a multiple of 4 (duplicate sets)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--recompute-games", type=int, default=100_000)
+    parser.add_argument("--record-games-per-table", type=int, default=64)
+    parser.add_argument("--record-batch", type=int, default=8, help="games per recording batch")
+    parser.add_argument("--record-rounds", type=int, default=3)
+    parser.add_argument("--skip-referee", action="store_true", help="only recording alone and recompute")
     args = parser.parse_args()
     setup_django()
 
@@ -207,27 +281,38 @@ def main() -> None:
             for i, p in enumerate(["random", "greedy", "heuristic", "greedy"])]
     seats = [f"house:{b.house_bot}" for b in bots]
 
-    referee = start_referee_process()
-    settings.REFEREE_TARGET = referee.target
-    settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
     plain, recorded = [], []
     cpu: dict[str, list[float]] = {"client": [], "referee": [], "worker": []}
-    try:
-        with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=60, queues=[queue]):
-            for r in range(args.rounds):
-                seed = f"bench-{r}"
-                t0, c0, rc0 = time.perf_counter(), time.process_time(), process_cpu_s(referee.popen.pid)
-                n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1")
-                plain.append(n / (time.perf_counter() - t0))
-                cpu["client"].append((time.process_time() - c0) / n)
-                cpu["referee"].append((process_cpu_s(referee.popen.pid) - rc0) / n)
-                t0, c0 = time.perf_counter(), time.process_time()
-                n = through_worker(staff, bots, sets=sets, seed=seed, number=r)
-                recorded.append(n / (time.perf_counter() - t0))
-                cpu["worker"].append((time.process_time() - c0) / n)
-    finally:
-        referee.stop()
-    raw, packed, on_disk = replay_sizes()
+    raw = packed = on_disk = 0.0
+    if not args.skip_referee:
+        referee = start_referee_process()
+        settings.REFEREE_TARGET = referee.target
+        settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
+        try:
+            with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False, shutdown_timeout=60, queues=[queue]):
+                for r in range(args.rounds):
+                    seed = f"bench-{r}"
+                    t0, c0, rc0 = time.perf_counter(), time.process_time(), process_cpu_s(referee.popen.pid)
+                    n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1")
+                    plain.append(n / (time.perf_counter() - t0))
+                    cpu["client"].append((time.process_time() - c0) / n)
+                    cpu["referee"].append((process_cpu_s(referee.popen.pid) - rc0) / n)
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    n = through_worker(staff, bots, sets=sets, seed=seed, number=r)
+                    recorded.append(n / (time.perf_counter() - t0))
+                    cpu["worker"].append((time.process_time() - c0) / n)
+        finally:
+            referee.stop()
+        raw, packed, on_disk = replay_sizes()
+
+    # Recording alone, alternating plan order and reverse order.
+    record: dict[str, list[dict[str, float]]] = {"plan order": [], "reverse order": []}
+    for r in range(args.record_rounds):
+        for name, reverse in (("plan order", False), ("reverse order", True)):
+            record[name].append(record_only(
+                staff, games_per_table=args.record_games_per_table, batch=args.record_batch,
+                reverse=reverse, number=2 * r + reverse,
+            ))
 
     build_start = time.perf_counter()
     build_rated_games(args.recompute_games, staff, bots)
@@ -237,22 +322,29 @@ def main() -> None:
     report = services.ratings_recompute(pool=pool)
     recompute_s = time.perf_counter() - t0
 
-    p, w = statistics.median(plain), statistics.median(recorded)
-    print(f"tables of 4 house bots, {sets * 4} games each (duplicate sets), {args.rounds} alternating rounds, broker {broker.split(':')[0]}")
     print("| measurement | value |")
     print("| --- | ---: |")
-    print(f"| referee only, games/s (median; runs {', '.join(f'{x:.1f}' for x in plain)}) | {p:.1f} |")
-    print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")
-    ratios = [1 - b / a for a, b in zip(plain, recorded, strict=True)]
-    print(f"| recording cost, 1 - worker/referee per round (median; rounds {', '.join(f'{100 * r:.0f}%' for r in ratios)}) | {100 * statistics.median(ratios):.1f}% |")
-    ref_ms = 1000 * statistics.median(cpu["referee"])
-    rec_ms = 1000 * (statistics.median(cpu["worker"]) - statistics.median(cpu["client"]))
-    print(f"| referee process CPU per game | {ref_ms:.2f} ms |")
-    print(f"| recording CPU per game in the worker (worker minus bare client) | {rec_ms:.2f} ms |")
-    print(f"| recording CPU / referee CPU | {100 * rec_ms / ref_ms:.1f}% |")
-    print(f"| replay JSON bytes per game | {raw:,.0f} |")
-    print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
-    print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")
+    if plain:
+        print(f"(tables of 4 house bots, {sets * 4} games each (duplicate sets), {args.rounds} alternating rounds, broker {broker.split(':')[0]})")
+        p, w = statistics.median(plain), statistics.median(recorded)
+        print(f"| referee only, games/s (median; runs {', '.join(f'{x:.1f}' for x in plain)}) | {p:.1f} |")
+        print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")
+        ratios = [1 - b / a for a, b in zip(plain, recorded, strict=True)]
+        print(f"| recording cost, 1 - worker/referee per round (median; rounds {', '.join(f'{100 * r:.0f}%' for r in ratios)}) | {100 * statistics.median(ratios):.1f}% |")
+        ref_ms = 1000 * statistics.median(cpu["referee"])
+        rec_ms = 1000 * (statistics.median(cpu["worker"]) - statistics.median(cpu["client"]))
+        print(f"| referee process CPU per game | {ref_ms:.2f} ms |")
+        print(f"| recording CPU per game in the worker (worker minus bare client) | {rec_ms:.2f} ms |")
+        print(f"| recording CPU / referee CPU | {100 * rec_ms / ref_ms:.1f}% |")
+        print(f"| replay JSON bytes per game | {raw:,.0f} |")
+        print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
+        print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")
+    for name, runs in record.items():
+        label = f"recording alone, {name} (14 tables x {args.record_games_per_table} games, batches of {args.record_batch})"
+        wall = statistics.median(x["wall_ms"] for x in runs)
+        cpu_ms = statistics.median(x["cpu_ms"] for x in runs)
+        q = statistics.median(x["queries"] for x in runs)
+        print(f"| {label}: wall / CPU per game, queries per batch (median of {len(runs)}) | {wall:.2f} ms / {cpu_ms:.2f} ms, {q:.1f} |")
     print(f"| recompute_ratings: {report.games:,} games, {report.bots} bots | {recompute_s:.1f} s ({report.games / recompute_s:,.0f} games/s) |")
     print(f"| recompute max difference from stored | {report.max_difference:g} |")
     print(f"(building the {args.recompute_games:,} stored games took {build_s:.1f} s)")
