@@ -3,7 +3,9 @@
 Uniqueness constraints carry the correctness arguments: a game is unique by (table, index),
 so a retried or replayed table can never record a game twice; a rating change is unique by
 (game, bot), so a game is never rated twice; a pool's rating sequence number is unique, so
-rating updates have one total order that `recompute_ratings` can replay exactly.
+rating updates have one total order that `recompute_ratings` can replay exactly. That order
+is canonical within a tournament (its plan order, not the order games happened to finish:
+tournaments.rating_order), so the same games always give the same ratings.
 """
 
 from __future__ import annotations
@@ -229,6 +231,10 @@ class Table(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     games_planned = models.PositiveIntegerField()
     games_recorded = models.PositiveIntegerField(default=0)
+    # How many of the table's games are rated: always its first games by index. Games are
+    # rated in the tournament's plan order (round, table, game index), each as soon as
+    # every game planned before it is recorded or will never be (its table closed).
+    games_rated = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=1000, blank=True)
     # When the current run of connect attempts began waiting for absent bots (the connect

@@ -17,11 +17,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from tournaments.bulk import insert_rows
 from tournaments.models import (
     START_RATING,
     ApiToken,
@@ -38,6 +39,7 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.rating_order import DueGame, ratings_advance, ratings_apply, ratings_take_due
 from tournaments.ratings.elo import elo_deltas
 from tournaments.referee import GameResult, participant_key
 from tournaments.scheduling.knockout import (
@@ -321,13 +323,16 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
 
 def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament:
     """Cancel: tables not yet played are cancelled; recorded games and ratings stay."""
-    if tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
-        raise ValidationError({"status": f"The tournament is already {tournament.status}."})
     with transaction.atomic():
+        locked = Tournament.objects.select_for_update().get(pk=tournament.pk)
+        if locked.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+            raise ValidationError({"status": f"The tournament is already {locked.status}."})
         Tournament.objects.filter(pk=tournament.pk).update(
             status=Tournament.Status.CANCELLED, finished_at=timezone.now(), status_reason=reason[:500]
         )
         tournament.tables.exclude(status__in=DONE_STATUSES).update(status=Table.Status.CANCELLED)
+        # Every table is closed now: the games recorded before the cancel are all rated.
+        ratings_advance(tournament=locked)
     tournament.refresh_from_db()
     return tournament
 
@@ -560,29 +565,15 @@ def table_games_record(*, table_id: int, results: Sequence[GameResult]) -> list[
     return games
 
 
-_pool_ids: dict[tuple[str, int], int] = {}
-
-
-def _pool_id(preset: str, seats: int) -> int:
-    key = (preset, seats)
-    if key not in _pool_ids:
-        _pool_ids[key] = rating_pool_get(preset=preset, seats=seats).pk
-    return _pool_ids[key]
-
-
-def _pools_locked(preset: str, sizes: set[int]) -> dict[int, RatingPool]:
-    """Lock the rating pools (by seats): the locks make rating updates single-writer and
-    totally ordered. Locks are taken in id order, so two writers never deadlock."""
-    for _ in range(2):
-        ids = sorted({_pool_id(preset, n) for n in sizes})
-        pools = {
-            p.seats: p
-            for p in RatingPool.objects.select_for_update().filter(pk__in=ids, preset=preset).order_by("pk")
-        }
-        if set(pools) == set(sizes):
-            return pools
-        _pool_ids.clear()  # a cached pool was deleted: look the pools up again
-    raise RuntimeError(f"rating pools for {preset} {sorted(sizes)} are missing")
+def _pool_ids(tournament: Tournament, sizes: set[int]) -> dict[int, int]:
+    """The rating pool of each game size (a knockout's short tables rate in smaller pools)."""
+    ids = {}
+    for size in sizes:
+        if size == tournament.seats_per_table and tournament.pool_id is not None:
+            ids[size] = tournament.pool_id
+        else:
+            ids[size] = rating_pool_get(preset=tournament.preset, seats=size).pk
+    return ids
 
 
 def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
@@ -611,7 +602,9 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     """Record the results up to the first malformed one; return it as the error."""
     import json
 
-    table = Table.objects.select_related("tournament").get(pk=table_id)
+    # The tournament's row lock makes one writer at a time decide which games are due for
+    # rating (tournaments.rating_order); recording already queued behind the pool lock.
+    table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
     tournament = table.tournament
     seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
     unique: dict[int, GameResult] = {}
@@ -623,10 +616,6 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         unique.setdefault(result.game_index, result)
     if not unique:
         return [], error
-    pools: dict[int, RatingPool] = {}
-    if tournament.rated:
-        sizes = {r.players for r in unique.values()}
-        pools = _pools_locked(tournament.preset, sizes)
     existing = set(
         Game.objects.filter(table_id=table_id, index__in=list(unique)).values_list("index", flat=True)
     )
@@ -639,23 +628,21 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         .order_by("bot_id", "first_seen_at", "id")
         .values_list("bot_id", "id")
     )
+    pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
         summary, fallbacks, duration = _timing_summary(result.timing, result.players)
-        pool = pools.get(result.players)
-        seq = None
-        if pool is not None:
-            pool.games_rated += 1
-            seq = pool.games_rated
+        pool_id = pool_ids.get(result.players)
         game = Game(
             table_id=table_id, index=result.game_index, seed=result.seed[:160], players=result.players,
             finishing_order=result.finishing_order, points=result.points, strikes=result.strikes,
-            forfeits=result.forfeited, timing=summary, duration_ms=duration, pool=pool, rating_seq=seq,
+            forfeits=result.forfeited, timing=summary, duration_ms=duration, pool_id=pool_id,
         )
         games.append(game)
         entrants = [seats[p].entrant for p in result.seat_participants]
         places = result.places()
-        placed.append((game, pool, [e.bot_id for e in entrants], places))
+        if pool_id is not None:
+            placed.append(DueGame(table_id, result.game_index, pool_id, [e.bot_id for e in entrants], places, game=game))
         for s, entrant in enumerate(entrants):
             game_seats.append((
                 game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
@@ -668,27 +655,29 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
             game=game, schema=str(result.replay.get("schema", ""))[:40], data=zlib.compress(raw, 6),
             raw_size=len(raw), timing=zlib.compress(timing_raw, 6) if timing_raw else None,
         ))
+    # Which games are due for rating now (in plan order), numbered before they are saved.
+    rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
     Game.objects.bulk_create(games)
     for replay in replays:
         replay.game_id = replay.game.pk
     # Seats and rating changes are plain rows: a pipelined prepared INSERT costs a fraction
     # of building model instances (recording must stay far cheaper than playing).
-    _insert_rows(
+    insert_rows(
         GameSeat,
         ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
         [(g.pk, *rest) for g, *rest in game_seats],
     )
     Replay.objects.bulk_create(replays)
-    Table.objects.filter(pk=table_id).update(
-        games_recorded=F("games_recorded") + len(new), progress_at=timezone.now(), waiting_since=None
-    )
+    table_fields = {"games_recorded": F("games_recorded") + len(new), "progress_at": timezone.now(), "waiting_since": None}
+    if table_id in rating.table_rated:
+        table_fields["games_rated"] = rating.table_rated[table_id]
+    Table.objects.filter(pk=table_id).update(**table_fields)
     # A seat the referee forfeited mid-table (strikes, a long disconnect) forfeits the
     # table: recorded as soon as a game shows it, so a later resume cannot lose it.
     forfeited = {p for r in new for p in r.forfeited if 0 <= p < len(seats)}
     if forfeited:
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
-    for pool in pools.values():
-        _rate_games(pool, [(g, bots, places) for g, p, bots, places in placed if p is pool])
+    ratings_apply(rating, skip_table=table_id)
     return games, error
 
 
@@ -700,53 +689,6 @@ def _record_problem(result: GameResult, seats: int) -> ValueError | None:
     if len(result.points) != result.players or sum(result.points) != 0:
         return ValueError(f"game {result.game_index}: points {result.points} are not a zero-sum list per seat")
     return None
-
-
-def _insert_rows(model, columns: list[str], rows: list[tuple]) -> None:
-    """INSERT plain rows with one statement per chunk (portable SQL, quoted names)."""
-    if not rows:
-        return
-    quote = connection.ops.quote_name
-    names = ", ".join(quote(model._meta.get_field(c.removesuffix("_id")).column) for c in columns)
-    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), 500):
-            chunk = rows[start : start + 500]
-            cursor.execute(
-                f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES {', '.join([row_sql] * len(chunk))}",
-                [value for row in chunk for value in row],
-            )
-
-
-def _rate_games(pool: RatingPool, games: list[tuple[Game, list[int], list[int]]]) -> None:
-    """Apply the games' Elo updates in order. Caller holds the pool row lock."""
-    if not games:
-        return
-    bot_ids = sorted({b for _, bots, _ in games for b in bots})
-    ratings = {r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=bot_ids)}
-    missing = [b for b in bot_ids if b not in ratings]
-    if missing:
-        Rating.objects.bulk_create([Rating(pool=pool, bot_id=b, rating=START_RATING) for b in missing])
-        ratings.update({r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=missing)})
-    changes = []
-    for game, bots, places in games:
-        before = [ratings[b].rating for b in bots]
-        deltas = elo_deltas(before, places, pool.k_factor)
-        for bot_id, old, delta in zip(bots, before, deltas, strict=True):
-            row = ratings[bot_id]
-            row.rating = old + delta
-            row.games += 1
-            changes.append((pool.pk, bot_id, game.pk, game.rating_seq, old, row.rating))
-    now = timezone.now()
-    # One prepared statement run per row (psycopg pipelines it): far cheaper than
-    # bulk_update's CASE expression for the handful of bots a batch touches.
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"UPDATE {Rating._meta.db_table} SET rating = %s, games = %s, updated_at = %s WHERE id = %s",
-            [(row.rating, row.games, now, row.pk) for row in ratings.values()],
-        )
-    _insert_rows(RatingChange, ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"], changes)
-    RatingPool.objects.filter(pk=pool.pk).update(games_rated=pool.games_rated)
 
 
 @dataclass
@@ -835,6 +777,8 @@ def table_complete(
         table.last_error = error[:1000]
         table.finished_at = timezone.now()
         table.save(update_fields=["status", "last_error", "finished_at"])
+        # A closed table plays no more games: the games planned after it may now be rated.
+        ratings_advance(tournament=tournament)
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
         current = tournament.tables.filter(round=table.round)
