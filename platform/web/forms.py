@@ -34,6 +34,13 @@ class BotRegisterForm(forms.Form):
         return name
 
 
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=100, required=False,
+        help_text="What it is for (\u201cCI\u201d, \u201claptop script\u201d): shown in the list so you know which to revoke.",
+    )
+
+
 class BotEditForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=2000)
 

@@ -28,6 +28,8 @@ urlpatterns = [
     path("me/bots/<str:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
     path("me/bots/<str:name>/edit/", views_account.bot_edit, name="bot_edit"),
     path("me/bots/<str:name>/retire/", views_account.bot_retire, name="bot_retire"),
+    path("me/tokens/", views_account.api_tokens, name="api_tokens"),
+    path("me/tokens/<int:token_id>/revoke/", views_account.api_token_revoke, name="api_token_revoke"),
     # organisers
     path("organise/", views_organise.organise, name="organise"),
     path("organise/new/", views_organise.tournament_new, name="tournament_new"),

@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from tournaments import services
-from tournaments.models import Bot
-from web.forms import BotEditForm, BotRegisterForm, SignUpForm
+from tournaments.models import ApiToken, Bot
+from web.forms import ApiTokenForm, BotEditForm, BotRegisterForm, SignUpForm
 
 
 def referee_address() -> str:
@@ -121,3 +121,42 @@ def _token_page(request: HttpRequest, bot: Bot, token: str, *, created: bool) ->
     )
     response["Cache-Control"] = "no-store"  # the token must not sit in any cache
     return response
+
+
+# --- personal API tokens (for scripts and the JSON API) ----------------------------------
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """List, create and revoke your API tokens. A new token is shown once, on the answer to
+    the POST that made it (never cached); afterwards only its prefix is known."""
+    form = ApiTokenForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        token, key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
+        created = {"token": token, "key": key}
+        form = ApiTokenForm()
+    tokens = ApiToken.objects.filter(user=request.user).order_by("revoked_at", "-created_at")
+    response = render(
+        request,
+        "web/api_tokens.html",
+        {
+            "form": form,
+            "tokens": tokens,
+            "created": created,
+            "is_organiser": services.user_is_organiser(user=request.user),
+            "api_root": request.build_absolute_uri("/api/v1/"),
+        },
+    )
+    if created:
+        response["Cache-Control"] = "no-store"  # the token must not sit in any cache
+    return response
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)  # only your own
+    services.api_token_revoke(token=token)
+    messages.success(request, f"Token {token.prefix}\u2026{' (' + token.name + ')' if token.name else ''} revoked: it no longer works.")
+    return redirect("web:api_tokens")

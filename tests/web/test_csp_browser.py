@@ -82,6 +82,7 @@ def test_every_page_type_loads_only_from_this_site_within_the_policy(live_server
     signed_in = [
         ("my-bots", "/me/bots/"),
         ("bot-register", "/me/bots/new/"),
+        ("api-tokens", "/me/tokens/"),
         ("organise", "/organise/"),
         ("tournament-new", "/organise/new/"),
         ("tournament-as-organiser", f"/tournaments/{w.tournament.slug}/"),

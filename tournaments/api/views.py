@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import exceptions, permissions, serializers, status
+from rest_framework import authentication, exceptions, permissions, serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +19,7 @@ from rest_framework.reverse import reverse
 
 from tournaments import selectors, services
 from tournaments.api import serializers as s
+from tournaments.api.authentication import ApiTokenAuthentication
 from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
 
 
@@ -123,6 +124,15 @@ class ApiRootView(ServiceAPIView):
 
 
 class ApiTokenListView(ServiceAPIView):
+    # HTTP basic authentication here only: a script gets its first token with the user's
+    # password (`curl -u alice -X POST .../tokens/`) instead of a session cookie and a
+    # hand-made CSRF header; failed passwords count towards the login lockout (django-axes).
+    # The token scheme stays first, so a browser is never asked for a basic-auth password.
+    authentication_classes = [
+        ApiTokenAuthentication,
+        authentication.BasicAuthentication,
+        authentication.SessionAuthentication,
+    ]
     permission_classes = [permissions.IsAuthenticated]
     serializer_class = s.ApiTokenOutput
     input_serializers = {"POST": s.ApiTokenInput}
@@ -131,7 +141,13 @@ class ApiTokenListView(ServiceAPIView):
     def get(self, request):
         return self.page(ApiToken.objects.filter(user=request.user).order_by("-created_at"), s.ApiTokenOutput)
 
-    @extend_schema(request=s.ApiTokenInput, responses={201: s.ApiTokenCreatedOutput}, summary="Create an API token (shown once)")
+    @extend_schema(
+        request=s.ApiTokenInput,
+        responses={201: s.ApiTokenCreatedOutput},
+        summary="Create an API token (shown once)",
+        description="Accepts HTTP basic authentication (username and password), so a script "
+        "can get its first token without a browser session.",
+    )
     def post(self, request):
         data = _input(s.ApiTokenInput, request)
         token, key = services.api_token_create(user=request.user, name=data["name"])
