@@ -8,6 +8,7 @@ Redis/RabbitMQ without code changes.
 
 import contextlib
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -46,6 +47,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "csp",
+    "axes",
+    "django_ratelimit",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc as static files: no CDN
@@ -66,6 +69,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into its 429 page
 ]
 
 ROOT_URLCONF = "tienlen_site.urls"
@@ -109,6 +113,42 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- sign-in throttling and the sign-up check --------------------------------------------
+# django-axes counts failed sign-ins per (username, client address): after
+# TIENLEN_LOGIN_FAILURE_LIMIT failures in a row that pair is refused, right password or not,
+# for TIENLEN_LOGIN_COOLOFF_MINUTES (answer 429). Per pair, so nobody locks another user out
+# from elsewhere. Every authenticate() is covered: the site's sign-in, the admin's, and HTTP
+# basic authentication on the API's token endpoint. A success resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("TIENLEN_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("TIENLEN_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "web.security.lockout_response"
+AXES_DISABLE_ACCESS_LOG = True  # failures are kept (AccessAttempt); successful sign-ins are not
+# Sign-ups per client address (django-ratelimit, e.g. "5/h"): an address that keeps making
+# accounts is asked to wait. The count lives in the cache below.
+TIENLEN_SIGNUP_RATE = os.environ.get("TIENLEN_SIGNUP_RATE", "5/h")
+
+# The cache holds the sign-up counts. DJANGO_CACHE_URL (redis://...) shares one count between
+# every web process (the Docker set-up uses its Redis); without it each process counts on
+# its own (the quick start has one web process), so with N processes a limit is up to N
+# times looser: django-ratelimit's checks say so, and are silenced for that reason.
+if os.environ.get("DJANGO_CACHE_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["DJANGO_CACHE_URL"],
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# E003: a per-process cache (above); W001: Django's own Redis backend, whose incr is atomic.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

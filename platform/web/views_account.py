@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
+from django_ratelimit.decorators import ratelimit
 
 from tournaments import services
 from tournaments.models import ApiToken, Bot
@@ -25,10 +26,24 @@ def run_command(token: str) -> str:
     return f"TIENLEN_TOKEN={token} tienlen-bot run my_bot/bot.py --server {referee_address()}"
 
 
+def _signup_rate(group: str, request: HttpRequest) -> str:
+    return settings.TIENLEN_SIGNUP_RATE  # read per request, so tests and operators can change it
+
+
+@ratelimit(key="ip", rate=_signup_rate, method="POST", block=False)
 def signup(request: HttpRequest) -> HttpResponse:
+    """Sign-up with Django's password checks, and at most TIENLEN_SIGNUP_RATE new accounts
+    per client address: one address making accounts in bulk is asked to wait (429)."""
     if request.user.is_authenticated:
         return redirect("web:my_bots")
     form = SignUpForm(request.POST or None)
+    if request.method == "POST" and getattr(request, "limited", False):
+        form.is_valid()  # keep the typed name and show field errors too
+        form.add_error(
+            None,
+            "Too many accounts were created from your address recently; please try again later.",
+        )
+        return render(request, "web/signup.html", {"form": form}, status=429)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

@@ -37,6 +37,26 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         return self.keyword
 
 
+class PasswordAuthentication(authentication.BasicAuthentication):
+    """HTTP basic authentication (the token endpoint only), answered like the site's sign-in
+    when the sign-in throttle locks the account out.
+
+    The throttle (django-axes, see settings) marks the request it was given as locked out,
+    and its middleware turns that mark into a 429. DRF hands `authenticate()` its own request
+    wrapper, so the mark would stay there and the client would see a plain 401; it is copied
+    to the underlying request here.
+    """
+
+    def authenticate_credentials(self, userid, password, request=None):
+        try:
+            return super().authenticate_credentials(userid, password, request)
+        except exceptions.AuthenticationFailed:
+            if request is not None and getattr(request, "axes_locked_out", False):
+                request._request.axes_locked_out = True
+                request._request.axes_credentials = getattr(request, "axes_credentials", None)
+            raise
+
+
 class ApiTokenScheme(OpenApiAuthenticationExtension):
     target_class = "tournaments.api.authentication.ApiTokenAuthentication"
     name = "apiToken"
@@ -47,4 +67,16 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
             "in": "header",
             "name": "Authorization",
             "description": "`Token tla_...` (create one with POST /api/v1/tokens/).",
+        }
+
+
+class PasswordScheme(OpenApiAuthenticationExtension):
+    target_class = "tournaments.api.authentication.PasswordAuthentication"
+    name = "password"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "basic",
+            "description": "Username and password: only `POST /api/v1/tokens/` (get a first token).",
         }

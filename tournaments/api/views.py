@@ -19,7 +19,7 @@ from rest_framework.reverse import reverse
 
 from tournaments import selectors, services
 from tournaments.api import serializers as s
-from tournaments.api.authentication import ApiTokenAuthentication
+from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
 from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
 
 
@@ -130,7 +130,7 @@ class ApiTokenListView(ServiceAPIView):
     # The token scheme stays first, so a browser is never asked for a basic-auth password.
     authentication_classes = [
         ApiTokenAuthentication,
-        authentication.BasicAuthentication,
+        PasswordAuthentication,
         authentication.SessionAuthentication,
     ]
     permission_classes = [permissions.IsAuthenticated]
