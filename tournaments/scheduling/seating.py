@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 Table = tuple[int, ...]
 SEAT_WEIGHT = 3
+MATES_WEIGHT = 1  # field counterparts: weighed against starting seats (3) and relative positions (4)
 
 
 def relative_position_counts(tables: Sequence[Sequence[int]], n: int, k: int) -> dict[tuple[int, int], list[int]]:
@@ -103,7 +104,7 @@ def arrange_seats(
             other = current[j]
             for x, a in enumerate(seating):
                 if x < len(other):
-                    total += 2 * mates.get((min(a, other[x]), max(a, other[x])), 0) + 1
+                    total += MATES_WEIGHT * (2 * mates.get((min(a, other[x]), max(a, other[x])), 0) + 1)
         return total
 
     def apply(i: int, sign: int, later_only: bool = False) -> None:
@@ -126,7 +127,7 @@ def arrange_seats(
     def total() -> int:
         value = SEAT_WEIGHT * sum(c * c for row in seats for c in row)
         value += 2 * sum(c * c for row in rel for cell in row for c in cell)  # each pair twice
-        return value + sum(c * c for c in mates.values())
+        return value + MATES_WEIGHT * sum(c * c for c in mates.values())
 
     for i in range(len(current)):
         apply(i, 1, later_only=True)
