@@ -390,7 +390,7 @@ class ConnectedBot(_message.Message):
     streams: _builtins.int
     """open streams of this bot"""
     max_tables: _builtins.int
-    """summed over its streams"""
+    """its streams' max_tables summed, capped at the per-bot limit"""
     active_tables: _builtins.int
     connected_since_unix_ms: _builtins.int
     def __init__(
