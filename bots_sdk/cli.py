@@ -269,10 +269,15 @@ def cmd_new(args: argparse.Namespace) -> int:
     for path in written:
         print(f"  {path}")
     bot = Path(args.name) / "bot.py"
+    hints = [
+        (f"tienlen-bot arena {bot} greedy --games 200 --duplicate", "how strong is it?"),
+        (f"python -m pytest {args.name}", "its tests"),
+        (f"tienlen-bot check {bot}", "ready for a ladder?"),
+    ]
+    width = max(len(command) for command, _ in hints)
     print("\nnext:")
-    print(f"  tienlen-bot arena {bot} greedy --games 200 --duplicate   # how strong is it?")
-    print(f"  python -m pytest {args.name}                            # its tests")
-    print(f"  tienlen-bot check {bot}                                 # ready for a ladder?")
+    for command, comment in hints:
+        print(f"  {command.ljust(width)}   # {comment}")
     return 0
 
 

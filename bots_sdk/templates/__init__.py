@@ -18,6 +18,7 @@ TEMPLATES = {
     "bot.py.tmpl": "bot.py",
     "test_bot.py.tmpl": "test_bot.py",
     "README.md.tmpl": "README.md",
+    "pytest.ini.tmpl": "pytest.ini",
 }
 
 

@@ -106,7 +106,10 @@ def test_new_writes_a_project_whose_tests_pass(tmp_path):
     out = tienlen_bot("new", "my-first_bot", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     project = tmp_path / "my-first_bot"
-    assert sorted(p.name for p in project.iterdir()) == ["README.md", "bot.py", "test_bot.py"]
+    assert sorted(p.name for p in project.iterdir()) == [
+        "README.md", "bot.py", "pytest.ini", "test_bot.py"]
+    hints = out.stdout.split("next:\n", 1)[1].splitlines()
+    assert len(hints) == 3 and len({line.index("#") for line in hints}) == 1  # one column
     assert "class MyFirstBot(Bot):" in (project / "bot.py").read_text()
     again = tienlen_bot("new", "my-first_bot", cwd=tmp_path)
     assert again.returncode == 2 and "is not empty" in again.stderr
@@ -121,6 +124,7 @@ def test_new_writes_a_project_whose_tests_pass(tmp_path):
     )
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "2 passed" in tests.stdout
+    assert "warning" not in (tests.stdout + tests.stderr).lower()  # pytest-asyncio's, before
     arena = tienlen_bot("arena", str(project / "bot.py"), "random", "--games", "8")
     assert arena.returncode == 0 and "my-first_bot" in arena.stdout
 
