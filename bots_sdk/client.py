@@ -4,8 +4,10 @@ One stream carries every table of this process (docs/protocol.md). The client ne
 the bot's own failures end the process: an exception, a timeout or an illegal answer is
 logged with the referee's reason and replaced by the fallback move the referee itself
 would play (pass where allowed, else the weakest play), which spares the bot a strike
-where that is still possible. Connection failures are retried with exponential backoff;
-the referee resumes our seats when we come back within its grace period.
+where that is still possible. A first connection that fails is reported at once (most
+likely a wrong address); after one that worked, connection failures are retried with
+exponential backoff, and the referee resumes our seats when we come back within its grace
+period.
 """
 
 from __future__ import annotations
@@ -63,6 +65,27 @@ class ClientError(Exception):
     """The client cannot go on (e.g. the token was refused); the message says why."""
 
 
+def first_connection_error(target: str, code: grpc.StatusCode | None, details: str) -> str:
+    """One line saying why the very first connection failed and what to check."""
+    where = f"cannot connect to the referee at {target}"
+    text = details or ""
+    if "Connection refused" in text:
+        return f"{where}: nothing accepts connections there (connection refused); check the host and port"
+    if "resolving" in text or "lookup" in text or "Domain name not found" in text:
+        host = target.rpartition(":")[0]
+        return f"{where}: unknown host {host!r}"
+    if "Failed parsing HTTP/2" in text or "HTTP/1" in text:
+        return (
+            f"{where}: that port answers, but not with gRPC (a web server?); the referee's port "
+            "is the one `tienlen-referee --listen` serves (50051 by default), not the web site's"
+        )
+    if "ssl" in text.lower() or "handshake" in text.lower() or "tls" in text.lower():
+        return f"{where}: the TLS handshake failed (is --tls right for this referee?): {text}"
+    if code is None:
+        return f"{where}: the referee closed the stream before welcoming the bot"
+    return f"{where}: {code.name}: {text}"
+
+
 def parse_target(server: str) -> str:
     """Validate HOST:PORT early so a typo is a one-line error, not a hung connection."""
     host, sep, port = server.rpartition(":")
@@ -118,6 +141,7 @@ class BotClient:
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 30.0,
         max_connect_attempts: int | None = None,
+        retry_first_connection: bool = False,
         safety_margin_ms: int = 30,
         stop_when_idle: bool = False,
         keepalive_ms: int = KEEPALIVE_TIME_MS,
@@ -136,6 +160,10 @@ class BotClient:
         self.backoff_initial_s = backoff_initial_s
         self.backoff_max_s = backoff_max_s
         self.max_connect_attempts = max_connect_attempts
+        # Until a first Welcome, a failure is most likely a wrong address: say so at once
+        # instead of retrying forever (unless asked to wait for a referee still starting).
+        self.retry_first_connection = retry_first_connection
+        self.ever_welcomed = False
         self.safety_margin_ms = safety_margin_ms
         self.stop_when_idle = stop_when_idle
         # keepalive_ms: ping interval; keep the default, which the referee expects
@@ -185,10 +213,16 @@ class BotClient:
                     welcomed = await self._session(stub)
                     if welcomed:
                         attempt, delay = 0, self.backoff_initial_s
+                    elif self._fails_fast():
+                        raise ClientError(first_connection_error(self.target, None, ""))
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() in _FATAL_CODES:
                         raise ClientError(
                             f"referee refused the connection: {exc.code().name}: {exc.details()}"
+                        ) from None
+                    if self._fails_fast():
+                        raise ClientError(
+                            first_connection_error(self.target, exc.code(), exc.details() or "")
                         ) from None
                     log.warning(
                         "connection to %s lost: %s: %s", self.target, exc.code().name, exc.details()
@@ -218,6 +252,9 @@ class BotClient:
             for task in list(self._tasks):
                 task.cancel()
             self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _fails_fast(self) -> bool:
+        return not (self.ever_welcomed or self.retry_first_connection or self._stopping)
 
     async def _session(self, stub: Any) -> bool:
         """One stream from Hello to its end. Returns whether the referee welcomed us."""
@@ -261,7 +298,7 @@ class BotClient:
                     return welcomed
                 kind = msg.WhichOneof("body")
                 if kind == "welcome":
-                    welcomed = True
+                    welcomed = self.ever_welcomed = True
                     self.welcome = msg.welcome
                     if self.tables and not msg.welcome.resumed_seats:
                         # Back too late: the referee gave our seats up (forfeit).

@@ -199,3 +199,43 @@ def test_ctrl_c_stops_a_multi_process_arena_quietly(tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err.strip() == "tienlen-bot: interrupted"
+
+
+@pytest.fixture
+def web_port():
+    """A port where a plain HTTP/1.1 server answers (like the site's)."""
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    "where, words",
+    [
+        ("closed", "nothing accepts connections there (connection refused); check the host and port"),
+        ("unknown", "unknown host 'no-such-host.invalid'"),
+        ("web", "that port answers, but not with gRPC (a web server?)"),
+    ],
+)
+def test_run_fails_at_once_with_one_line_when_the_first_connection_cannot_work(where, words, web_port):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    server = {
+        "closed": f"127.0.0.1:{closed}",
+        "unknown": "no-such-host.invalid:50051",
+        "web": f"127.0.0.1:{web_port}",
+    }[where]
+    out = tienlen_bot("run", "random", "--server", server, "--token", "t0k", timeout=30)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith(f"tienlen-bot: error: cannot connect to the referee at {server}: {words}")

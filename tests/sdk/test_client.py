@@ -193,10 +193,61 @@ async def test_a_refused_token_is_a_clear_error(referee):
 
 async def test_unreachable_referee_gives_up_after_the_allowed_attempts():
     client = BotClient(
-        Recorder, target="127.0.0.1:1", token=TOKEN, backoff_initial_s=0.01, max_connect_attempts=2
+        Recorder, target="127.0.0.1:1", token=TOKEN, backoff_initial_s=0.01, max_connect_attempts=2,
+        retry_first_connection=True,
     )
     with pytest.raises(ClientError, match="after 2 attempts"):
         await asyncio.wait_for(client.run(), 20)
+
+
+async def test_a_first_connection_that_cannot_work_fails_at_once():
+    client = BotClient(Recorder, target="127.0.0.1:1", token=TOKEN, backoff_initial_s=0.01)
+    started = time.monotonic()
+    with pytest.raises(ClientError) as refused:
+        await asyncio.wait_for(client.run(), 20)
+    assert str(refused.value) == (
+        "cannot connect to the referee at 127.0.0.1:1: nothing accepts connections there "
+        "(connection refused); check the host and port"
+    )
+    assert time.monotonic() - started < 5 and client.stats.reconnects == 0
+
+
+async def test_after_a_connection_that_worked_the_client_keeps_retrying():
+    """The referee goes away (a restart): the bot waits for it instead of giving up."""
+    from referee_service.auth import BotIdentity, StaticTokenStore
+    from referee_service.server import Referee, RefereeConfig
+
+    from .helpers import ORGANIZER
+
+    store = StaticTokenStore({TOKEN: BotIdentity("sdk-bot", "SDK bot")})
+    port = free_port()
+
+    async def start() -> Referee:
+        referee = Referee(RefereeConfig(listen=f"127.0.0.1:{port}", organizer_token=ORGANIZER), store)
+        await referee.start()
+        return referee
+
+    referee = await start()
+    client, task = await connected(Recorder, referee)
+    await referee.stop(grace=0)
+    while client.stats.reconnects < 2:  # retrying, with backoff
+        assert not task.done(), task
+        await asyncio.sleep(0.02)
+    referee = await start()  # back on the same address
+    while not (client.connected.is_set() and client.welcome.session_id):
+        await asyncio.sleep(0.02)
+    events = await play_table(referee, "after-restart", games=1)
+    assert result_of(events).games_played == 1
+    await finish(client, task)
+    await referee.stop(grace=0)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 class Counter(Bot):
