@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -108,6 +109,45 @@ class _TableState:
     # move_id -> (view, cards already sent) for answering a rejection with the fallback
     pending: dict[int, tuple[View, tuple[Card, ...] | None]] = field(default_factory=dict)
     history: HistoryCache = field(default_factory=HistoryCache)
+    # move_id -> "move 17 of game 3" (the move's place in its game, as a replay numbers
+    # it), for the log lines about that move: the move id itself counts the seat's
+    # requests over the whole table, which says little to a reader
+    where: dict[int, str] = field(default_factory=dict)
+
+    def move_label(self, move_id: int, game_index: int) -> str:
+        return self.where.get(move_id) or f"a move of game {game_index + 1}"
+
+
+class ErrorTally:
+    """Counts the bot's own failures by where they happened, so each distinct one is
+    shown once in full (traceback: file and line) and its repeats are only counted."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], int] = {}
+
+    @staticmethod
+    def site(exc: BaseException) -> str:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return "?"
+        return f"{Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}"
+
+    def add(self, kind: str, where: str) -> int:
+        """Count one more; return how many so far."""
+        key = (kind, where)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return self.counts[key]
+
+    def summary(self) -> str:
+        return ", ".join(f"{kind} at {where} x{n}" if where else f"{kind} x{n}"
+                         for (kind, where), n in sorted(self.counts.items()))
+
+
+def _worth_a_line(count: int) -> bool:
+    """Repeats are reported at 2, 4, 8, 16, ... times."""
+    return count & (count - 1) == 0
 
 
 @dataclass
@@ -169,6 +209,7 @@ class BotClient:
         # keepalive_ms: ping interval; keep the default, which the referee expects
         self.channel_options = [*client_keepalive_options(keepalive_ms), MAX_RECEIVE]
         self.stats = ClientStats()
+        self.errors = ErrorTally()
         self.tables: dict[str, _TableState] = {}
         self.welcome: Any = None
         # Spare threads: a play() that overran its time keeps its thread until it returns,
@@ -429,7 +470,9 @@ class BotClient:
         state.game_index = m.game_index
         state.seat = m.seat
         hand = tuple(Card.from_index(i) for i in m.hand)
-        log.debug("table %s game %d: seat %d, hand %s", m.table_id, m.game_index, m.seat, format_cards(hand))
+        log.debug(
+            "table %s, game %d: seat %d, hand %s", m.table_id, m.game_index + 1, m.seat, format_cards(hand)
+        )
         info = GameInfo(
             table_id=m.table_id,
             game_index=m.game_index,
@@ -452,6 +495,8 @@ class BotClient:
             time_left_ms=m.time_left_ms,
             table_score=state.score,
         )
+        label = state.where[m.move_id] = (
+            f"table {m.table_id}, move {len(m.view.history) + 1} of game {m.game_index + 1}")
         started = time.perf_counter()
         budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
         cards: tuple[Card, ...] | None
@@ -461,18 +506,28 @@ class BotClient:
             cards = normalize_move(raw)
         except TimeoutError:
             cards = safe_move(view.can_pass, view.legal_plays())
-            log.warning(
-                "table %s game %d move %d: play() took longer than the %d ms left; sending the fallback %s",
-                m.table_id, m.game_index, m.move_id, m.time_left_ms, _describe(cards),
-            )
+            count = self.errors.add("play() too slow", "")
+            if _worth_a_line(count):
+                log.warning(
+                    "%s: play() took longer than the %d ms left; sending the fallback %s%s",
+                    label, m.time_left_ms, _describe(cards), _repeats(count),
+                )
             self.stats.fallbacks += 1
         except Exception as exc:  # the bot's bug must not end the process
             cards = safe_move(view.can_pass, view.legal_plays())
-            log.warning(
-                "table %s game %d move %d: play() raised %s: %s; sending the fallback %s",
-                m.table_id, m.game_index, m.move_id, type(exc).__name__, exc, _describe(cards),
-                exc_info=log.isEnabledFor(logging.DEBUG),
-            )
+            site = ErrorTally.site(exc)
+            count = self.errors.add(f"play() raised {type(exc).__name__}", site)
+            if count == 1:
+                log.error(
+                    "%s: play() raised %s: %s (at %s); sending the fallback %s; further errors "
+                    "at the same line are only counted",
+                    label, type(exc).__name__, exc, site, _describe(cards), exc_info=exc,
+                )
+            elif _worth_a_line(count):
+                log.warning(
+                    "%s: play() raised %s at %s again%s; sending the fallback %s",
+                    label, type(exc).__name__, site, _repeats(count), _describe(cards),
+                )
             self.stats.fallbacks += 1
         thinking_us = int((time.perf_counter() - started) * 1e6)
         state.pending[m.move_id] = (view, cards)
@@ -500,10 +555,13 @@ class BotClient:
         state.illegal += 1
         view, sent = state.pending[m.move_id]
         fallback = safe_move(view.can_pass, view.legal_plays())
-        log.warning(
-            "table %s game %d move %d: illegal move %s: %s (%s); sending the fallback %s",
-            m.table_id, m.game_index, m.move_id, _describe(sent), m.reason, code, _describe(fallback),
-        )
+        count = self.errors.add(f"illegal move ({code})", "")
+        if _worth_a_line(count):
+            log.warning(
+                "%s: illegal move %s: %s (%s); sending the fallback %s%s",
+                state.move_label(m.move_id, m.game_index), _describe(sent), m.reason, code,
+                _describe(fallback), _repeats(count),
+            )
         if fallback == sent or m.attempts_left == 0:
             return  # the referee plays the same fallback itself
         state.pending[m.move_id] = (view, fallback)
@@ -516,9 +574,11 @@ class BotClient:
             state.strikes = m.strikes
         self.stats.strikes += 1
         fallback = None if m.fallback_pass else tuple(Card.from_index(i) for i in m.fallback_cards)
+        where = (state.move_label(m.move_id, m.game_index) if state is not None
+                 else f"table {m.table_id}, a move of game {m.game_index + 1}")
         log.warning(
-            "STRIKE %d/%d at table %s game %d move %d: %s%s; the referee played %s%s",
-            m.strikes, m.max_strikes, m.table_id, m.game_index, m.move_id,
+            "STRIKE %d/%d, %s: %s%s; the referee played %s%s",
+            m.strikes, m.max_strikes, where,
             _enum_name(m, "reason", m.reason), f" ({m.detail})" if m.detail else "",
             _describe(fallback), " - seat forfeited" if m.forfeited else "",
         )
@@ -529,13 +589,14 @@ class BotClient:
             return
         r = game_result(m.result)
         state.pending.clear()
+        state.where.clear()
         self.stats.games_done += 1
         points = r["points"]
         if m.seat < len(points):
             state.score += points[m.seat]
         log.info(
-            "table %s game %d over: seat %d scored %+d (finishing order %s)",
-            m.table_id, m.game_index, m.seat, points[m.seat] if m.seat < len(points) else 0,
+            "table %s, game %d over: seat %d scored %+d (finishing order %s)",
+            m.table_id, m.game_index + 1, m.seat, points[m.seat] if m.seat < len(points) else 0,
             list(r["finishing_order"]),
         )
         result = GameResult(
@@ -591,6 +652,10 @@ class _FallbackBot(Bot):
 
     def play(self, view: View) -> tuple[Card, ...] | None:
         return safe_move(view.can_pass, view.legal_plays())
+
+
+def _repeats(count: int) -> str:
+    return f" ({count} times so far)" if count > 1 else ""
 
 
 def _describe(cards: tuple[Card, ...] | None) -> str:

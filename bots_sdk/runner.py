@@ -112,8 +112,9 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
     asyncio.run(main())
     s = client.stats
     logging.getLogger("bots_sdk.client").info(
-        "bye: %d tables, %d games, %d moves, %d rejected, %d strikes",
+        "bye: %d tables, %d games, %d moves, %d rejected, %d strikes%s",
         s.tables_done, s.games_done, s.moves, s.rejected, s.strikes,
+        f"; the bot's own errors: {client.errors.summary()}" if client.errors.counts else "",
     )
     return 0
 

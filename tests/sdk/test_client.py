@@ -7,7 +7,9 @@ Each test starts the referee in-process (`running_referee`), connects the SDK's
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
+import re
 import threading
 import time
 from typing import Any
@@ -115,10 +117,42 @@ async def test_bot_errors_are_logged_with_the_referees_reason_and_cost_no_strike
     assert result.games_played == 2
     assert result.strikes[0] == 0 and not result.forfeited
     text = caplog.text
-    assert "play() raised KeyError: 'bug in my bot'; sending the fallback" in text
+    assert "play() raised KeyError: 'bug in my bot' (at test_client.py:" in text
     assert "not in your hand (MOVE_ERROR_CODE_NOT_IN_HAND); sending the fallback" in text
-    assert "table clumsy game 0 move" in text
+    assert re.search(r"table clumsy, move \d+ of game [12]: ", text)
     assert client.stats.rejected > 0 and client.stats.fallbacks >= client.stats.rejected
+
+
+class Broken(Bot):
+    """Raises on every move, at the same line."""
+
+    def play(self, view):
+        raise ValueError("always broken")
+
+
+LINE_OF_BROKEN = inspect.getsourcelines(Broken.play)[1] + 1  # the raise
+
+
+async def test_a_raising_bot_shows_its_traceback_once_then_counts(referee, caplog):
+    caplog.set_level(logging.INFO, logger="bots_sdk.client")
+    client, task = await connected(Broken, referee)
+    events = await play_table(referee, "broken", games=3)
+    await finish(client, task)
+    assert result_of(events).strikes[0] == 0  # the fallback went in time every move
+    raised = [r for r in caplog.records if "play() raised ValueError" in r.getMessage()]
+    failures = client.errors.counts[("play() raised ValueError", f"test_client.py:{LINE_OF_BROKEN}")]
+    assert failures == client.stats.moves > 8
+    first = raised[0]
+    assert first.exc_info is not None  # the traceback: file and line of the bug
+    assert re.match(r"table broken, move \d+ of game 1: play\(\) raised ValueError: always broken "
+                    rf"\(at test_client.py:{LINE_OF_BROKEN}\)", first.getMessage())
+    assert "raise ValueError" in caplog.text  # the traceback's source line, once
+    assert caplog.text.count("Traceback") == 1
+    repeats = raised[1:]
+    assert [r.exc_info for r in repeats] == [None] * len(repeats)
+    # counted, with a line at 2, 4, 8, ... times
+    assert [int(re.search(r"\((\d+) times so far\)", r.getMessage())[1]) for r in repeats] == [
+        2 ** k for k in range(1, failures.bit_length())]
 
 
 class Sleepy(Bot):
@@ -324,6 +358,6 @@ async def test_strikes_are_logged_for_the_author(referee, caplog):
     events = await play_table(referee, "strike", games=1, move_time_ms=300, time_bank_ms=0)
     await finish(client, task)
     assert result_of(events).strikes[0] == 1
-    assert "STRIKE 1/3 at table strike game 0" in caplog.text
+    assert re.search(r"STRIKE 1/3, table strike, move \d+ of game 1: ", caplog.text)
     assert "STRIKE_REASON_TIMEOUT" in caplog.text
     assert client.stats.strikes == 1
