@@ -31,7 +31,9 @@ def _env(name: str, default: str | None = None) -> str | None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tienlen-referee",
-        description="The Tiến Lên referee: a gRPC server playing tables between bots.")
+        description="The Tiến Lên referee: a gRPC server playing tables between bots.",
+        epilog="`tienlen-referee play --server HOST:PORT --seats A,B,... --games N` has a "
+               "running referee play one table and prints the result (see its --help).")
     parser.add_argument("--listen", default=_env("TIENLEN_REFEREE_LISTEN", "127.0.0.1:50051"),
                         help="host:port to listen on (env TIENLEN_REFEREE_LISTEN)")
     parser.add_argument("--organizer-token",
@@ -124,6 +126,11 @@ async def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["play"]:
+        from referee_service.play import main as play_main
+
+        return play_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.max_message_bytes < 1024:
