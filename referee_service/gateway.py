@@ -107,8 +107,9 @@ class BotGateway:
             task = asyncio.current_task()
             if not session.overflowed or task is None:
                 raise
-            # Cancelled by the overflow, maybe in a write that flow control held: end the
-            # call with a status (gRPC reports INTERNAL if a write was cut short).
+            # Cancelled by the overflow, in a write that flow control held: the session
+            # is dropped below; the call ends when gRPC can end it (INTERNAL when it can
+            # at once; no status can be sent behind a write the bot never takes).
             task.uncancel()
         finally:
             session.context = None
@@ -118,10 +119,6 @@ class BotGateway:
             log.info("bot disconnected", extra={
                 "event": "bot_disconnected", "bot_id": session.bot_id,
                 "session": session.session_id})
-        if session.overflowed:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"more than {session.max_outbox} messages waiting: "
-                                "the bot does not read its stream")
 
     async def _hello(self, requests: AsyncIterator[bytes],
                      context: grpc.aio.ServicerContext) -> BotSession | None:
