@@ -3,17 +3,27 @@
 # browser tests and docker-compose to validate the compose file), so `make demo` and
 # `make test` work from a clean clone.
 PY ?= python3
+# bash: the setup recipe uses `set -eo pipefail`.
+SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: setup chromium compose-check-tool test lint demo proto bench
 
+# The first install takes a minute or two: say what is happening and let pip list each
+# package as it goes (pip's own lines are the progress), then how long it took.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q -U pip
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $(STAMP)
+	@echo "==> setup: a virtual environment in $(VENV)/ with every pinned dependency of pyproject.toml"
+	@test -x $(BIN)/python || { echo "==> creating $(VENV)/ with $$($(PY) --version)"; $(PY) -m venv $(VENV); }
+	@echo "==> upgrading pip"
+	@$(BIN)/pip install -q -U pip
+	@echo "==> installing the platform (editable) and its development tools: the first time takes 1-2 minutes"
+	@set -eo pipefail; start=$$(date +%s); \
+	  $(BIN)/pip install --progress-bar off -e '.[dev]' 2>&1 \
+	    | { grep --line-buffered -E '^( *Collecting|Installing collected|Successfully installed|ERROR|error)' || true; }; \
+	  echo "==> setup done in $$(( $$(date +%s) - start )) s"
+	@touch $(STAMP)
 
 setup: $(STAMP)
 

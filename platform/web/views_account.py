@@ -132,7 +132,15 @@ def _token_page(request: HttpRequest, bot: Bot, token: str, *, created: bool) ->
     response = render(
         request,
         "web/bot_token.html",
-        {"bot": bot, "token": token, "command": run_command(token), "created": created, "server": referee_address()},
+        {
+            "bot": bot,
+            "token": token,
+            "command": run_command(token),
+            "created": created,
+            "server": referee_address(),
+            "sdk_install": settings.TIENLEN_SDK_INSTALL,
+            "sdk_install_note": settings.TIENLEN_SDK_INSTALL_NOTE,
+        },
     )
     response["Cache-Control"] = "no-store"  # the token must not sit in any cache
     return response

@@ -169,3 +169,27 @@ def test_frozen_player_and_payments_are_shown(live_server, page):
     page.keyboard.press("ArrowRight")
     assert "frozen" in page.text_content(f'.seat[data-seat="{frozen_seat}"] .seat-tags')
     shot(page, "game-frozen-desktop")
+
+
+def test_the_token_page_commands_fit_a_1280px_window(live_server, page):
+    """The run command (token, bot file, referee address) is shown whole, wrapped if need be,
+    inside its panel: at 1280 px it used to run out of the box."""
+    from tests.web.factories import make_user
+
+    make_user("ann")
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", "ann")
+    page.fill("input[name=password]", "pw-for-tests-123")
+    page.click("main button[type=submit]")
+    page.goto(f"{live_server.url}/me/bots/new/")
+    page.fill("input[name=name]", "ann-bot-with-a-rather-long-name")
+    page.click("main button[type=submit]")
+    for box in ("#run-command", "#install-command", "#bot-token"):
+        hidden = page.eval_on_selector(box, "e => e.scrollWidth - e.clientWidth")
+        assert hidden <= 0, f"{box}: {hidden}px of the text is cut off"
+        inside = page.eval_on_selector(
+            box, "e => e.getBoundingClientRect().right <= e.closest('.panel').getBoundingClientRect().right"
+        )
+        assert inside, f"{box} runs out of its panel"
+    assert "tienlen-bot run" in page.text_content("#run-command")
+    shot(page, "bot-token-1280")

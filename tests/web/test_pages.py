@@ -307,6 +307,9 @@ def test_game_page_embeds_replay_and_seats(client, django_assert_num_queries):
     # the referee's timing log: think time per move, the fallback after a timeout
     assert data["moves"][0]["ms"] == 1.0 and data["moves"][4]["fallback"] == "timeout"
     assert 'id="timing"' in html and "Thinking ms" in html
+    # the two clocks say whose they are, so a slowest move above the thinking total is no puzzle
+    timing = html[html.index('id="timing"'):]
+    assert "bot-reported" in timing and "referee-measured" in timing
 
 
 def test_replay_download_is_the_stored_json(client):
@@ -323,6 +326,24 @@ def test_signup_logs_in_and_leads_to_bot_registration(client):
     response = client.post("/accounts/signup/", {"username": "ann", "password1": "a-Long-pass-123", "password2": "a-Long-pass-123"})
     assert response.status_code == 302 and response["Location"] == reverse("web:bot_register")
     assert client.get("/me/bots/").status_code == 200
+
+
+def test_bot_registration_shows_an_install_command_that_exists(client):
+    """Not `pip install tienlen-platform` (no such package on PyPI): the editable install
+    from a checkout, which brings the `tienlen-bot` command the run line uses."""
+    import tomllib
+
+    from django.conf import settings
+
+    client.force_login(make_user("ann"))
+    html = client.post("/me/bots/new/", {"name": "ann-bot"}).content.decode()
+    assert "pip install tienlen-platform" not in html
+    assert f'<code id="install-command">{settings.TIENLEN_SDK_INSTALL}</code>' in html
+    assert "in a checkout of the platform" in html
+    project = tomllib.loads((settings.BASE_DIR / "pyproject.toml").read_text())["project"]
+    assert settings.TIENLEN_SDK_INSTALL == "pip install -e ."  # installs this project...
+    assert "tienlen-bot" in project["scripts"]  # ...whose script the run command calls
+    assert "tienlen-bot run" in html
 
 
 def test_signup_errors_are_shown_and_keep_input(client):

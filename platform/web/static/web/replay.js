@@ -171,7 +171,7 @@
       if (m.chop) li.appendChild(el("span", { cls: "badge chop", text: "chop" }));
       if (m.fallback) li.appendChild(el("span", { cls: "badge error", title: "the referee played for this bot", text: "fallback: " + m.fallback.replace(/_/g, " ") }));
       if (m.attempts) li.appendChild(el("span", { cls: "badge pending", title: "illegal moves tried before this one", text: m.attempts + " tries" }));
-      if (typeof m.ms === "number") li.appendChild(el("span", { cls: "ms", title: "thinking time", text: (m.ms < 10 ? m.ms.toFixed(1) : Math.round(m.ms)) + " ms" }));
+      if (typeof m.ms === "number") li.appendChild(el("span", { cls: "ms", title: "thinking time, as the bot reported it", text: (m.ms < 10 ? m.ms.toFixed(1) : Math.round(m.ms)) + " ms" }));
       if (m.out) li.appendChild(el("span", { cls: "badge finished", text: "out #" + m.out }));
       li.addEventListener("click", function () { self.go(i + 1); });
       self.moveList.appendChild(li);
