@@ -17,6 +17,7 @@ from tournaments import selectors, services
 from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
 from web import live, queries
 from web.replay_frames import replay_frames
+from web.standings_chart import standings_chart
 
 GAMES_PER_PAGE = 50
 
@@ -86,6 +87,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "t": tournament,
         "progress": selectors.tournament_progress(tournament=tournament),
         "standings": standings,
+        "standings_chart": standings_chart(standings),
         "cross": None,
         "bracket": None,
         "tables": None,

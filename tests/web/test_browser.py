@@ -193,3 +193,32 @@ def test_the_token_page_commands_fit_a_1280px_window(live_server, page):
         assert inside, f"{box} runs out of its panel"
     assert "tienlen-bot run" in page.text_content("#run-command")
     shot(page, "bot-token-1280")
+
+
+def test_the_standings_picture_in_chromium(live_server, page):
+    """The SVG renders: one row per bot in the table's order, each dot inside its interval,
+    and the dots ordered by mean points per game like the table's column."""
+    from tests.web.factories import make_world
+
+    w = make_world(replay=load_replay("game_4p.json"), tables=4, games_per_table=3, bots=6)
+    page.goto(f"{live_server.url}/tournaments/{w.tournament.slug}/")
+    chart = page.locator("#standings-chart svg")
+    assert chart.is_visible()
+    box = chart.bounding_box()
+    assert box["width"] > 600 and box["height"] > 100
+    drawn = page.eval_on_selector_all("#standings-chart g.bar", "gs => gs.map(g => g.dataset.bot)")
+    table = page.eval_on_selector_all("#standings tbody tr", "rs => rs.map(r => r.dataset.bot)")
+    assert drawn == table
+    geometry = page.eval_on_selector_all(
+        "#standings-chart g.bar",
+        """gs => gs.map(g => {
+            const dot = g.querySelector('circle.mean').getBoundingClientRect();
+            const bar = g.querySelector('line.ci');
+            const b = bar ? bar.getBoundingClientRect() : null;
+            return {x: dot.x + dot.width / 2, low: b && b.left, high: b && b.right};
+        })""",
+    )
+    for g in geometry:
+        if g["low"] is not None:
+            assert g["low"] - 1 <= g["x"] <= g["high"] + 1
+    shot(page, "tournament-standings-chart")

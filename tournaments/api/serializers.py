@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from tournaments.models import (
@@ -188,6 +191,10 @@ class StandingOutput(serializers.Serializer):
     points = serializers.IntegerField()
     points_mean = serializers.FloatField()
     points_ci = serializers.FloatField(help_text="Half-width of the 95% confidence interval.")
+    points_low = serializers.SerializerMethodField(
+        help_text="points_mean - points_ci: the interval the tournament page draws (null with one game)."
+    )
+    points_high = serializers.SerializerMethodField(help_text="points_mean + points_ci (null with one game).")
     place_mean = serializers.FloatField()
     place_ci = serializers.FloatField()
     firsts = serializers.IntegerField()
@@ -196,6 +203,14 @@ class StandingOutput(serializers.Serializer):
     strength_low = serializers.FloatField(allow_null=True)
     strength_high = serializers.FloatField(allow_null=True)
     rating = serializers.FloatField(allow_null=True)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_points_low(self, row) -> float | None:
+        return row.points_mean - row.points_ci if math.isfinite(row.points_ci) else None
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_points_high(self, row) -> float | None:
+        return row.points_mean + row.points_ci if math.isfinite(row.points_ci) else None
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
