@@ -52,8 +52,11 @@ test: setup chromium compose-check-tool lint
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # The main job (README: `make demo`): a real round robin between real bot processes.
+# Without DATABASE_URL it runs on its own SQLite database in var/demo/, started afresh each
+# run (the last run's is kept as db.sqlite3.previous), so runs never share ratings.
+DEMO_VAR ?= $(CURDIR)/var/demo
 demo: setup
-	$(BIN)/python manage.py run_demo $(DEMO_ARGS)
+	TIENLEN_VAR_DIR=$${TIENLEN_VAR_DIR:-$(DEMO_VAR)} $(BIN)/python manage.py run_demo $(if $(DATABASE_URL),,--fresh) $(DEMO_ARGS)
 
 # Regenerate the gRPC/protobuf Python code from proto/ (checked in; a test diffs it).
 proto: setup

@@ -31,18 +31,20 @@ class Printer:
 
     def progress(self, *, tables_done: int, tables_total: int, games_done: int,
                  games_total: int, elapsed: float) -> None:
+        """The live bar: one line redrawn in place on a terminal; in a log (not a terminal)
+        a line only when the counts change, so CI logs stay short."""
         if not tables_total:
             return  # not scheduled yet
-        width = 30
-        filled = int(width * games_done / games_total) if games_total else 0
-        counts = (
-            f"    [{'#' * filled}{'.' * (width - filled)}] games {games_done}/{games_total}"
-            f"  tables {tables_done}/{tables_total}"
+        line = progress_line(
+            tables_done=tables_done, tables_total=tables_total, games_done=games_done,
+            games_total=games_total, elapsed=elapsed,
         )
+        counts = line.split("  ", 1)[0]  # the bar and counts, without the clock
         if self.interactive:
-            self.write(f"\r{counts}  {elapsed:5.0f}s", ending="")
+            # \r and clear-to-end-of-line: a shorter line leaves nothing of the longer one.
+            self.write(f"\r    {line}\x1b[K", ending="")
         elif counts != self._last_progress:
-            self.write(f"{counts}  {elapsed:5.0f}s")  # logs get a line per change only
+            self.write(f"    {line}")
         self._last_progress = counts
 
     def _end_progress(self) -> None:
@@ -60,6 +62,9 @@ class Printer:
             self.detail(result.status_reason)
         self.write()
         self.write(format_table("Final standings", result.standings))
+        if result.versions:
+            self.write()
+            self.write(f"Two versions of one bot: {result.versions}")
         self.write()
         self.write(format_table("Ratings", result.ratings))
 
@@ -67,6 +72,29 @@ class Printer:
         self.write()
         self.step(f"Browse the replays at {url}   (Ctrl-C to stop)")
         self.detail(f"process logs: {log_dir}")
+
+    def organiser(self, *, login_url: str, username: str, password: str) -> None:
+        self.step(f"Sign in as the organiser at {login_url}")
+        self.detail(f"user {username}   password {password}   (a new password every run)")
+        self.detail("then: Organise (/organise/new/) to create and start tournaments, "
+                    "API tokens (/me/tokens/) for scripts")
+
+
+def progress_line(*, tables_done: int, tables_total: int, games_done: int, games_total: int,
+                  elapsed: float, width: int = 30) -> str:
+    """`[#########.....]  47%  games 131/280  tables 6/14  4.1 games/s  ~36s left  32s`."""
+    fraction = min(1.0, games_done / games_total) if games_total else 0.0
+    filled = int(width * fraction)
+    rate = games_done / elapsed if elapsed > 0 else 0.0
+    eta = (
+        f"  ~{(games_total - games_done) / rate:.0f}s left"
+        if rate > 0 and games_done < games_total else ""
+    )
+    return (
+        f"[{'#' * filled}{'.' * (width - filled)}] {100 * fraction:3.0f}%"
+        f"  games {games_done}/{games_total}  tables {tables_done}/{tables_total}"
+        f"  {rate:.1f} games/s{eta}  {elapsed:.0f}s"
+    )
 
 
 def format_table(title: str, rows: Sequence[Mapping[str, object]]) -> str:

@@ -30,7 +30,12 @@ from demo.processes import (
 if TYPE_CHECKING:
     from demo.printer import Printer
 
-DEFAULT_BOTS = ("heuristic", "greedy", "random", "random")
+# Eight entrants, two of them versions of one bot: at tables of 4 the round robin is a
+# balanced design of 7 rounds of 2 tables (every pair meets 3 times), 14 tables.
+DEFAULT_BOTS = (
+    "planner-v2", "planner-v1", "heuristic", "greedy", "greedy", "random", "random", "random",
+)
+DEFAULT_GAMES_PER_TABLE = 25  # 14 tables: 350 games, about 40 s on 2 cores
 
 
 class DemoError(RuntimeError):
@@ -42,7 +47,8 @@ class DemoConfig:
     bots: tuple[str, ...] = DEFAULT_BOTS
     seats: int = 4
     preset: str = "south"
-    duplicate_sets: int = 2
+    games_per_table: int | None = DEFAULT_GAMES_PER_TABLE  # independent deals
+    duplicate_sets: int | None = None  # or: each deal in every seat rotation
     move_time_ms: int = 1000
     concurrency: int = 2
     serve: bool = True
@@ -51,18 +57,20 @@ class DemoConfig:
     referee_port: int = 0
     timeout: float = 1800.0
     log_dir: Path | None = None
+    fresh: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> DemoConfig:
-        from bots_sdk.examples import EXAMPLES
         from bots_sdk.rules import PRESETS
+        from demo.bots import bot_kinds
 
         bots = tuple(b.strip() for b in str(options["bots"]).split(",") if b.strip())
-        unknown = sorted({b for b in bots if b not in EXAMPLES})
+        known = bot_kinds()
+        unknown = sorted({b for b in bots if b not in known})
         if unknown:
             raise ValueError(
                 f"--bots: unknown example bot(s) {', '.join(unknown)} "
-                f"(known: {', '.join(sorted(EXAMPLES))})"
+                f"(known: {', '.join(sorted(known))})"
             )
         seats = int(options["seats"])  # type: ignore[call-overload]
         if len(bots) < seats:
@@ -70,11 +78,18 @@ class DemoConfig:
         preset = str(options["preset"])
         if preset not in PRESETS:
             raise ValueError(f"--preset: unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+        duplicate_sets = options.get("duplicate_sets")
+        games_per_table = options.get("games_per_table")
+        if duplicate_sets and games_per_table:
+            raise ValueError("--games-per-table and --duplicate-sets: give one of them, not both")
+        if not duplicate_sets and not games_per_table:
+            games_per_table = DEFAULT_GAMES_PER_TABLE
         return cls(
             bots=bots,
             seats=seats,
             preset=preset,
-            duplicate_sets=int(options["duplicate_sets"]),  # type: ignore[call-overload]
+            games_per_table=int(games_per_table) if games_per_table else None,  # type: ignore[call-overload]
+            duplicate_sets=int(duplicate_sets) if duplicate_sets else None,  # type: ignore[call-overload]
             move_time_ms=int(options["move_time_ms"]),  # type: ignore[call-overload]
             concurrency=int(options["concurrency"]),  # type: ignore[call-overload]
             serve=not options["no_serve"],
@@ -83,6 +98,7 @@ class DemoConfig:
             referee_port=int(options["referee_port"]),  # type: ignore[call-overload]
             timeout=float(options["timeout"]),  # type: ignore[arg-type]
             log_dir=options.get("log_dir"),  # type: ignore[arg-type]
+            fresh=bool(options.get("fresh")),
         )
 
     def url(self, path: str = "/") -> str:
@@ -103,6 +119,9 @@ class DemoConfig:
 
 @dataclass
 class DemoResult:
+    organiser: str
+    organiser_password: str
+    earlier_rated_games: int
     tournament_id: int
     tournament_name: str
     tournament_path: str
@@ -112,6 +131,7 @@ class DemoResult:
     seconds: float
     standings: list[dict] = field(default_factory=list)
     ratings: list[dict] = field(default_factory=list)
+    versions: str = ""  # planner v2 against v1, when both played
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -126,8 +146,34 @@ def referee_token_store() -> str:
 class DemoBot:
     bot_id: int
     name: str
-    kind: str  # the example bot it runs
+    kind: str  # the example bot it runs (a `--bots` name)
     token: str  # shown once; handed to its process through the environment only
+
+    @property
+    def run_target(self) -> str:
+        """What `tienlen-bot run` is given: an example's name or `module:Class`."""
+        from demo.bots import bot_kinds
+
+        return bot_kinds()[self.kind]
+
+
+ORGANISER = "demo-organiser"
+
+DESCRIPTIONS = {
+    "planner-v1": "Version 1.0 of the demo's planner: the example heuristic before it learned "
+    "when to pass (it plays whenever it can). platform/demo/bots.py, run by the demo.",
+    "planner-v2": "Version 2.0 of the demo's planner: the example heuristic, which passes when "
+    "following would break its plan. platform/demo/bots.py, run by the demo.",
+}
+
+
+def demo_organiser_sign_in(*, owner) -> str:
+    """A fresh random password for the demo's organiser (every run): printed on the terminal
+    so the person who ran the demo can sign in and try the organiser's pages."""
+    password = secrets.token_urlsafe(12)
+    owner.set_password(password)
+    owner.save(update_fields=["password"])
+    return password
 
 
 def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
@@ -138,7 +184,7 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
     from tournaments.models import Bot
 
     owner, _ = get_user_model().objects.get_or_create(
-        username="demo-organiser",
+        username=ORGANISER,
         defaults={"is_staff": True, "first_name": "Demo organiser"},
     )
     if not owner.is_staff:
@@ -156,7 +202,9 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
         if bot is None:
             bot, token = services.bot_create(
                 owner=owner, name=name,
-                description=f"The SDK's example bot '{kind}' (bots_sdk/examples), run by the demo.",
+                description=DESCRIPTIONS.get(
+                    kind, f"The SDK's example bot '{kind}' (bots_sdk/examples), run by the demo."
+                ),
             )
         else:
             token = services.bot_token_rotate(bot=bot)
@@ -171,16 +219,22 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
     from tournaments import services
     from tournaments.models import Bot, Tournament
 
+    plan = (
+        {"games_per_table": config.games_per_table}
+        if config.games_per_table
+        else {"duplicate_sets": config.duplicate_sets}
+    )
     tournament = services.tournament_create(
         organiser=owner,
         name=f"Demo round robin {timezone.now():%Y-%m-%d %H:%M:%S}",
         format=Tournament.Format.ROUND_ROBIN,
         preset=config.preset,
         seats_per_table=config.seats,
-        duplicate_sets=config.duplicate_sets,
         move_time_ms=config.move_time_ms,
         connect_deadline_s=120,
-        description="Started by manage.py run_demo: the example bots, each in its own process.",
+        description="Started by manage.py run_demo: the example bots and two versions of the "
+        "demo's planner, each in its own process, over gRPC.",
+        **plan,
     )
     for bot in Bot.objects.filter(pk__in=[b.bot_id for b in bots]).order_by("pk"):
         services.tournament_entrant_add(tournament=tournament, bot=bot)
@@ -199,6 +253,16 @@ def tournament_over(status: str) -> bool:
     return status in ("finished", "cancelled")
 
 
+def earlier_rated_games(*, tournament) -> int:
+    """Rated games already in the tournament's pool before it started: a demo run on a
+    database that has seen other runs continues their ratings, and says so."""
+    from tournaments.models import Game
+
+    if tournament.pool_id is None:
+        return 0
+    return Game.objects.filter(pool_id=tournament.pool_id).exclude(table__tournament=tournament).count()
+
+
 def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoResult:
     """Start every process, run the round robin to its end, and read the results."""
     from tournaments.models import Tournament
@@ -213,8 +277,9 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         "TIENLEN_ORGANIZER_TOKEN": organizer_token,
     }
 
-    say.step(f"Registering the example bots: {', '.join(config.bot_names())}")
+    say.step(f"Registering the bots: {', '.join(config.bot_names())}")
     bots, owner = demo_bots_register(config=config)
+    password = demo_organiser_sign_in(owner=owner)
 
     say.step(f"Starting the referee on {target}")
     group.start(
@@ -229,7 +294,7 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
     for bot in bots:
         group.start(
             f"bot-{bot.name}",
-            python_argv("-m", "bots_sdk.cli", "run", bot.kind, "--server", target),
+            python_argv("-m", "bots_sdk.cli", "run", bot.run_target, "--server", target),
             env={"TIENLEN_TOKEN": bot.token},
         )
     wanted = {str(b.bot_id) for b in bots}
@@ -249,8 +314,15 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
 
     tournament = demo_tournament_create(config=config, owner=owner, bots=bots)
     path = tournament_path(slug=tournament.slug)
+    earlier = earlier_rated_games(tournament=tournament)
     say.step(f"Round robin '{tournament.name}' started" +
              (f": watch it at {config.url(path)}" if config.serve else ""))
+    if earlier:
+        say.detail(
+            f"note: rating pool {tournament.pool} already holds {earlier} rated games from "
+            "earlier runs on this database; the ratings below continue from them (the "
+            "standings count this run only). `make demo` starts a fresh demo database each run."
+        )
     started = last_change = time.monotonic()
     seen: tuple[int, int] = (-1, -1)
     warned = False
@@ -276,6 +348,9 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
             )
         time.sleep(0.5)
     return DemoResult(
+        organiser=ORGANISER,
+        organiser_password=password,
+        earlier_rated_games=earlier,
         tournament_id=tournament.pk,
         tournament_name=tournament.name,
         tournament_path=path,
@@ -284,6 +359,7 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         games=progress.games_done,
         seconds=time.monotonic() - started,
         standings=demo_standings(tournament_id=tournament.pk),
+        versions=version_check(tournament_id=tournament.pk),
         ratings=demo_ratings(tournament_id=tournament.pk),
     )
 
@@ -326,6 +402,42 @@ def demo_standings(*, tournament_id: int) -> list[dict]:
         }
         for row in selectors.tournament_standings(tournament=tournament, with_strength=False)
     ]
+
+
+def version_check(*, tournament_id: int, new: str = "demo-planner-v2", old: str = "demo-planner-v1") -> str:
+    """Is version 2 better than version 1? Their difference in mean points per game with an
+    approximate 95% interval (the two intervals combined as if independent), and what it
+    means: the question the platform exists to answer."""
+    from tournaments import selectors
+    from tournaments.models import Tournament
+
+    rows = {
+        r.bot_name: r
+        for r in selectors.tournament_standings(
+            tournament=Tournament.objects.get(pk=tournament_id), with_strength=False
+        )
+    }
+    return version_verdict(rows.get(new), rows.get(old))
+
+
+def version_verdict(new, old) -> str:
+    """`new` against `old` (standings rows): the difference of their mean points per game,
+    its approximate 95% interval, and whether it separates them. Empty unless both played
+    at least two games."""
+    if new is None or old is None or min(new.games, old.games) < 2:
+        return ""
+    diff = new.points_mean - old.points_mean
+    half = (new.points_ci**2 + old.points_ci**2) ** 0.5
+    if diff - half > 0:
+        verdict = f"{new.bot_name} is better"
+    elif diff + half < 0:
+        verdict = f"{old.bot_name} is better"
+    else:
+        verdict = "not separated yet: more games would tell (or `tienlen-bot arena --sprt`)"
+    return (
+        f"{new.bot_name} - {old.bot_name}: {diff:+.2f} ± {half:.2f} points per game "
+        f"over {min(new.games, old.games)} games each: {verdict}"
+    )
 
 
 def demo_ratings(*, tournament_id: int) -> list[dict]:

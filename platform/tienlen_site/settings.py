@@ -209,6 +209,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # django-axes announces itself at every start of every command; its warnings stay.
+    "loggers": {"axes.apps": {"level": "WARNING"}},
 }
 
 # --- tournaments: REST API, Celery, referee (owned by the tournaments app) ---------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -37,6 +38,9 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
 DUPLICATE_SETS = 2
 SEATS = 4
+# One table (the default demo plays 14; this checks every game of one in depth), with both
+# versions of the demo's planner: bot processes loaded from `module:Class`.
+BOTS = ("planner-v2", "planner-v1", "greedy", "random")
 
 
 class Output:
@@ -119,7 +123,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     demo = subprocess.Popen(
         [
             sys.executable, "manage.py", "run_demo",
-            "--port", str(port), "--seats", str(SEATS),
+            "--port", str(port), "--seats", str(SEATS), "--bots", ",".join(BOTS),
             "--duplicate-sets", str(DUPLICATE_SETS), "--concurrency", "1",
             "--log-dir", str(tmp_path / "logs"), "--timeout", "240",
         ],
@@ -130,10 +134,17 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     url_line = out.wait_for("Browse the replays at", timeout=280)
     site = f"http://127.0.0.1:{port}"
     assert site in url_line
+    out.wait_for("then: Organise", timeout=30)
     text = "\n".join(out.lines)
     assert "Final standings" in text and "Ratings" in text
-    for name in ("demo-heuristic", "demo-greedy", "demo-random", "demo-random-2"):
+    for name in ("demo-planner-v2", "demo-planner-v1", "demo-greedy", "demo-random"):
         assert name in text
+    assert "Two versions of one bot: demo-planner-v2 - demo-planner-v1:" in text
+    # The organiser's sign-in, printed with a password that works.
+    from django.contrib.auth import get_user_model
+
+    password = re.search(r"user demo-organiser\s+password (\S+)", text).group(1)
+    assert get_user_model().objects.get(username="demo-organiser").check_password(password)
 
     # --- the database: every game stored once, replays re-simulate to the stored results
     tournament = Tournament.objects.get()

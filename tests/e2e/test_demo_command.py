@@ -14,6 +14,7 @@ from django.core.management import CommandError, call_command
         (["--bots", "heuristic,clever"], "unknown example bot(s) clever"),
         (["--bots", "random,greedy", "--seats", "4"], "need at least 4 bots"),
         (["--preset", "atlantis"], "unknown preset 'atlantis'"),
+        (["--games-per-table", "4", "--duplicate-sets", "1"], "give one of them, not both"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_reason(args, message) -> None:
@@ -77,7 +78,88 @@ def test_a_second_demo_run_reuses_its_bots_with_fresh_tokens() -> None:
     first, _ = demo_bots_register(config=DemoConfig())
     second, _ = demo_bots_register(config=DemoConfig())
     assert [b.bot_id for b in first] == [b.bot_id for b in second]
-    assert Bot.objects.count() == 4
+    assert Bot.objects.count() == len(DemoConfig().bots) == 8
     for old, new in zip(first, second, strict=True):
         assert old.token != new.token
         assert Bot.objects.get(pk=new.bot_id).token_hash == token_hash(new.token)
+
+
+def test_the_default_demo_has_two_versions_of_one_bot_each_runnable() -> None:
+    from bots_sdk.loader import load_bot_class
+    from demo.run import DemoBot, DemoConfig
+
+    config = DemoConfig()
+    assert 6 <= len(config.bots) <= 8
+    assert {"demo-planner-v1", "demo-planner-v2"} <= set(config.bot_names())
+    versions = set()
+    for kind in ("planner-v1", "planner-v2"):
+        target = DemoBot(bot_id=0, name="x", kind=kind, token="t").run_target
+        bot = load_bot_class(target)  # what `tienlen-bot run` does with it
+        versions.add((bot.name, bot.version))
+    assert versions == {("planner", "1.0.0"), ("planner", "2.0.0")}
+
+
+@pytest.mark.django_db
+def test_every_run_gives_the_organiser_a_new_usable_password() -> None:
+    from demo.run import DemoConfig, demo_bots_register, demo_organiser_sign_in
+
+    _, owner = demo_bots_register(config=DemoConfig())
+    first = demo_organiser_sign_in(owner=owner)
+    second = demo_organiser_sign_in(owner=owner)
+    assert first != second and len(second) >= 16
+    owner.refresh_from_db()
+    assert owner.check_password(second) and not owner.check_password(first)
+    assert owner.is_staff  # an organiser: may create tournaments
+
+
+@pytest.mark.django_db
+def test_fresh_is_refused_on_a_server_database_before_anything_starts() -> None:
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        pytest.skip("the test database is SQLite in memory here; the refusal is for servers")
+    with pytest.raises(CommandError, match="--fresh starts a new SQLite database file"):
+        call_command("run_demo", "--no-serve", "--fresh")
+
+
+def test_set_aside_keeps_the_last_run_and_starts_empty(tmp_path) -> None:
+    from demo.management.commands.run_demo import set_aside
+
+    db = tmp_path / "db.sqlite3"
+    assert set_aside(db) is None  # nothing yet
+    db.write_text("run 1")
+    (tmp_path / "db.sqlite3-wal").write_text("wal 1")
+    kept = set_aside(db)
+    assert kept == tmp_path / "db.sqlite3.previous" and kept.read_text() == "run 1"
+    assert not db.exists() and not (tmp_path / "db.sqlite3-wal").exists()
+    db.write_text("run 2")
+    set_aside(db)
+    assert kept.read_text() == "run 2"
+    assert not (tmp_path / "db.sqlite3.previous-wal").exists()  # run 1's wal went with it
+
+
+def test_the_version_check_says_whether_the_interval_separates_them() -> None:
+    from types import SimpleNamespace
+
+    from demo.run import version_verdict
+
+    def row(name, mean, ci, games=100):
+        return SimpleNamespace(bot_name=name, points_mean=mean, points_ci=ci, games=games)
+
+    better = version_verdict(row("v2", 1.0, 0.2), row("v1", 0.2, 0.2))
+    assert better.startswith("v2 - v1: +0.80 ± 0.28") and better.endswith("v2 is better")
+    assert version_verdict(row("v2", 0.1, 0.3), row("v1", 0.0, 0.3)).endswith(
+        "not separated yet: more games would tell (or `tienlen-bot arena --sprt`)"
+    )
+    assert version_verdict(row("v2", -1.0, 0.1), row("v1", 0.0, 0.1)).endswith("v1 is better")
+    assert version_verdict(row("v2", 1.0, 0.1), None) == ""
+
+
+def test_the_progress_bar_shows_share_rate_and_time_left() -> None:
+    from demo.printer import progress_line
+
+    line = progress_line(tables_done=6, tables_total=14, games_done=140, games_total=350, elapsed=20)
+    assert line.startswith("[" + "#" * 12 + "." * 18 + "]  40%")
+    assert "games 140/350  tables 6/14  7.0 games/s  ~30s left  20s" in line
+    done = progress_line(tables_done=14, tables_total=14, games_done=350, games_total=350, elapsed=50)
+    assert "100%" in done and "left" not in done
