@@ -126,8 +126,8 @@ async def flood(target: str, token: str, streams: int, rate: float, seconds: flo
                         await call.write(ping)
                         stats["pings"] += 1
                     await asyncio.sleep(max(0.0, 0.1 - (time.monotonic() - tick)))
-            except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
-                pass
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError, asyncio.CancelledError):
+                pass  # refused, closed, or cancelled by end_now()
             call.cancel()
             calls.discard(call)
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
@@ -157,6 +157,7 @@ def child_main(argv: list[str]) -> None:
         result = asyncio.run(flood(target, TOKENS["flood"], int(streams), float(rate),
                                    float(seconds), float(retry_s)))
         print(json.dumps(result), flush=True)
+        os._exit(0)  # never wait on gRPC's shutdown of cancelled calls
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
@@ -296,8 +297,13 @@ async def measure(target: str, *, rounds: int, games: int, streams: int, rate: f
             await asyncio.sleep(ramp_s)
             flooded.append(await canary_run(stub, games, f"flooded-{r}", pid))
             flooder.terminate()
-            out, _ = flooder.communicate(timeout=30)
-            floods.append(json.loads(out) if out.strip() else {})
+            try:
+                out, _ = await asyncio.to_thread(flooder.communicate, timeout=30)
+            except subprocess.TimeoutExpired:
+                flooder.kill()
+                out, _ = flooder.communicate()
+            lines = [line for line in out.splitlines() if line.startswith("{")]
+            floods.append(json.loads(lines[-1]) if lines else {})
     cpu = {"alone": [CANARY_CPU.get(f"alone-{r}") for r in range(rounds)],
            "flooded": [CANARY_CPU.get(f"flooded-{r}") for r in range(rounds)]}
     return {"alone": alone, "flooded": flooded, "floods": floods, "referee_cpu_ms": cpu,
