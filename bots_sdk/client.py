@@ -39,6 +39,7 @@ from bots_sdk.bot import (
 )
 from bots_sdk.cards import Card, format_cards
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
+from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.wire import HistoryCache, game_result, move_message, seat_view_from_proto
 
 __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
@@ -60,6 +61,11 @@ _FATAL_CODES = {
     grpc.StatusCode.INVALID_ARGUMENT,
     grpc.StatusCode.UNIMPLEMENTED,
 }
+
+
+# MoveRejected codes for answers the referee could not match to what it awaits
+_MISADDRESSED = {gw.MOVE_ERROR_CODE_STALE_MOVE, gw.MOVE_ERROR_CODE_UNKNOWN_TABLE,
+                 gw.MOVE_ERROR_CODE_WRONG_GAME}
 
 
 class ClientError(Exception):
@@ -299,8 +305,6 @@ class BotClient:
 
     async def _session(self, stub: Any) -> bool:
         """One stream from Hello to its end. Returns whether the referee welcomed us."""
-        from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
-
         call = stub.Connect()
         self._call = call
         hello = gw.Hello(
@@ -548,8 +552,11 @@ class BotClient:
     async def _on_move_rejected(self, m: Any) -> None:
         state = self.tables.get(m.table_id)
         code = _enum_name(m, "code", m.code)
-        if state is None or m.move_id not in state.pending:
-            log.warning("referee rejected a stale answer (%s): %s", code, m.reason)
+        if m.code in _MISADDRESSED or state is None or m.move_id not in state.pending:
+            # an answer that arrived late (its move was already played for us) or for
+            # another game: ignored by the referee, no penalty
+            log.warning("referee ignored an answer to move id %d (%s): %s",
+                        m.sent_move_id or m.move_id, code, m.reason)
             return
         self.stats.rejected += 1
         state.illegal += 1

@@ -150,9 +150,23 @@ class BotSession:
                      f"move id {move.move_id} is not awaited (answered, timed out or unknown)")
 
     def _reject(self, move: gw.Move, code: int, reason: str) -> None:
-        self.send(gw.RefereeMessage(move_rejected=gw.MoveRejected(
-            table_id=move.table_id, game_index=move.game_index, move_id=move.move_id,
-            code=code, reason=reason)))
+        """A misaddressed answer: name the request this bot is being asked at that table,
+        if any (its ids, the time and attempts it really has left), so answering the
+        rejection's move_id, as for an illegal move, answers what is awaited; the ids
+        the bot sent are echoed in sent_*."""
+        rejected = gw.MoveRejected(table_id=move.table_id, game_index=move.game_index,
+                                   move_id=move.move_id, code=code, reason=reason,
+                                   sent_game_index=move.game_index,
+                                   sent_move_id=move.move_id)
+        for participant in self.seats.get(move.table_id, ()):
+            pending = participant.pending
+            if pending is not None:
+                loop = asyncio.get_running_loop()
+                rejected.game_index = pending.game_index
+                rejected.move_id = pending.move_id
+                rejected.time_left_ms = max(0, int((pending.deadline - loop.time()) * 1000))
+                rejected.attempts_left = max(0, pending.attempts_left)
+        self.send(gw.RefereeMessage(move_rejected=rejected))
 
 
 class SessionRegistry:

@@ -53,12 +53,17 @@ class PendingMove:
     A hand-rolled waiter instead of asyncio.Queue + wait_for: wait_for starts a task per
     call, which on the per-move path cost as much as the gRPC round trip."""
 
-    __slots__ = ("move_id", "game_index", "seat", "_answers", "_waiter")
+    __slots__ = ("move_id", "game_index", "seat", "deadline", "attempts_left", "_answers",
+                 "_waiter")
 
-    def __init__(self, move_id: int, game_index: int, seat: int) -> None:
+    def __init__(self, move_id: int, game_index: int, seat: int, deadline: float = 0.0,
+                 attempts_left: int = 0) -> None:
         self.move_id = move_id
         self.game_index = game_index
         self.seat = seat
+        # what a rejection of a misaddressed answer tells the bot about this request
+        self.deadline = deadline  # event-loop time
+        self.attempts_left = attempts_left
         self._answers: deque[Any] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
@@ -139,6 +144,19 @@ def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
     except ValueError as exc:  # the engine's IllegalMove is a ValueError
         code = wire.MOVE_ERROR_CODES.get(getattr(exc, "code", ""), gw.MOVE_ERROR_CODE_ILLEGAL_PLAY)
         return code, str(exc) or "illegal move"
+
+
+def opening_card(game: Any) -> int:
+    """The card the first play of a starting game must contain: the preset's start card,
+    or the weakest dealt card when the start card was not dealt (2-3 players). Public as
+    soon as the game's first play is made, which is the leader's, before anyone else acts."""
+    start = game.options.start_card
+    dealt = 0
+    for mask in game.initial_masks:
+        dealt |= mask
+    if dealt >> start & 1:
+        return int(start)
+    return (dealt & -dealt).bit_length() - 1
 
 
 class Participant:
@@ -298,7 +316,8 @@ class RemoteParticipant(Participant):
         budget = (spec.move_time_ms + self.bank_ms) / 1000
         deadline = start + budget
         self.requests_made += 1
-        pending = PendingMove(self.requests_made, runner.game_index, seat)
+        pending = PendingMove(self.requests_made, runner.game_index, seat, deadline,
+                              spec.max_illegal_attempts)
         self.pending = pending
         attempts = 0
         must_send = True
@@ -351,17 +370,19 @@ class RemoteParticipant(Participant):
                     if session.ack_moves:
                         session.send(gw.RefereeMessage(move_accepted=gw.MoveAccepted(
                             table_id=spec.table_id, game_index=pending.game_index,
-                            move_id=pending.move_id, elapsed_ms=int(elapsed_ms))))
+                            move_id=pending.move_id, elapsed_ms=int(elapsed_ms),
+                            elapsed_us=round(elapsed_ms * 1000))))
                     break
                 code, reason = error
-                left = spec.max_illegal_attempts - attempts
+                left = pending.attempts_left = spec.max_illegal_attempts - attempts
                 runner.log_event("illegal_move", participant=self.index, seat=seat,
                                  move_id=pending.move_id, reason=reason)
                 self.send(gw.RefereeMessage(move_rejected=gw.MoveRejected(
                     table_id=spec.table_id, game_index=pending.game_index,
                     move_id=pending.move_id, code=code, reason=reason,
                     time_left_ms=max(0, int((deadline - loop.time()) * 1000)),
-                    attempts_left=max(0, left))))
+                    attempts_left=max(0, left), sent_game_index=pending.game_index,
+                    sent_move_id=pending.move_id)))
                 if left <= 0:
                     strike_reason = gw.STRIKE_REASON_ILLEGAL_MOVES
                     detail = f"{attempts} illegal answers; last: {reason}"
@@ -630,6 +651,8 @@ class TableRunner:
         leader = getattr(game, "leader", None)
         if leader is not None and not starting:
             message.leader = leader
+        if starting:
+            message.opening_card = opening_card(game)
         return gw.RefereeMessage(game_start=message)
 
     def move_request_bytes(self, participant: Participant, pending: PendingMove,

@@ -25,6 +25,7 @@ KIND_CODES = {
 
 #: The engine's IllegalMove.code -> the wire's MoveErrorCode.
 MOVE_ERROR_CODES = {
+    "unknown_card": gw.MOVE_ERROR_CODE_UNKNOWN_CARD,
     "not_in_hand": gw.MOVE_ERROR_CODE_NOT_IN_HAND,
     "duplicate_card": gw.MOVE_ERROR_CODE_DUPLICATE_CARD,
     "invalid_combination": gw.MOVE_ERROR_CODE_NOT_A_COMBINATION,

@@ -129,6 +129,53 @@ async def test_stale_and_misaddressed_answers_change_nothing(referee: Referee) -
     assert not bot.of_kind("strike")
 
 
+async def test_a_misaddressed_answer_is_told_which_request_is_awaited(referee: Referee) -> None:
+    """The rejection names the request still awaited (ids, real time and attempts left),
+    so a bot that answers the rejected move_id again, as after an illegal move, answers
+    the right one; what the bot sent is echoed in sent_*."""
+    first: list[gw.MoveRequest] = []
+
+    def confused(request: gw.MoveRequest, bot: RawBot):
+        legal = random_policy(5)(request, bot)
+        if first:
+            return legal
+        first.append(request)
+        stale = gw.BotMessage()
+        stale.CopyFrom(legal)
+        stale.move.move_id = request.move_id + 40
+        elsewhere = gw.BotMessage()
+        elsewhere.CopyFrom(legal)
+        elsewhere.move.table_id = "not-mine"
+        return [stale, elsewhere]  # and no answer: the rejection must say what to answer
+
+    bot = RawBot(referee.target, "alice", policy=confused).start()
+    await bot.connected()
+
+    def answer_the_rejection(rejected: gw.MoveRejected) -> None:
+        if rejected.attempts_left and rejected.time_left_ms:
+            request = gw.MoveRequest(table_id=rejected.table_id, game_index=rejected.game_index,
+                                     move_id=rejected.move_id, view=first[0].view)
+            bot.send(random_policy(6)(request, bot))
+
+    bot._retry = answer_the_rejection  # type: ignore[method-assign]
+    events = await play_table(referee.target, table_id="confused", games=1, seed="c",
+                              seats=["alice", "house:random"], move_time_ms=3000)
+    assert result_of(events).status == org.TABLE_STATUS_COMPLETED
+    assert list(result_of(events).strikes) == [0, 0]
+    stale, elsewhere = bot.of_kind("move_rejected")[:2]
+    asked = first[0]
+    assert stale.code == gw.MOVE_ERROR_CODE_STALE_MOVE
+    assert (stale.table_id, stale.game_index, stale.move_id) == (
+        "confused", asked.game_index, asked.move_id)
+    assert (stale.sent_game_index, stale.sent_move_id) == (asked.game_index, asked.move_id + 40)
+    assert 0 < stale.time_left_ms <= asked.time_left_ms and stale.attempts_left == 3
+    assert elsewhere.code == gw.MOVE_ERROR_CODE_UNKNOWN_TABLE
+    assert (elsewhere.table_id, elsewhere.move_id, elsewhere.sent_move_id) == (
+        "not-mine", asked.move_id, asked.move_id)
+    assert (elsewhere.time_left_ms, elsewhere.attempts_left) == (0, 0)  # nothing awaited there
+    await bot.close()
+
+
 async def test_repeated_illegal_moves_strike_then_forfeit(referee: Referee) -> None:
     always_bad = first_time_then(lambda r: move(r, [60]), lambda r, b: move(r, [61]))
     bot, events = await _play_with(referee, always_bad, games=2, max_strikes=2,
@@ -177,8 +224,8 @@ async def test_a_slow_answer_within_the_bank_is_accepted(referee: Referee) -> No
         return None
 
     bot = await RawBot(referee.target, "alice", policy=slow, ack_moves=True).start().connected()
-    await play_table(referee.target, table_id="slow", seats=["alice", "house:random"],
-                     games=1, move_time_ms=50, time_bank_ms=5000)
+    events = await play_table(referee.target, table_id="slow", seats=["alice", "house:random"],
+                              games=1, move_time_ms=50, time_bank_ms=5000)
     assert not bot.of_kind("strike")
     banks = [r.time_bank_ms for r in bot.of_kind("move_request")]
     assert banks[0] == 5000 and banks[-1] < banks[0]
@@ -186,6 +233,11 @@ async def test_a_slow_answer_within_the_bank_is_accepted(referee: Referee) -> No
     accepted = bot.of_kind("move_accepted")
     assert len(accepted) == len(bot.of_kind("move_request"))
     assert all(a.elapsed_ms >= 70 for a in accepted)
+    # the acceptance carries the record's measure, fractions of a millisecond included
+    recorded = [t["elapsed_ms"] for t in timings(events) if t["seat"] == 0]
+    assert len(recorded) == len(accepted)
+    assert all(abs(a.elapsed_us - ms * 1000) <= 1 for a, ms in zip(accepted, recorded, strict=True))
+    assert all(abs(a.elapsed_ms - a.elapsed_us / 1000) < 1 for a in accepted)
 
 
 async def test_moves_are_confirmed_only_when_asked(referee: Referee) -> None:

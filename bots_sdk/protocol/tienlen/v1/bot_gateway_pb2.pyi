@@ -50,11 +50,11 @@ class _MoveErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveErr
     MOVE_ERROR_CODE_PASS_WITH_CARDS: _MoveErrorCode.ValueType  # 8
     """pass = true and cards given"""
     MOVE_ERROR_CODE_STALE_MOVE: _MoveErrorCode.ValueType  # 9
-    """not the move id being waited for (ignored)"""
+    """misaddressed: not the move id awaited (ignored)"""
     MOVE_ERROR_CODE_UNKNOWN_TABLE: _MoveErrorCode.ValueType  # 10
-    """no such table (or not yours)"""
+    """misaddressed: no seat of yours at that table on this stream"""
     MOVE_ERROR_CODE_WRONG_GAME: _MoveErrorCode.ValueType  # 11
-    """game_index is not the current game"""
+    """misaddressed: the move id is awaited in another game"""
     MOVE_ERROR_CODE_MUST_CONTAIN_START_CARD: _MoveErrorCode.ValueType  # 12
     """"the first play must contain 3♠" """
     MOVE_ERROR_CODE_LOCKED_OUT: _MoveErrorCode.ValueType  # 13
@@ -64,7 +64,10 @@ class _MoveErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveErr
     MOVE_ERROR_CODE_ILLEGAL_PLAY: _MoveErrorCode.ValueType  # 15
     """any other illegal play (see reason)"""
 
-class MoveErrorCode(_MoveErrorCode, metaclass=_MoveErrorCodeEnumTypeWrapper): ...
+class MoveErrorCode(_MoveErrorCode, metaclass=_MoveErrorCodeEnumTypeWrapper):
+    """Each code with the engine's IllegalMove.code and an example reason: the table in
+    docs/protocol.md ("Move errors").
+    """
 
 MOVE_ERROR_CODE_UNSPECIFIED: MoveErrorCode.ValueType  # 0
 MOVE_ERROR_CODE_UNKNOWN_CARD: MoveErrorCode.ValueType  # 1
@@ -84,11 +87,11 @@ MOVE_ERROR_CODE_EMPTY_PLAY: MoveErrorCode.ValueType  # 7
 MOVE_ERROR_CODE_PASS_WITH_CARDS: MoveErrorCode.ValueType  # 8
 """pass = true and cards given"""
 MOVE_ERROR_CODE_STALE_MOVE: MoveErrorCode.ValueType  # 9
-"""not the move id being waited for (ignored)"""
+"""misaddressed: not the move id awaited (ignored)"""
 MOVE_ERROR_CODE_UNKNOWN_TABLE: MoveErrorCode.ValueType  # 10
-"""no such table (or not yours)"""
+"""misaddressed: no seat of yours at that table on this stream"""
 MOVE_ERROR_CODE_WRONG_GAME: MoveErrorCode.ValueType  # 11
-"""game_index is not the current game"""
+"""misaddressed: the move id is awaited in another game"""
 MOVE_ERROR_CODE_MUST_CONTAIN_START_CARD: MoveErrorCode.ValueType  # 12
 """"the first play must contain 3♠" """
 MOVE_ERROR_CODE_LOCKED_OUT: MoveErrorCode.ValueType  # 13
@@ -156,7 +159,9 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     ERROR_CODE_RATE_LIMITED: _ErrorCode.ValueType  # 4
     """over the bot's message rate: its streams are read slower"""
     ERROR_CODE_UNKNOWN_TABLE: _ErrorCode.ValueType  # 5
+    """reserved, never sent: misaddressed moves get"""
     ERROR_CODE_STALE_MOVE: _ErrorCode.ValueType  # 6
+    """  MoveRejected (MOVE_ERROR_CODE_*) instead"""
     ERROR_CODE_SHUTTING_DOWN: _ErrorCode.ValueType  # 7
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper): ...
@@ -170,7 +175,9 @@ ERROR_CODE_UNSUPPORTED_PROTOCOL: ErrorCode.ValueType  # 3
 ERROR_CODE_RATE_LIMITED: ErrorCode.ValueType  # 4
 """over the bot's message rate: its streams are read slower"""
 ERROR_CODE_UNKNOWN_TABLE: ErrorCode.ValueType  # 5
+"""reserved, never sent: misaddressed moves get"""
 ERROR_CODE_STALE_MOVE: ErrorCode.ValueType  # 6
+"""  MoveRejected (MOVE_ERROR_CODE_*) instead"""
 ERROR_CODE_SHUTTING_DOWN: ErrorCode.ValueType  # 7
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
@@ -579,13 +586,19 @@ class GameStart(_message.Message):
     STARTING_FIELD_NUMBER: _builtins.int
     LEADER_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    OPENING_CARD_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_index: _builtins.int
     seat: _builtins.int
     starting: _builtins.bool
-    """a starting game: the weakest dealt card leads"""
+    """a starting game: the holder of opening_card leads"""
     leader: _builtins.int
     """the seat that leads a non-starting game"""
+    opening_card: _builtins.int
+    """Starting games only: the card the first play must contain, and whose holder leads:
+    the options' start_card (0 = 3♠; 1 = 3♣ in hue), or, when that card was not dealt
+    (2-3 players), the weakest dealt card.
+    """
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
@@ -602,14 +615,20 @@ class GameStart(_message.Message):
         starting: _builtins.bool = ...,
         leader: _builtins.int | None = ...,
         seats: _abc.Iterable[Global___SeatInfo] | None = ...,
+        opening_card: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "leader", b"leader"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "_opening_card", b"_opening_card", "leader", b"leader", "opening_card", b"opening_card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "game_index", b"game_index", "hand", b"hand", "leader", b"leader", "seat", b"seat", "seats", b"seats", "starting", b"starting", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_leader", b"_leader", "_opening_card", b"_opening_card", "game_index", b"game_index", "hand", b"hand", "leader", b"leader", "opening_card", b"opening_card", "seat", b"seat", "seats", b"seats", "starting", b"starting", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__leader: _TypeAlias = _typing.Literal["leader"]  # noqa: Y015
     _WhichOneofArgType__leader: _TypeAlias = _typing.Literal["_leader", b"_leader"]  # noqa: Y015
+    _WhichOneofReturnType__opening_card: _TypeAlias = _typing.Literal["opening_card"]  # noqa: Y015
+    _WhichOneofArgType__opening_card: _TypeAlias = _typing.Literal["_opening_card", b"_opening_card"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__leader) -> _WhichOneofReturnType__leader | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__opening_card) -> _WhichOneofReturnType__opening_card | None: ...
 
 Global___GameStart: _TypeAlias = GameStart  # noqa: Y015
 
@@ -662,11 +681,14 @@ class MoveAccepted(_message.Message):
     GAME_INDEX_FIELD_NUMBER: _builtins.int
     MOVE_ID_FIELD_NUMBER: _builtins.int
     ELAPSED_MS_FIELD_NUMBER: _builtins.int
+    ELAPSED_US_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_index: _builtins.int
     move_id: _builtins.int
     elapsed_ms: _builtins.int
-    """wall time charged to this move"""
+    """wall time charged to this move, whole milliseconds"""
+    elapsed_us: _builtins.int
+    """the same in microseconds (the record keeps fractions of ms)"""
     def __init__(
         self,
         *,
@@ -674,10 +696,11 @@ class MoveAccepted(_message.Message):
         game_index: _builtins.int = ...,
         move_id: _builtins.int = ...,
         elapsed_ms: _builtins.int = ...,
+        elapsed_us: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["elapsed_ms", b"elapsed_ms", "game_index", b"game_index", "move_id", b"move_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elapsed_ms", b"elapsed_ms", "elapsed_us", b"elapsed_us", "game_index", b"game_index", "move_id", b"move_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -685,6 +708,13 @@ Global___MoveAccepted: _TypeAlias = MoveAccepted  # noqa: Y015
 
 @_typing.final
 class MoveRejected(_message.Message):
+    """An answer that was not applied. table_id/game_index/move_id name the request to answer
+    now: for an illegal answer the one it answered; for a misaddressed answer (STALE_MOVE,
+    UNKNOWN_TABLE, WRONG_GAME) the request this bot is being asked at that table, if any.
+    time_left_ms and attempts_left are that request's (both 0: nothing awaited, do not
+    answer again). sent_game_index/sent_move_id echo the rejected Move's own ids.
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
@@ -694,6 +724,8 @@ class MoveRejected(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     TIME_LEFT_MS_FIELD_NUMBER: _builtins.int
     ATTEMPTS_LEFT_FIELD_NUMBER: _builtins.int
+    SENT_GAME_INDEX_FIELD_NUMBER: _builtins.int
+    SENT_MOVE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_index: _builtins.int
     move_id: _builtins.int
@@ -701,9 +733,13 @@ class MoveRejected(_message.Message):
     reason: _builtins.str
     """human-readable, e.g. "does not beat 7♥" """
     time_left_ms: _builtins.int
-    """you may retry within this time"""
+    """you may answer move_id again within this time"""
     attempts_left: _builtins.int
     """illegal answers allowed before the fallback plays"""
+    sent_game_index: _builtins.int
+    """the rejected Move's game_index, as sent"""
+    sent_move_id: _builtins.int
+    """the rejected Move's move_id, as sent"""
     def __init__(
         self,
         *,
@@ -714,10 +750,12 @@ class MoveRejected(_message.Message):
         reason: _builtins.str = ...,
         time_left_ms: _builtins.int = ...,
         attempts_left: _builtins.int = ...,
+        sent_game_index: _builtins.int = ...,
+        sent_move_id: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts_left", b"attempts_left", "code", b"code", "game_index", b"game_index", "move_id", b"move_id", "reason", b"reason", "table_id", b"table_id", "time_left_ms", b"time_left_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempts_left", b"attempts_left", "code", b"code", "game_index", b"game_index", "move_id", b"move_id", "reason", b"reason", "sent_game_index", b"sent_game_index", "sent_move_id", b"sent_move_id", "table_id", b"table_id", "time_left_ms", b"time_left_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
