@@ -52,7 +52,7 @@ async def test_a_bot_file_runs_itself_with_run_and_exits_when_idle(referee, tmp_
     log = err.decode()
     assert proc.returncode == 0, log
     assert "connected to" in log and "running SelfRun" in log
-    assert "table selfrun game 1 over" in log
+    assert "table selfrun, game 2 over" in log  # games count from 1, as on the site
     assert "bye: 1 tables, 2 games" in log
     assert TOKEN not in log  # the secret never reaches the log
 
