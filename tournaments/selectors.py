@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from django.db.models import (
     Case,
+    CharField,
     Count,
     F,
     Max,
@@ -30,6 +31,7 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Sum,
+    Value,
     When,
 )
 from django.db.models.functions import Coalesce
@@ -48,7 +50,7 @@ from tournaments.models import (
     Tournament,
 )
 from tournaments.ratings.plackett_luce import plackett_luce_fit
-from tournaments.scheduling.knockout import knockout_plan
+from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 Z95 = 1.96
@@ -98,14 +100,29 @@ def _entrant_count(tournament: OuterRef | int) -> Subquery:
     )
 
 
+def _winner() -> Case:
+    """The bot that won a finished knockout: the one seat that went through the last round
+    (the final's first; or the only entrant left when the others of a round forfeited).
+    Null for other formats and for a knockout not finished."""
+    last_round = Table.objects.filter(tournament_id=OuterRef("table__tournament_id")).order_by("-round").values("round")[:1]
+    seat = (
+        TableSeat.objects.filter(table__tournament_id=OuterRef("pk"), advanced=True, table__round=Subquery(last_round))
+        .order_by("table__number")
+        .values("entrant__bot__name")[:1]
+    )
+    finished_knockout = Q(status=Tournament.Status.FINISHED, format=Tournament.Format.KNOCKOUT)
+    return Case(When(finished_knockout, then=Subquery(seat)), default=Value(None), output_field=CharField())
+
+
 def tournament_list(
     *, status: str | None = None, statuses: Iterable[str] | None = None, format: str | None = None
 ) -> QuerySet[Tournament]:
-    """Tournaments, newest first, each carrying its entrant count and progress counts
-    (1 query), so `tournament_progress` of a row needs no query of its own."""
+    """Tournaments, newest first, each carrying its entrant count, progress counts and
+    knockout `winner` (1 query), so `tournament_progress` of a row needs no query of its own."""
     qs = Tournament.objects.select_related("organiser", "pool").annotate(
         # A subquery, not a JOIN: joining entrants and tables would multiply the sums.
         entrant_count=Coalesce(_entrant_count(OuterRef("pk")), 0),
+        winner=_winner(),
         **_progress_counts("tables__"),
     )
     if status:
@@ -118,7 +135,8 @@ def tournament_list(
 
 
 def tournament_get(*, slug: str) -> Tournament:
-    return Tournament.objects.select_related("organiser", "pool").get(slug=slug)
+    """A tournament with its knockout `winner` (1 query)."""
+    return Tournament.objects.select_related("organiser", "pool").annotate(winner=_winner()).get(slug=slug)
 
 
 @dataclass(frozen=True)
@@ -212,6 +230,7 @@ class StandingRow:
     strength_low: float | None = None
     strength_high: float | None = None
     rating: float | None = None  # the pool's current Elo
+    round_reached: int | None = None  # knockouts: the last round the bot played
 
 
 def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
@@ -226,7 +245,8 @@ def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
 
 def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
     """Standings by points, then average place, then first places (2 queries; 3 with the
-    strengths).
+    strengths). Knockouts rank by the round reached first: the winner, the final's other
+    places, then each earlier round's losers by their place at that table.
 
     Each row has 95% confidence intervals for mean points and mean place, the bot's current
     pool Elo and, with `with_strength`, the tournament's Plackett-Luce strength
@@ -244,10 +264,20 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         .values("n")
     )
     rating = Rating.objects.filter(pool_id=tournament.pool_id, bot_id=OuterRef("bot_id")).values("rating")[:1]
+    knockout = tournament.format == Tournament.Format.KNOCKOUT
+    extra = {}
+    if knockout:
+        # The seat of the last round each entrant played: how far it got, and how it ended.
+        last_seat = TableSeat.objects.filter(entrant_id=OuterRef("pk")).order_by("-table__round")
+        extra = {
+            "ko_round": Subquery(last_seat.values("table__round")[:1]),
+            "ko_place": Subquery(last_seat.values("place")[:1]),
+            "ko_advanced": Subquery(last_seat.values("advanced")[:1]),
+        }
     entrants = list(
         Entrant.objects.filter(tournament_id=tournament.pk)
         .select_related("bot__owner")
-        .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0), pool_rating=Subquery(rating))
+        .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0), pool_rating=Subquery(rating), **extra)
         .order_by("id")
     )
     # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables.
@@ -313,12 +343,31 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
                 strength_low=s.low if s else None,
                 strength_high=s.high if s else None,
                 rating=e.pool_rating,
+                round_reached=getattr(e, "ko_round", None),
             )
         )
-    rows.sort(key=lambda r: (-r.points, r.place_mean if r.games else 99, -r.firsts, r.bot_name))
+
+    def by_points(r: StandingRow) -> tuple:
+        return (-r.points, r.place_mean if r.games else 99, -r.firsts, r.bot_name)
+
+    if knockout:
+        # How far a bot got comes first: the winner, the final's other places, then those out
+        # in each earlier round by their place at that table; points only after that.
+        reached = {e.id: _knockout_reached(e) for e in entrants}
+        rows.sort(key=lambda r: (*reached[r.entrant_id], *by_points(r)))
+    else:
+        rows.sort(key=by_points)
     for i, row in enumerate(rows, start=1):
         row.rank = i
     return rows
+
+
+def _knockout_reached(entrant: Entrant) -> tuple[int, bool, int]:
+    """Sort key of how far an entrant got: later rounds first; in a round, those still in
+    (or the winner) before those out; those out by their place at the table."""
+    out = entrant.ko_advanced is False
+    placed = out or entrant.ko_advanced  # a table still playing has no places yet
+    return (-(entrant.ko_round or 0), out, (entrant.ko_place or 99) if placed else 99)
 
 
 @dataclass
@@ -430,7 +479,55 @@ def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:
                 ],
             }
         )
-    return [{"round": r, "tables": rounds[r]} for r in sorted(rounds)]
+    last = max(rounds, default=None)
+    return [
+        {
+            "round": r,
+            # What each table of the round really seats (a round can mix 3- and 2-seat tables).
+            "table_sizes": [len(t["seats"]) for t in rounds[r]],
+            "final": r == last and len(rounds[r]) == 1,
+            "tables": rounds[r],
+        }
+        for r in sorted(rounds)
+    ]
+
+
+def knockout_rounds(*, tournament: Tournament, bracket: list[dict[str, Any]], entrants: int) -> list[dict[str, Any]]:
+    """Every round of a knockout with its real table sizes and games per table, then the
+    rounds still to come as planned from who goes through (no query: from the bracket).
+
+    Each: {round, table_sizes, games, final, planned}.
+    """
+    advance = tournament.advance_per_table
+    rounds = [
+        {
+            "round": r["round"],
+            "table_sizes": r["table_sizes"],
+            "games": [t["games_planned"] for t in r["tables"]],
+            "final": r["final"],
+            "planned": False,
+        }
+        for r in bracket
+    ]
+    if tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        return rounds
+    if rounds:
+        last = rounds[-1]["table_sizes"]
+        going_on = 0 if len(last) == 1 else sum(knockout_advance_count(size, advance) for size in last)
+    else:
+        going_on = entrants
+    if going_on >= 2:
+        number = rounds[-1]["round"] if rounds else 0
+        plan = knockout_plan(going_on, tournament.seats_per_table, advance)
+        for i, sizes in enumerate(plan, start=1):
+            rounds.append({
+                "round": number + i,
+                "table_sizes": sizes,
+                "games": [tournament.games_per_table or tournament.duplicate_sets * size for size in sizes],
+                "final": i == len(plan),
+                "planned": True,
+            })
+    return rounds
 
 
 def table_list(*, tournament: Tournament) -> QuerySet[Table]:

@@ -765,6 +765,8 @@ def table_complete(
             error = f"forfeit: {names} forfeited the table"
         ranked = knockout_rank_table(_table_outcome(table))
         advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
+        if tournament.format == Tournament.Format.KNOCKOUT and _knockout_is_final(table):
+            advance = 1  # the final has one winner; the others are out
         by_entrant = {s.entrant_id: s for s in seats}
         for place, result in enumerate(ranked, start=1):
             seat = by_entrant[result.entrant]
@@ -784,21 +786,36 @@ def table_complete(
         current = tournament.tables.filter(round=table.round)
         if current.exclude(status__in=DONE_STATUSES).exists():
             return steps
-        if tournament.format == Tournament.Format.KNOCKOUT and current.count() > 1:
-            steps.tables_to_play = _knockout_next_round(tournament, table.round)
-            if steps.tables_to_play:
-                return steps
+        if tournament.format == Tournament.Format.KNOCKOUT:
+            # Who did not go through this round is out (the final's losers too).
+            _knockout_eliminate(tournament, table.round)
+            if current.count() > 1:
+                steps.tables_to_play = _knockout_next_round(tournament, table.round)
+                if steps.tables_to_play:
+                    return steps
         steps.tournament_finished = tournament_finish(tournament_id=tournament.pk)
     return steps
 
 
+def _knockout_is_final(table: Table) -> bool:
+    """A knockout round of one table is the final: nobody is left to meet in another."""
+    return not Table.objects.filter(tournament_id=table.tournament_id, round=table.round).exclude(pk=table.pk).exists()
+
+
+def _knockout_eliminate(tournament: Tournament, round_no: int) -> None:
+    eliminated = Entrant.objects.filter(
+        tournament=tournament, table_seats__table__tournament=tournament,
+        table_seats__table__round=round_no, table_seats__advanced=False,
+    )
+    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
+
+
 def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
+    """The next round's tables among those who went through (none: fewer than 2 did)."""
     advancing = list(
         Entrant.objects.filter(table_seats__table__tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=True)
         .order_by("seed_rank", "id")
     )
-    eliminated = Entrant.objects.filter(tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=False)
-    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
     if len(advancing) < 2:
         return []
     created = []

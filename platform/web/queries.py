@@ -61,6 +61,28 @@ def cross_table_rows(
     return rows
 
 
+def _listed(items: list) -> str:
+    words = [str(i) for i in items]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def knockout_round_labels(*, rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the knockout page's header says of each round: its real table sizes and games
+    ("round 1: tables of 3, 3 and 2 players, 6, 6 and 4 games"), planned rounds marked."""
+    labels = []
+    for r in rounds:
+        sizes, games = r["table_sizes"], r["games"]
+        name = "final" if r["final"] else f"round {r['round']}"
+        if len(sizes) == 1:
+            text = f"{sizes[0]} players, {games[0]} game{'s' if games[0] != 1 else ''}"
+        elif len(set(sizes)) == 1 and len(set(games)) == 1:
+            text = f"{len(sizes)} tables of {sizes[0]}, {games[0]} games each"
+        else:
+            text = f"tables of {_listed(sizes)} players, {_listed(games)} games"
+        labels.append({"name": name, "text": text, "planned": r["planned"], "round": r["round"], "sizes": sizes})
+    return labels
+
+
 def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet[GameSeat]:
     """Seats that drew strikes or forfeited (the organiser's view of misbehaving bots)."""
     return (

@@ -99,6 +99,8 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
         ctx["bracket"] = selectors.tournament_bracket(tournament=tournament)
+        rounds = selectors.knockout_rounds(tournament=tournament, bracket=ctx["bracket"], entrants=len(standings))
+        ctx["ko_rounds"] = queries.knockout_round_labels(rounds=rounds)
     else:
         tables = selectors.table_list(tournament=tournament)
         ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))

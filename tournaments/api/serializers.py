@@ -160,6 +160,15 @@ class TournamentOutput(serializers.ModelSerializer):
     entrant_count = serializers.IntegerField(required=False)
     tables_total = serializers.IntegerField(required=False)
     tables_done = serializers.IntegerField(required=False)
+    winner = serializers.CharField(
+        allow_null=True, default=None, read_only=True,
+        help_text="A finished knockout's winner (bot name); null otherwise.",
+    )
+    status_reason = serializers.CharField(
+        read_only=True,
+        help_text="Why the tournament is in its status: a cancel's reason; for a running ladder, "
+        "why its last tick started no table (empty once one starts).",
+    )
 
     class Meta:
         model = Tournament
@@ -169,7 +178,7 @@ class TournamentOutput(serializers.ModelSerializer):
             "time_bank_ms", "connect_deadline_s", "rated", "pool", "seed", "cycles",
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason",
-            "entrant_count", "tables_total", "tables_done",
+            "entrant_count", "tables_total", "tables_done", "winner",
         ]
 
 
@@ -199,10 +208,15 @@ class StandingOutput(serializers.Serializer):
     place_ci = serializers.FloatField()
     firsts = serializers.IntegerField()
     forfeits = serializers.IntegerField()
-    strength = serializers.FloatField(allow_null=True, help_text="Plackett-Luce, Elo scale.")
-    strength_low = serializers.FloatField(allow_null=True)
+    strength = serializers.FloatField(
+        allow_null=True, help_text="Plackett-Luce, Elo scale, relative to the field's mean (1500)."
+    )
+    strength_low = serializers.FloatField(allow_null=True, help_text="95% interval of the strength.")
     strength_high = serializers.FloatField(allow_null=True)
     rating = serializers.FloatField(allow_null=True)
+    round_reached = serializers.IntegerField(
+        allow_null=True, help_text="Knockouts: the last round the bot played (they rank by it first)."
+    )
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_points_low(self, row) -> float | None:

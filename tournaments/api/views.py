@@ -423,13 +423,24 @@ class TournamentCrossTableView(ServiceAPIView):
 class TournamentBracketView(ServiceAPIView):
     @extend_schema(
         responses=inline_serializer(
-            "Bracket", {"rounds": serializers.ListField(child=serializers.DictField())}
+            "Bracket",
+            {
+                "rounds": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="Each round: its tables with seats, `table_sizes` (seats at each "
+                    "table) and `final`. In the final only the winner has `advanced: true`.",
+                ),
+                "winner": serializers.CharField(allow_null=True, help_text="A finished knockout's winner."),
+            },
         ),
-        summary="Rounds, tables and who advanced",
+        summary="Rounds, tables, who advanced and who won",
     )
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
-        return Response({"rounds": selectors.tournament_bracket(tournament=tournament)})
+        try:
+            tournament = selectors.tournament_get(slug=slug)
+        except Tournament.DoesNotExist as exc:
+            raise exceptions.NotFound("No such tournament.") from exc
+        return Response({"rounds": selectors.tournament_bracket(tournament=tournament), "winner": tournament.winner})
 
 
 class TournamentTablesView(ServiceAPIView):

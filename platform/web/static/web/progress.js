@@ -13,7 +13,7 @@
   var url = panel.getAttribute("data-progress-url");
   var interval = parseInt(panel.getAttribute("data-poll-ms") || "2000", 10) || 2000;
   var REFRESH_MS = Math.max(4 * interval, 5000);
-  var SECTIONS = ["standings", "cross-table", "bracket", "tables", "games", "incidents", "organiser-actions"];
+  var SECTIONS = ["result", "standings", "cross-table", "bracket", "tables", "games", "incidents", "organiser-actions"];
   var lastGames = parseInt((document.getElementById("games-done") || {}).textContent || "0", 10);
   var lastRefresh = Date.now();
   var refreshing = false;
