@@ -4,6 +4,9 @@ Pure Python and standard library only, so bots, the referee and offline tools al
 exactly the same rules (RULES.md is the authority; docs/rules.md the user guide).
 """
 
+from bots_sdk import engine_build
+
+from . import game as _game_module
 from .combos import Combination, beats, classify
 from .deal import deal
 from .game import Game, IllegalMove
@@ -16,8 +19,12 @@ from .table import Table
 from .view import SeatView
 from .visibility import Visibility, seat_visibility
 
+#: "mypyc" when the compiled engine runs, "python" for the pure-Python source.
+ENGINE_BUILD = "python" if _game_module.__file__.endswith(".py") else "mypyc"
+assert ENGINE_BUILD == engine_build.BUILD, "bots_sdk.engine_build.select() ran too late"
+
 __all__ = [
-    "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
+    "ENGINE_BUILD", "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
     "MoveRecord", "Options", "SeatView", "Table", "Visibility", "beats", "classify", "deal",
     "replay_game", "seat_visibility",
 ]  # fmt: skip

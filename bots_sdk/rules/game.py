@@ -81,7 +81,7 @@ class Game:
         hands: Iterable[Iterable[Card | str | int] | str],
         preset: str = "south",
         starting: bool = True,
-        leader: int | None = None,
+        leader: object = None,
         options: Options | dict[str, Any] | None = None,
         seed: str | None = None,
     ) -> None:
@@ -169,8 +169,11 @@ class Game:
             lead = next(s for s in range(n) if masks[s] & start_bit)
             self._first_card_bit = start_bit
         else:
-            lead = 0 if leader is None else leader
-            if type(lead) is not int or not 0 <= lead < n:
+            if leader is None:
+                lead = 0
+            elif isinstance(leader, int) and not isinstance(leader, bool) and 0 <= leader < n:
+                lead = leader
+            else:
                 raise ValueError(f"leader must be a seat 0..{n - 1}, got {leader!r}")
         self.leader = lead
         self._to_move = lead  # meaningful while the game is not over (see ``to_move``)
@@ -194,7 +197,7 @@ class Game:
 
     @classmethod
     def from_seed(cls, seed: str, players: int, preset: str = "south", starting: bool = True,
-                  leader: int | None = None, options: Options | dict[str, Any] | None = None) -> Game:
+                  leader: object = None, options: Options | dict[str, Any] | None = None) -> Game:
         """A game dealt by the portable ``tienlen-deal-v1`` algorithm; the seed is recorded."""
         return cls(deal(seed, players), preset=preset, starting=starting, leader=leader,
                    options=options, seed=seed)
@@ -422,12 +425,12 @@ class Game:
         return combo
 
     # ------------------------------------------------------------------ moves
-    def _check_turn(self, seat: int | None) -> int:
+    def _check_turn(self, seat: object) -> int:
         if self._over:
             raise IllegalMove("game_over", "the game is over")
         s = self._to_move
         if seat is not None and seat != s:
-            if type(seat) is not int:
+            if not isinstance(seat, int) or isinstance(seat, bool):
                 raise IllegalMove("not_your_turn", f"no seat {seat!r}; seats are integers")
             if 0 <= seat < self.players and self._locked >> seat & 1 and self._offer is None:
                 raise IllegalMove("locked_out", "you passed this round")
@@ -435,7 +438,7 @@ class Game:
         return s
 
     def play(self, cards: Iterable[Card | str | int] | str | Combination,
-             seat: int | None = None) -> None:
+             seat: object = None) -> None:
         """Play cards for the seat to move; an illegal play raises IllegalMove, changes nothing.
 
         ``seat`` (optional) names who is playing, so a move from the wrong seat is refused
@@ -570,7 +573,7 @@ class Game:
         self._offer = None
         self._advance(s)
 
-    def pass_turn(self, seat: int | None = None) -> None:
+    def pass_turn(self, seat: object = None) -> None:
         """Pass (locks the seat out of the round), or decline the offer being made."""
         s = self._to_move if seat is None and not self._over else self._check_turn(seat)
         if self._offer is not None:
@@ -813,7 +816,7 @@ class Game:
         self._next_starting = False
 
     # ------------------------------------------------------------------ views, replays
-    def view(self, seat: int) -> SeatView:
+    def view(self, seat: object) -> SeatView:
         """What ``seat`` may know now (RULES.md §2): its own hand and the public game."""
         return seat_view(self, seat)
 

@@ -93,7 +93,7 @@ class SeatView:
         )
 
 
-def seat_view(game: GameState, seat: int) -> SeatView:
+def seat_view(game: GameState, seat: object) -> SeatView:
     """The view of ``seat``: the public game plus what ``seat_visibility`` lets it see."""
     vis = seat_visibility(game, seat)
     table = None
@@ -102,7 +102,7 @@ def seat_view(game: GameState, seat: int) -> SeatView:
         table = {"seat": game.table_seat, "kind": combo.kind, "cards": list(combo.cards)}
     over = game.is_over
     return SeatView(
-        seat=seat,
+        seat=vis.seat,
         players=game.players,
         preset=game.preset,
         hand=tuple(cards_of_mask(vis.hand)),

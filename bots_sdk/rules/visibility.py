@@ -38,13 +38,13 @@ def is_public(move: MoveRecord) -> bool:
     return move.mask is not None or move.offer is None
 
 
-def seat_visibility(game: GameState, seat: int, *, moves_from: int = 0) -> Visibility:
+def seat_visibility(game: GameState, seat: object, *, moves_from: int = 0) -> Visibility:
     """What ``seat`` may see of ``game`` besides the public state (counts, table, places).
 
     ``moves_from`` skips the first moves of the log, for encoders that keep the history
     they already sent (the log only grows).
     """
-    if type(seat) is not int or not 0 <= seat < game.players:
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.players:
         raise ValueError(f"no seat {seat!r} in a {game.players}-player game")
     to_move = game.to_move
     offer = game.offer

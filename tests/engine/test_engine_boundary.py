@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_FILES = [ROOT / "bots_sdk" / "cards.py", *sorted((ROOT / "bots_sdk" / "rules").glob("*.py"))]
+ENGINE_FILES = [ROOT / "bots_sdk" / "cards.py", ROOT / "bots_sdk" / "engine_build.py",
+                *sorted((ROOT / "bots_sdk" / "rules").glob("*.py"))]
 
 
 def _module_name(path: Path) -> str:
@@ -49,13 +50,12 @@ def _imports(path: Path) -> list[tuple[str, ast.AST, bool]]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            if not node.level or node.module:
+            # `from . import x` / `from bots_sdk import engine_build` import the submodule
+            submodules = [f"{module}.{alias.name}" for alias in node.names
+                          if f"{module}.{alias.name}" in ENGINE_MODULES]
+            out.extend((sub, node, node in top_level) for sub in submodules)
+            if len(submodules) < len(node.names) and (not node.level or node.module):
                 out.append((module, node, node in top_level))
-            # `from . import x` imports the submodule x
-            for alias in node.names:
-                candidate = f"{module}.{alias.name}"
-                if candidate in ENGINE_MODULES:
-                    out.append((candidate, node, node in top_level))
     return out
 
 

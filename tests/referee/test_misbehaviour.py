@@ -526,19 +526,29 @@ async def test_a_seat_moves_at_once_to_the_bots_other_open_stream(referee: Refer
 async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Even an engine bug hit by one table (simulated) leaves the other tables playing."""
+    import bots_sdk.rules
     from bots_sdk.rules import Game
 
-    original = Game.from_seed.__func__
+    class Broken:
+        """A game whose legal_plays() fails (the compiled Game cannot be patched itself)."""
 
-    def from_seed(cls, seed, *args, **kwargs):
-        game = original(cls, seed, *args, **kwargs)
-        if seed.startswith("boom/"):
-            def broken(*a, **k):
-                raise RuntimeError("simulated engine failure")
-            game.legal_plays = broken
-        return game
+        def __init__(self, game: Game) -> None:
+            self._game = game
 
-    monkeypatch.setattr(Game, "from_seed", classmethod(from_seed))
+        def __getattr__(self, name: str):
+            return getattr(self._game, name)
+
+        def legal_plays(self):
+            raise RuntimeError("simulated engine failure")
+
+    class PatchedGame:
+        @staticmethod
+        def from_seed(seed, *args, **kwargs):
+            game = Game.from_seed(seed, *args, **kwargs)
+            return Broken(game) if seed.startswith("boom/") else game
+
+    # the referee looks the engine's Game up when a table starts
+    monkeypatch.setattr(bots_sdk.rules, "Game", PatchedGame)
     bots = await start_bots(referee.target, ["alice", "bob"])
     boom, fine = await asyncio.gather(
         play_table(referee.target, table_id="boom", seed="boom", games=1,
