@@ -31,6 +31,7 @@ from types import ModuleType
 #: The compiled modules (paths from the project root), in one mypyc group.
 COMPILED_SOURCES = (
     "bots_sdk/cards.py",
+    "bots_sdk/rules/options.py",
     "bots_sdk/rules/combos.py",
     "bots_sdk/rules/moves.py",
     "bots_sdk/rules/scoring.py",

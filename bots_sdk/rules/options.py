@@ -127,13 +127,9 @@ class Options:
             raise ValueError(f"option start_card must be a card index 0..51, "
                              f"got {self.start_card!r}")
         for f in dataclasses.fields(self):
-            if f.name.startswith("_"):
-                continue
-            value = getattr(self, f.name)
-            if f.type in ("int", int) and (type(value) is not int):
-                raise ValueError(f"option {f.name} must be an integer, got {value!r}")
-            if f.type in ("bool", bool) and type(value) is not bool:
-                raise ValueError(f"option {f.name} must be true or false, got {value!r}")
+            if not f.name.startswith("_"):
+                kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
+                _checked(f.name, kind, getattr(self, f.name))
         object.__setattr__(self, "_chop_pairs", frozenset(pairs))
         object.__setattr__(self, "_chop_bits", sum(1 << (8 * t + b) for t, b in pairs))
         targets = CHOP_CATEGORIES if self.free_four_pair_chop else self.out_of_turn_chop_targets
@@ -182,11 +178,37 @@ class Options:
             raise ValueError(f"unknown option {unknown[0]!r}")
         base = base or Options()
         values = {n: getattr(base, n) for n in names}
-        values.update(data)
+        for name, value in data.items():
+            values[name] = _checked(name, _FIELD_TYPES[name], value)
         return cls(**values)
 
     def replace(self, **changes: Any) -> Options:
         return Options.from_dict(changes, base=self)
+
+
+# Field type names ("bool", "int", "str", "tuple[str, ...]"; the compiled class records the
+# classes themselves, hence __name__).
+_FIELD_TYPES: dict[str, str] = {
+    f.name: f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    for f in dataclasses.fields(Options) if not f.name.startswith("_")}
+
+
+def _checked(name: str, kind: str, value: object) -> object:
+    """An option value from outside (JSON, a dict) checked against its field's type before
+    it reaches the constructor: a bad value is a ValueError naming the option (the compiled
+    constructor would raise a TypeError about C types instead)."""
+    if kind.startswith("tuple"):
+        if isinstance(value, str) or not isinstance(value, list | tuple) \
+                or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"option {name} must be a list of strings, got {value!r}")
+        return tuple(value)
+    if kind == "bool" and type(value) is not bool:
+        raise ValueError(f"option {name} must be true or false, got {value!r}")
+    if kind == "int" and type(value) is not int:
+        raise ValueError(f"option {name} must be an integer, got {value!r}")
+    if kind == "str" and not isinstance(value, str):
+        raise ValueError(f"option {name} must be a string, got {value!r}")
+    return value
 
 
 PRESETS: dict[str, Options] = {

@@ -23,6 +23,32 @@ def test_presets_are_option_values_of_one_rule_set() -> None:
         Options.from_dict({"freeze_mode": "sometimes"})
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    ({"den_bai": "yes"}, "option den_bai must be true or false, got 'yes'"),
+    ({"den_bai": 1}, "option den_bai must be true or false, got 1"),
+    ({"frozen_points": 4.0}, "option frozen_points must be an integer, got 4.0"),
+    ({"frozen_points": True}, "option frozen_points must be an integer, got True"),
+    ({"chops": "2>quad"}, "option chops must be a list of strings, got '2>quad'"),
+    ({"chops": [1]}, "option chops must be a list of strings, got \\[1\\]"),
+    ({"freeze_mode": None}, "option freeze_mode must be a string, got None"),
+    ({"chops": ["2>nuke"]}, "option chops: bad entry '2>nuke'"),
+])
+def test_a_bad_option_value_is_a_value_error_naming_it(change: dict, message: str) -> None:
+    """Options come from JSON (replays, an organiser's options): the same clear error with
+    the compiled engine as with the Python one, never a TypeError."""
+    with pytest.raises(ValueError, match=message):
+        Options.from_dict(change)
+    with pytest.raises(ValueError, match=message):
+        Game.from_seed("options", 4, options=change)
+
+
+def test_options_read_from_json_lists_equal_the_preset() -> None:
+    for opts in PRESETS.values():
+        again = Options.from_dict({k: list(v) if isinstance(v, tuple) else v
+                                   for k, v in opts.to_dict().items()})
+        assert again == opts and hash(again) == hash(opts)
+
+
 @pytest.mark.parametrize(
     ("preset", "play", "table", "expected"),
     [
@@ -93,7 +119,7 @@ def test_an_offer_is_visible_only_to_the_offered_seat() -> None:
     for seat in (0, 1, 3):  # only the offered seat knows it is being offered anything
         view = g.view(seat)
         assert view.to_move is None and view.offer is None and view.legal_plays == ()
-    assert g._locked == 0
+    assert g.locked_out == ()
 
 
 def test_hue_blind_three_ends_the_game() -> None:
