@@ -132,7 +132,8 @@ class Game:
         self._table_seat: int | None = None
         self._chain: list[tuple[int, int, int, bool]] = []
         self._chops: list[int] = []
-        self._moves: list[MoveRecord] = []
+        # (seat, mask or None, offer or None): plain tuples, MoveRecords only when read
+        self._moves: list[tuple[int, int | None, str | None]] = []
         self._payments: list[Payment] = []
         self._passed_with_play = [False] * n
         self._last_pass_with_play: int | None = None
@@ -339,7 +340,7 @@ class Game:
     def moves(self) -> tuple[MoveRecord, ...]:
         """Every move so far as ``MoveRecord(seat, mask, offer)`` (mask None for a pass or a
         declined offer): ``history`` without building dicts."""
-        return tuple(self._moves)
+        return tuple([MoveRecord(*mv) for mv in self._moves])
 
     @property
     def chops(self) -> tuple[int, ...]:
@@ -526,7 +527,7 @@ class Game:
         self._legal = None
         self._hands[s] ^= m
         offer = self._offer
-        self._moves.append(MoveRecord(s, m, offer))
+        self._moves.append((s, m, offer))
         first_of_seat = not self._played[s]
         if first_of_seat:
             self._played[s] = True
@@ -578,7 +579,7 @@ class Game:
         s = self._to_move if seat is None and not self._over else self._check_turn(seat)
         if self._offer is not None:
             self._legal = None
-            self._moves.append(MoveRecord(s, None, self._offer))
+            self._moves.append((s, None, self._offer))
             self._next_offer()
             return
         if self._table is None:
@@ -586,7 +587,7 @@ class Game:
         legal = self._legal
         holding = (legal._n if legal is not None else len(self.legal_plays())) > 0
         self._legal = None
-        self._moves.append(MoveRecord(s, None, None))
+        self._moves.append((s, None, None))
         if holding:
             self._passed_with_play[s] = True
             self._last_pass_with_play = s

@@ -239,6 +239,8 @@ class LegalPlays:
     def __getitem__(self, i: slice) -> list[list[Card]]: ...
 
     def __getitem__(self, i: SupportsIndex | slice) -> list[Card] | list[list[Card]]:
+        if isinstance(i, int) and 0 <= i < self._n:  # the usual case, first
+            return cards_of_mask(self.mask_at(i))
         if isinstance(i, slice):
             return [cards_of_mask(self.mask_at(j)) for j in range(*i.indices(self._n))]
         k = i.__index__()

@@ -28,7 +28,7 @@ class MoveRecord(NamedTuple):
     offer: str | None
 
 
-def move_dict(move: MoveRecord) -> dict[str, Any]:
+def move_dict(move: tuple[int, int | None, str | None]) -> dict[str, Any]:
     """A move as in ``Game.history`` and the replay JSON: {"seat", "cards" | "pass", "offer"?}."""
     seat, mask, offer = move
     d: dict[str, Any] = {"seat": seat}
