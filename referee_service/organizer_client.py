@@ -150,12 +150,16 @@ class OrganizerClient:
         max_strikes: int = 0,
         max_illegal_attempts: int = 0,
         disconnect_grace_ms: int = 0,
+        deal_seeds: Sequence[str] = (),
+        starting_games: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """Play a table; yield one dict per finished game (type "game": replay, timing,
         strikes, seat map), then one table result (type "result": status "completed" or
         "aborted", totals per participant, next_game_index for a resume).
 
-        Zero means the referee's default for every numeric option. Raises RefereeError."""
+        `deal_seeds`: one secret deal seed per game to play, from `first_game_index` on
+        (empty: the referee draws them); `seed` only seeds the house bots. Zero means the
+        referee's default for every numeric option. Raises RefereeError."""
         request = org.PlayTableRequest(
             table_id=table_id, seats=[_seat(s) for s in seats], preset=preset,
             options_json=json.dumps(dict(options)) if options else "",
@@ -163,7 +167,8 @@ class OrganizerClient:
             seed=seed, first_game_index=first_game_index,
             connect_deadline_ms=connect_deadline_ms, max_strikes=max_strikes,
             max_illegal_attempts=max_illegal_attempts,
-            disconnect_grace_ms=disconnect_grace_ms)
+            disconnect_grace_ms=disconnect_grace_ms, deal_seeds=list(deal_seeds),
+            starting_games=starting_games)
         if time_bank_ms is not None:
             request.time_bank_ms = time_bank_ms
         if resume_leader is not None:

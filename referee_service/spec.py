@@ -2,8 +2,11 @@
 
 Every bad field is refused here, before any bot is contacted, with a message naming the
 field, so a tournament worker gets INVALID_ARGUMENT instead of a half-played table.
-The seeding and seat-rotation rules (docs/protocol.md) live here too, so they are
-testable without a server and a killed table can be replayed from any game index.
+The deal and seat-rotation rules (docs/protocol.md) live here too, so they are testable
+without a server. Deal seeds come from the organiser (`deal_seeds`, one per game, so a
+resumed table plays the same deals) or are drawn here with `secrets`; they are never
+derived from the table's `seed`, which only seeds the house bots. Error messages name
+fields and indices, never a seed value (they end up in public table errors).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
@@ -31,6 +34,7 @@ MAX_OPTIONS_JSON_DEPTH = 8
 # Points travel as 32-bit integers (GameResult, TableResult.totals): bounded option values
 # keep a table's totals inside them over MAX_GAMES games.
 MAX_OPTION_POINTS = 100
+MAX_DEAL_SEED_CHARS = 128
 _TABLE_ID_RE = re.compile(r"^[A-Za-z0-9_.:/-]{1,128}$")
 
 
@@ -61,8 +65,11 @@ class TableSpec:
     duplicate_sets: int = 0
     move_time_ms: int = DEFAULT_MOVE_TIME_MS
     time_bank_ms: int = DEFAULT_TIME_BANK_MS
-    seed: str = ""
+    seed: str = ""  # seeds the house bots only
     first_game_index: int = 0
+    # One deal seed per game from first_game_index on (given or drawn with `secrets`).
+    deal_seeds: tuple[str, ...] = ()
+    starting_games: bool = False
     resume_leader: int | None = None
     resume_starting: bool | None = None
     connect_deadline_ms: int = DEFAULT_CONNECT_DEADLINE_MS
@@ -88,10 +95,54 @@ class TableSpec:
         rotation = game_index % n if self.duplicate else 0
         return [(seat + rotation) % n for seat in range(n)]
 
+    @property
+    def every_game_starts(self) -> bool:
+        """Every game is a starting game: duplicate sets, or the organiser asked for it."""
+        return self.duplicate or self.starting_games
+
     def deal_seed(self, game_index: int) -> str:
-        if self.duplicate:
-            return f"{self.seed}/set/{game_index // self.players}"
-        return f"{self.seed}/game/{game_index}"
+        """The deal seed of game `game_index` (first_game_index <= game_index < total)."""
+        offset = game_index - self.first_game_index
+        if not 0 <= offset < len(self.deal_seeds):
+            raise IndexError(f"game {game_index} is not played by this request")
+        return self.deal_seeds[offset]
+
+
+def drawn_deal_seeds(first: int, total: int, players: int, duplicate: bool) -> tuple[str, ...]:
+    """Fresh secret seeds for games first..total-1: one per game, or one per duplicate set
+    repeated in each of its rotations (standalone use, when the organiser sends none)."""
+    per_set: dict[int, str] = {}
+    seeds = []
+    for index in range(first, total):
+        if duplicate:
+            seeds.append(per_set.setdefault(index // players, secrets.token_hex(16)))
+        else:
+            seeds.append(secrets.token_hex(16))
+    return tuple(seeds)
+
+
+def checked_deal_seeds(given: list[str], first: int, total: int, players: int,
+                       duplicate: bool) -> tuple[str, ...]:
+    """The organiser's deal seeds, checked (SpecError naming the field, never a seed)."""
+    wanted = total - first
+    if len(given) != wanted:
+        raise SpecError(
+            f"deal_seeds: {len(given)} given, expected {wanted} (one per game to play, "
+            f"games {first}..{total - 1})")
+    for offset, seed in enumerate(given):
+        if not 1 <= len(seed) <= MAX_DEAL_SEED_CHARS or not seed.isprintable():
+            raise SpecError(
+                f"deal_seeds[{offset}] (game {first + offset}): a deal seed is 1-"
+                f"{MAX_DEAL_SEED_CHARS} printable characters")
+    if duplicate:
+        for offset in range(1, wanted):
+            index = first + offset
+            if index % players and given[offset] != given[offset - 1]:
+                start = index - index % players
+                raise SpecError(
+                    f"deal_seeds[{offset}] (game {index}): a duplicate set plays one deal in "
+                    f"every rotation, so games {start}..{start + players - 1} need the same seed")
+    return tuple(given)
 
 
 def json_depth(text: str) -> int:
@@ -226,6 +277,7 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
         max_strikes=request.max_strikes or DEFAULT_MAX_STRIKES,
         max_illegal_attempts=request.max_illegal_attempts or DEFAULT_MAX_ILLEGAL_ATTEMPTS,
         disconnect_grace_ms=request.disconnect_grace_ms or DEFAULT_DISCONNECT_GRACE_MS,
+        starting_games=request.starting_games,
     )
     if spec.first_game_index >= spec.total_games:
         raise SpecError(
@@ -234,4 +286,13 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
         )
     if spec.resume_leader is not None and spec.resume_leader >= spec.players:
         raise SpecError(f"resume_leader: seat {spec.resume_leader} does not exist")
-    return spec
+    if spec.starting_games and (spec.resume_leader is not None or spec.resume_starting is not None):
+        raise SpecError("resume_leader: every game starts afresh with starting_games; "
+                        "leave resume_leader and resume_starting unset")
+    if request.deal_seeds:
+        seeds = checked_deal_seeds(list(request.deal_seeds), spec.first_game_index,
+                                   spec.total_games, spec.players, spec.duplicate)
+    else:
+        seeds = drawn_deal_seeds(spec.first_game_index, spec.total_games, spec.players,
+                                 spec.duplicate)
+    return replace(spec, deal_seeds=seeds)

@@ -562,7 +562,7 @@ class TableRunner:
         spec = self.spec
         self.game_index = index
         self.seating = spec.seating(index)
-        if spec.duplicate:
+        if spec.every_game_starts:
             starting, leader = True, None
         else:
             starting, leader = self.next_starting, self.next_leader
@@ -599,7 +599,7 @@ class TableRunner:
             participant.send(gw.RefereeMessage(game_end=gw.GameEnd(
                 table_id=spec.table_id, game_index=index, seat=participant.seat,
                 result=bot_result)))
-        if not spec.duplicate:
+        if not spec.every_game_starts:
             self.next_leader = game.next_leader
             self.next_starting = bool(game.next_starting)
         self.games_played += 1

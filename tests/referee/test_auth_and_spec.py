@@ -180,3 +180,51 @@ def test_any_options_text_is_accepted_or_refused_naming_the_field(text: str) -> 
 ])
 def test_json_depth_counts_brackets_outside_strings(text: str, depth: int) -> None:
     assert json_depth(text) == depth
+
+
+def test_the_organisers_deal_seeds_deal_the_games_from_first_game_index() -> None:
+    spec = table_spec(request(games=5, first_game_index=2, deal_seeds=["a", "b", "c"],
+                              resume_leader=1, resume_starting=False), HOUSE)
+    assert [spec.deal_seed(i) for i in (2, 3, 4)] == ["a", "b", "c"]
+    with pytest.raises(IndexError):
+        spec.deal_seed(1)  # already played: not part of this request
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"games": 3, "deal_seeds": ["secret-a", "secret-b"]},
+     r"deal_seeds: 2 given, expected 3 \(one per game to play, games 0..2\)"),
+    ({"games": 4, "first_game_index": 1, "deal_seeds": ["secret-a"] * 4},
+     r"deal_seeds: 4 given, expected 3 .*games 1..3"),
+    ({"games": 2, "deal_seeds": ["secret-a", ""]},
+     r"deal_seeds\[1\] \(game 1\): a deal seed is 1-128 printable characters"),
+    ({"games": 1, "deal_seeds": ["x" * 129]}, r"deal_seeds\[0\] \(game 0\)"),
+    ({"games": 1, "deal_seeds": ["secret\nnewline"]}, r"deal_seeds\[0\] \(game 0\)"),
+    ({"duplicate_sets": 2, "deal_seeds": ["secret-a", "secret-b", "secret-b", "secret-b"]},
+     r"deal_seeds\[1\] \(game 1\): a duplicate set plays one deal in every rotation, "
+     r"so games 0..1 need the same seed"),
+    ({"duplicate_sets": 2, "first_game_index": 1, "deal_seeds": ["secret-a", "secret-b", "secret-c"]},
+     r"deal_seeds\[2\] \(game 3\).*games 2..3"),
+    ({"games": 2, "starting_games": True, "resume_leader": 1, "first_game_index": 1,
+      "deal_seeds": ["secret-a"]}, r"resume_leader: every game starts afresh"),
+])
+def test_bad_deal_seeds_are_refused_naming_the_field_never_a_seed(fields, message) -> None:
+    with pytest.raises(SpecError, match=message) as info:
+        table_spec(request(**fields), HOUSE)
+    assert "secret" not in str(info.value)  # errors end up in public table errors
+
+
+def test_a_duplicate_set_resumed_mid_set_repeats_its_seed() -> None:
+    spec = table_spec(request(duplicate_sets=2, first_game_index=1,
+                              deal_seeds=["set0", "set1", "set1"]), HOUSE)
+    assert [spec.deal_seed(i) for i in (1, 2, 3)] == ["set0", "set1", "set1"]
+    assert spec.every_game_starts
+
+
+@given(games=st.integers(1, 30), seed=st.text(max_size=12))
+def test_drawn_deal_seeds_are_secret_and_not_derived_from_the_table_seed(games: int,
+                                                                          seed: str) -> None:
+    one, two = (table_spec(request(games=games, seed=seed), HOUSE) for _ in range(2))
+    drawn = [*one.deal_seeds, *two.deal_seeds]
+    assert len(set(drawn)) == 2 * games  # the same request gives different deals
+    assert all(len(s) == 32 and set(s) <= set("0123456789abcdef") for s in drawn)
+    assert not one.starting_games and not one.every_game_starts

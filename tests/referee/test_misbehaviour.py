@@ -413,7 +413,8 @@ async def test_a_running_table_id_cannot_be_reused(referee: Referee) -> None:
                             policy=lambda r, b: None)  # never answers: table stays running
     first = asyncio.get_running_loop().create_task(play_table(
         referee.target, table_id="same", games=1, seats=["alice", "house:random"],
-        move_time_ms=2000, seed="reuse"))  # a fixed deal: no instant win ends it early
+        move_time_ms=2000, seed="reuse",
+        deal_seeds=["reuse/game/0"]))  # a fixed deal: no instant win ends it early
     for _ in range(500):
         if "same" in referee.registry.tables:
             break
@@ -552,7 +553,7 @@ async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
     bots = await start_bots(referee.target, ["alice", "bob"])
     boom, fine = await asyncio.gather(
         play_table(referee.target, table_id="boom", seed="boom", games=1,
-                   seats=["alice", "house:greedy"]),
+                   deal_seeds=["boom/0"], seats=["alice", "house:greedy"]),
         play_table(referee.target, table_id="fine", seed="fine", games=2,
                    seats=["bob", "house:greedy"]))
     assert result_of(boom).status == org.TABLE_STATUS_ABORTED

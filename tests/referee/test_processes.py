@@ -108,7 +108,9 @@ def test_referee_sdk_bots_and_organizer_client_in_separate_processes(
             listed = {b["bot_id"]: b for b in client.list_bots()}
             assert listed["heu"]["max_tables"] == 4
             out = list(client.play_table(table_id="proc-4", seats=list(BOT_TOKENS), games=3,
-                                         seed="processes", move_time_ms=2000))
+                                         seed="processes", move_time_ms=2000,
+                                         # fixed deals without an instant win (no moves)
+                                         deal_seeds=[f"processes/game/{i}" for i in range(3)]))
             games, result = out[:-1], out[-1]
             assert [g["game_index"] for g in games] == [0, 1, 2]
             assert result["type"] == "result" and result["status"] == "completed"

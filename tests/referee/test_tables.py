@@ -83,16 +83,45 @@ async def test_house_bots_fill_seats(referee: Referee) -> None:
 
 async def test_game_records_stream_as_games_finish_and_carry_the_leader(
         referee: Referee) -> None:
-    """Independent games: game i+1 starts from game i's next leader/starting flag."""
+    """Independent games: game i+1 starts from game i's next leader/starting flag, and
+    game i is dealt from the organiser's deal_seeds[i]."""
+    deal_seeds = [f"carry-deal-{i}" for i in range(6)]
     events = await play_table(referee.target, table_id="carry", games=6, seed="carry",
+                              deal_seeds=deal_seeds,
                               seats=["house:greedy", "house:random", "house:greedy"])
-    replays = [json.loads(r.replay_json) for r in games_of(events)]
+    records = games_of(events)
+    replays = [json.loads(r.replay_json) for r in records]
     assert replays[0]["starting"] is True
+    assert any(not r["starting"] for r in replays[1:])  # the leader does carry over
     for before, after in zip(replays, replays[1:], strict=False):
         assert after["starting"] == before["result"]["next_starting"]
         if not after["starting"]:
             assert after["leader"] == before["result"]["next_leader"]
-    assert [r["seed"] for r in replays] == [f"carry/game/{i}" for i in range(6)]
+    assert [r["seed"] for r in replays] == deal_seeds
+    assert [r.seed for r in records] == deal_seeds
+
+
+async def test_starting_games_start_every_game_afresh(referee: Referee) -> None:
+    """Field duplicates need deal i played the same way at every table: no carry-over."""
+    events = await play_table(referee.target, table_id="fresh", games=5, seed="fresh",
+                              deal_seeds=[f"fresh-{i}" for i in range(5)], starting_games=True,
+                              seats=["house:greedy", "house:random", "house:greedy"])
+    replays = [json.loads(r.replay_json) for r in games_of(events)]
+    assert [r["starting"] for r in replays] == [True] * 5
+    assert all(r["leader"] is None for r in replays)
+
+
+async def test_without_deal_seeds_every_deal_is_a_fresh_secret_seed(referee: Referee) -> None:
+    """Standalone use: the referee draws each deal with `secrets`, never from `seed`."""
+    seats = ["house:greedy", "house:greedy"]
+    first, second = [games_of(await play_table(referee.target, table_id=f"drawn-{k}", games=4,
+                                               seed="same-table-seed", seats=seats))
+                     for k in range(2)]
+    seeds = [r.seed for r in [*first, *second]]
+    assert len(set(seeds)) == 8  # the same table seed gives different deals
+    assert all(len(s) == 32 and int(s, 16) >= 0 for s in seeds)
+    assert not any("same-table-seed" in s for s in seeds)
+    assert [json.loads(r.replay_json)["seed"] for r in first] == seeds[:4]
 
 
 async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee) -> None:
@@ -106,7 +135,8 @@ async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee
         replays = [json.loads(r.replay_json) for r in games]
         assert all(r["hands"] == replays[0]["hands"] for r in replays)
         assert all(r["starting"] for r in replays)
-        assert {r.seed for r in games} == {f"dup/set/{set_index}"}
+        assert len({r.seed for r in games}) == 1  # one drawn deal per set
+        assert {r["seed"] for r in replays} == {games[0].seed}
         rotations = [list(r.seat_participants) for r in games]
         assert rotations == [[(s + k) % 4 for s in range(4)] for k in range(4)]
         # every participant held every hand exactly once in the set
@@ -114,6 +144,7 @@ async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee
             held = {rot.index(participant) for rot in rotations}
             assert held == {0, 1, 2, 3}
     assert replays[0]["hands"] != json.loads(records[0].replay_json)["hands"]
+    assert records[0].seed != records[4].seed
     result = result_of(events)
     totals = [0] * 4
     for record in records:
@@ -124,23 +155,26 @@ async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee
 
 async def test_a_killed_table_replays_identically_from_first_game_index(
         referee: Referee) -> None:
+    """The organiser resends the deal seeds of the games still to play."""
     seats = ["house:greedy", "house:greedy", "house:greedy"]  # deterministic players
+    deals = [f"k-{i}" for i in range(4)]
     full = games_of(await play_table(referee.target, table_id="full", games=4, seed="k",
-                                     seats=seats))
+                                     seats=seats, deal_seeds=deals))
     previous = json.loads(full[1].replay_json)["result"]
     resumed = games_of(await play_table(
         referee.target, table_id="resumed", games=4, seed="k", seats=seats,
         first_game_index=2, resume_leader=previous["next_leader"] or 0,
-        resume_starting=previous["next_starting"]))
+        resume_starting=previous["next_starting"], deal_seeds=deals[2:]))
     assert [r.game_index for r in resumed] == [2, 3]
     for a, b in zip(full[2:], resumed, strict=True):
         assert json.loads(a.replay_json) == json.loads(b.replay_json)
     # duplicate tables resume from the set and rotation of the index alone
+    sets = ["k-set-0"] * 3 + ["k-set-1"] * 3
     dup = games_of(await play_table(referee.target, table_id="dup-full", duplicate_sets=2,
-                                    seed="k", seats=seats))
+                                    seed="k", seats=seats, deal_seeds=sets))
     dup_resumed = games_of(await play_table(referee.target, table_id="dup-res",
                                             duplicate_sets=2, seed="k", seats=seats,
-                                            first_game_index=4))
+                                            first_game_index=4, deal_seeds=sets[4:]))
     assert [json.loads(r.replay_json) for r in dup[4:]] == [
         json.loads(r.replay_json) for r in dup_resumed]
     assert [list(r.seat_participants) for r in dup[4:]] == [

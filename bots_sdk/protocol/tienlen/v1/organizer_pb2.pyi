@@ -90,6 +90,8 @@ class PlayTableRequest(_message.Message):
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
     MAX_ILLEGAL_ATTEMPTS_FIELD_NUMBER: _builtins.int
     DISCONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
+    DEAL_SEEDS_FIELD_NUMBER: _builtins.int
+    STARTING_GAMES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """unique among running tables; chosen by the caller"""
     preset: _builtins.str
@@ -105,9 +107,11 @@ class PlayTableRequest(_message.Message):
     time_bank_ms: _builtins.int
     """per seat per table; 2000 when absent"""
     seed: _builtins.str
-    """table seed; random (and reported) when empty"""
+    """seeds the house bots' choices only (never a deal);"""
     first_game_index: _builtins.int
-    """resume a killed table from this game"""
+    """random (and reported) when empty
+    resume a killed table from this game
+    """
     resume_leader: _builtins.int
     """non-duplicate resume: the previous game's next_leader"""
     resume_starting: _builtins.bool
@@ -120,9 +124,19 @@ class PlayTableRequest(_message.Message):
     """illegal answers per move before the fallback; 3 when 0"""
     disconnect_grace_ms: _builtins.int
     """a longer disconnect forfeits; 10000 when 0"""
+    starting_games: _builtins.bool
+    """every game is a starting game (no leader carried over)"""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
         """2..4 participants, in the seat order of game 0"""
+
+    @_builtins.property
+    def deal_seeds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """One deal seed per game to play, for games first_game_index .. total-1 (a duplicate set
+        repeats its seed in each rotation). Empty: the referee draws a fresh secret seed per
+        deal (Python `secrets`). The referee never derives deals from `seed`, never sends a
+        deal seed to a bot, and reports it to the organiser only (GameRecord.seed).
+        """
 
     def __init__(
         self,
@@ -143,10 +157,12 @@ class PlayTableRequest(_message.Message):
         max_strikes: _builtins.int = ...,
         max_illegal_attempts: _builtins.int = ...,
         disconnect_grace_ms: _builtins.int = ...,
+        deal_seeds: _abc.Iterable[_builtins.str] | None = ...,
+        starting_games: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "connect_deadline_ms", b"connect_deadline_ms", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "connect_deadline_ms", b"connect_deadline_ms", "deal_seeds", b"deal_seeds", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "starting_games", b"starting_games", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__resume_leader: _TypeAlias = _typing.Literal["resume_leader"]  # noqa: Y015
     _WhichOneofArgType__resume_leader: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader"]  # noqa: Y015
@@ -173,7 +189,7 @@ class TableStarted(_message.Message):
     PARTICIPANTS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seed: _builtins.str
-    """the table seed actually used"""
+    """the house bots' seed actually used (not a deal seed)"""
     games: _builtins.int
     """games this table will play in total"""
     @_builtins.property
@@ -225,7 +241,7 @@ class GameRecord(_message.Message):
     duplicate_set: _builtins.int
     rotation: _builtins.int
     seed: _builtins.str
-    """the deal seed of this game"""
+    """the deal seed of this game (organiser only; secret"""
     @_builtins.property
     def seat_participants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
