@@ -1,6 +1,7 @@
 """Tournament recording benchmark: what does storing games cost next to playing them?
 
-Measured side by side in one run, alternating, on the same tables (same seeds, house bots):
+Measured side by side in one run, alternating, on the same kind of table (4 house bots,
+independent secret deals, the default format):
 
 The referee runs in its own process, as deployed; the worker is a thread of this process.
 
@@ -105,11 +106,12 @@ def start_referee_process() -> RefereeProcess:
 
 
 def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, seed: str) -> int:
+    """The referee draws the deals (no deal_seeds): what the worker sends costs nothing there."""
     from referee_service.organizer_client import OrganizerClient
 
     with OrganizerClient(target, ORGANIZER_TOKEN) as client:
         return sum(
-            1 for event in client.play_table(table_id=table_id, seats=seats, duplicate_sets=sets, seed=seed, move_time_ms=1000)
+            1 for event in client.play_table(table_id=table_id, seats=seats, games=sets * len(seats), seed=seed, move_time_ms=1000)
             if event["type"] == "game"
         )
 
@@ -120,7 +122,7 @@ def through_worker(organiser, bots, *, sets: int, seed: str, number: int) -> int
 
     tournament = services.tournament_create(
         organiser=organiser, name=f"bench {number}", format="round_robin", seats_per_table=4,
-        duplicate_sets=sets, seed=seed, move_time_ms=1000,
+        duplicate_sets=sets, move_time_ms=1000,
     )
     for bot in bots:
         services.tournament_entrant_add(tournament=tournament, bot=bot)
@@ -150,19 +152,23 @@ def replay_sizes() -> tuple[float, float, float]:
 def build_rated_games(count: int, organiser, bots) -> None:
     """Store `count` rated 4-player games (seats, rating history) for recompute to replay."""
     from tournaments import services
-    from tournaments.models import Game, GameSeat, Rating, RatingChange, Table
+    from tournaments.deals import deals_create
+    from tournaments.models import Deal, Game, GameSeat, Rating, RatingChange, Table
     from tournaments.ratings.elo import elo_deltas
 
     pool = services.rating_pool_get(preset="bench", seats=4)
     tournament = services.tournament_create(organiser=organiser, name="recompute", format="ladder", seats_per_table=4, rated=False)
     entrants = [services.tournament_entrant_add(tournament=tournament, bot=b) for b in bots]
-    table = Table.objects.create(tournament=tournament, round=1, number=1, seed="x", games_planned=count)
+    table = Table.objects.create(tournament=tournament, round=1, number=1, deal_group=1, games_planned=count)
+    # Recompute reads places only: the games share one deal row.
+    deals_create(tournament=tournament, group=1, count=1)
+    deal = Deal.objects.get(tournament=tournament, group=1, index=0)
     rng = random.Random(9)
     ratings = {b.pk: 1500.0 for b in bots}
     batch = 5000
     for start in range(0, count, batch):
         games = Game.objects.bulk_create(
-            Game(table=table, index=start + i, players=4, pool=pool, rating_seq=pool.games_rated + start + i + 1,
+            Game(table=table, index=start + i, deal=deal, players=4, pool=pool, rating_seq=pool.games_rated + start + i + 1,
                  finishing_order=[0, 1, 2, 3], points=[2, 1, -1, -2])
             for i in range(min(batch, count - start))
         )
@@ -183,7 +189,7 @@ def build_rated_games(count: int, organiser, bots) -> None:
     pool.save(update_fields=["games_rated"])
 
 
-def synthetic_result(index: int, order: list[int], rotation: int, replay_text: str):
+def synthetic_result(index: int, order: list[int], rotation: int, replay_text: str, seed: str):
     """A finished 4-player game as the referee streams it (the replay text is a real one)."""
     from tournaments.referee import GameResult
 
@@ -194,7 +200,7 @@ def synthetic_result(index: int, order: list[int], rotation: int, replay_text: s
     timing = {"schema": "tienlen.timing/1", "moves": [{"seat": s % 4, "elapsed_ms": 0.4, "fallback": None} for s in range(40)]}
     return GameResult(
         game_index=index, seat_participants=[(s + rotation) % 4 for s in range(4)], replay=replay,
-        replay_text=replay_text, timing=timing, seed=f"synthetic/{index}",
+        replay_text=replay_text, timing=timing, seed=seed,
     )
 
 
@@ -204,6 +210,7 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
     from django.test.utils import CaptureQueriesContext
 
     from tournaments import services
+    from tournaments.deals import table_deal_seeds
     from tournaments.models import RatingChange, Tournament
 
     bots = [services.bot_create(owner=organiser, name=f"rec-{number}-{i}", house_bot="random")[0] for i in range(8)]
@@ -223,11 +230,13 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
     batches = queries = games = 0
     wall = cpu = 0.0
     for table in tables:
+        # Each game names its committed deal's seed, as the referee's records do.
+        seeds = table_deal_seeds(tournament=tournament, table=table, first_game_index=0)
         results = []
         for i in range(games_per_table):
             order = [0, 1, 2, 3]
             rng.shuffle(order)
-            results.append(synthetic_result(i, order, i % 4, replay_text))
+            results.append(synthetic_result(i, order, i % 4, replay_text, seeds[i]))
         for start in range(0, len(results), batch):
             chunk = results[start : start + batch]
             t0, c0 = time.perf_counter(), time.process_time()
@@ -325,7 +334,7 @@ def main() -> None:
     print("| measurement | value |")
     print("| --- | ---: |")
     if plain:
-        print(f"(tables of 4 house bots, {sets * 4} games each (duplicate sets), {args.rounds} alternating rounds, broker {broker.split(':')[0]})")
+        print(f"(tables of 4 house bots, {sets * 4} games each (independent deals), {args.rounds} alternating rounds, broker {broker.split(':')[0]})")
         p, w = statistics.median(plain), statistics.median(recorded)
         print(f"| referee only, games/s (median; runs {', '.join(f'{x:.1f}' for x in plain)}) | {p:.1f} |")
         print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")

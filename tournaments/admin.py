@@ -71,6 +71,27 @@ class TableAdmin(admin.ModelAdmin):
     inlines = [TableSeatInline]
 
 
+@admin.register(models.Deal)
+class DealAdmin(admin.ModelAdmin):
+    """Read-only, and the seed only once revealed: staff see what the public will see, so
+    an organiser with admin access cannot peek at a deal before it is played."""
+
+    list_display = ["tournament", "group", "index", "commitment", "revealed_at"]
+    list_filter = ["revealed_at"]
+    fields = ["tournament", "group", "index", "commitment", "created_at", "revealed_at", "revealed_seed"]
+    readonly_fields = fields
+
+    @admin.display(description="seed")
+    def revealed_seed(self, obj: models.Deal) -> str:
+        return obj.public_seed or "(secret until the deal has been played at every table)"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Game)
 class GameAdmin(admin.ModelAdmin):
     list_display = ["table", "index", "players", "recorded_at", "rating_seq"]

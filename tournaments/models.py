@@ -5,11 +5,13 @@ so a retried or replayed table can never record a game twice; a rating change is
 (game, bot), so a game is never rated twice; a pool's rating sequence number is unique, so
 rating updates have one total order that `recompute_ratings` can replay exactly. That order
 is canonical within a tournament (its plan order, not the order games happened to finish:
-tournaments.rating_order), so the same games always give the same ratings.
+tournaments.rating_order), so the same games always give the same ratings. A deal is unique
+by (tournament, group, index), so every table of a deal group plays the same deals.
 """
 
 from __future__ import annotations
 
+import secrets
 import zlib
 
 from django.conf import settings
@@ -129,7 +131,23 @@ class Rating(models.Model):
         return f"{self.bot_id} {self.rating:.1f} in {self.pool_id}"
 
 
+def new_salt() -> str:
+    """The public per-tournament salt of the deal commitments (docs/fair-play.md)."""
+    return secrets.token_hex(16)
+
+
+REPRODUCIBLE_NOTICE = "reproducible: deals known to the organiser"
+ROTATION_NOTICE = "trusted entrants only: deals repeat to the same bots"
+SAME_OWNER_NOTICE = "one owner's bots may share a table"
+
+
 class Tournament(models.Model):
+    class DealFormat(models.TextChoices):
+        """How a table's games get their deals (DESIGN.md §2; docs/fair-play.md)."""
+
+        INDEPENDENT = "independent", "Independent deals: every deal is played once"
+        ROTATION = "rotation", f"Seat rotation of one deal ({ROTATION_NOTICE})"
+
     class Format(models.TextChoices):
         ROUND_ROBIN = "round_robin", "Round robin"
         KNOCKOUT = "knockout", "Knockout bracket"
@@ -163,7 +181,15 @@ class Tournament(models.Model):
     pool = models.ForeignKey(
         RatingPool, null=True, blank=True, on_delete=models.PROTECT, related_name="tournaments"
     )
-    seed = models.CharField(max_length=64)
+    # Optional organiser-chosen seed: deal seeds are then HMAC-SHA256(organiser_seed, deal
+    # key), reproducible by the organiser, and every page and API response says so. Empty:
+    # every deal seed is drawn with `secrets`. Never published.
+    organiser_seed = models.CharField(max_length=64, blank=True, default="")
+    # Public; commitments are sha256("tienlen-deal-commit-v1\n" + salt + "\n" + seed).
+    salt = models.CharField(max_length=64, default=new_salt)
+    deal_format = models.CharField(
+        max_length=16, choices=DealFormat.choices, default=DealFormat.INDEPENDENT
+    )
     # Round robin: how many times the whole design is repeated.
     cycles = models.PositiveSmallIntegerField(default=1)
     # Knockout: how many players of each table advance.
@@ -190,6 +216,23 @@ class Tournament(models.Model):
         if self.games_per_table:
             return self.games_per_table
         return self.duplicate_sets * self.seats_per_table
+
+    @property
+    def reproducible(self) -> bool:
+        """The organiser chose the seed: the organiser can compute every deal."""
+        return bool(self.organiser_seed)
+
+    @property
+    def fair_play_notices(self) -> list[str]:
+        """What every page and API response of this tournament must say about its deals."""
+        notices = []
+        if self.reproducible:
+            notices.append(REPRODUCIBLE_NOTICE)
+        if self.deal_format == self.DealFormat.ROTATION:
+            notices.append(ROTATION_NOTICE)
+        if self.allow_same_owner:
+            notices.append(SAME_OWNER_NOTICE)
+        return notices
 
 
 class Entrant(models.Model):
@@ -227,7 +270,9 @@ class Table(models.Model):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="tables")
     round = models.PositiveIntegerField(default=1)
     number = models.PositiveIntegerField()
-    seed = models.CharField(max_length=128)
+    # Game i plays deal (deal_group, i), or (deal_group, i // seats) in the rotation
+    # format; tables sharing a group play the same deals seat for seat.
+    deal_group = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     games_planned = models.PositiveIntegerField()
     games_recorded = models.PositiveIntegerField(default=0)
@@ -254,10 +299,49 @@ class Table(models.Model):
                 fields=["tournament", "round", "number"], name="table_round_number_unique"
             )
         ]
-        indexes = [models.Index(fields=["tournament", "status"])]
+        indexes = [
+            models.Index(fields=["tournament", "status"]),
+            models.Index(fields=["tournament", "deal_group"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.tournament_id} r{self.round} t{self.number}"
+
+
+class Deal(models.Model):
+    """One deal: a secret seed drawn when the deal is created, and its public commitment.
+
+    The seed stays secret until `revealed_at`: once every table of the group has played
+    the deal or is closed (docs/fair-play.md). Nothing public reads `seed` before that;
+    `__str__` never shows it.
+    """
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="deals")
+    group = models.PositiveIntegerField()
+    index = models.PositiveIntegerField()
+    seed = models.CharField(max_length=64)
+    commitment = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["tournament_id", "group", "index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tournament", "group", "index"], name="deal_tournament_group_index_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"deal {self.group}/{self.index} of {self.tournament_id}"
+
+    @property
+    def revealed(self) -> bool:
+        return self.revealed_at is not None
+
+    @property
+    def public_seed(self) -> str | None:
+        return self.seed if self.revealed_at is not None else None
 
 
 class TableSeat(models.Model):
@@ -282,7 +366,8 @@ class TableSeat(models.Model):
 class Game(models.Model):
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="games", db_index=False)
     index = models.PositiveIntegerField()
-    seed = models.CharField(max_length=160, blank=True)
+    # No index of its own (recording stays cheap): games are read by table, not by deal.
+    deal = models.ForeignKey(Deal, on_delete=models.CASCADE, related_name="games", db_index=False)
     players = models.PositiveSmallIntegerField(validators=seats_validators)
     finishing_order = models.JSONField(default=list)
     points = models.JSONField(default=list)

@@ -174,13 +174,19 @@ def referee_play_table(
     duplicate_sets: int,
     move_time_ms: int,
     time_bank_ms: int,
-    seed: str,
+    house_seed: str,
     first_game_index: int,
     resume_leader: int | None,
     resume_starting: bool | None,
     connect_deadline_ms: int,
+    deal_seeds: Sequence[str],
+    starting_games: bool = False,
 ) -> Iterator[GameResult | TableOutcome]:
-    """Play (or resume) a table on the referee, yielding parsed events as they stream in."""
+    """Play (or resume) a table on the referee, yielding parsed events as they stream in.
+
+    `deal_seeds` are the secret seeds of the games still to play (from first_game_index),
+    sent on every attempt so a resumed table plays the same deals; `house_seed` only seeds
+    the house bots."""
     from referee_service.organizer_client import RefereeError
 
     kwargs: dict[str, Any] = {
@@ -192,8 +198,10 @@ def referee_play_table(
         "duplicate_sets": duplicate_sets,
         "move_time_ms": move_time_ms,
         "time_bank_ms": time_bank_ms,
-        "seed": seed,
+        "seed": house_seed,
         "first_game_index": first_game_index,
+        "deal_seeds": list(deal_seeds),
+        "starting_games": starting_games,
         "resume_leader": resume_leader,
         "resume_starting": resume_starting,
         "connect_deadline_ms": max(1, connect_deadline_ms),

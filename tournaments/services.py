@@ -23,11 +23,21 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from tournaments.bulk import insert_rows
+from tournaments.deals import (
+    deal_group_next,
+    deals_create,
+    deals_per_table,
+    deals_reveal,
+    games_per_deal,
+    house_seed,
+    table_deal_seeds,
+)
 from tournaments.models import (
     START_RATING,
     ApiToken,
     Bot,
     BotVersion,
+    Deal,
     Entrant,
     Game,
     GameSeat,
@@ -209,19 +219,51 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
+ROTATION_NEEDS_HOUSE_BOTS = (
+    "Seat rotation repeats each deal to the same bots, so only house bots can play it "
+    "(trusted entrants only); use independent deals."
+)
+
+
+def _validate_deal_format(format: str, fields: dict, errors: dict) -> None:
+    deal_format = fields.get("deal_format") or Tournament.DealFormat.INDEPENDENT
+    if deal_format not in Tournament.DealFormat.values:
+        known = ", ".join(Tournament.DealFormat.values)
+        errors["deal_format"] = f"Unknown deal format {deal_format!r}; choose from {known}."
+    elif deal_format == Tournament.DealFormat.ROTATION:
+        if format == Tournament.Format.LADDER:
+            errors["deal_format"] = (
+                "Seat rotation repeats each deal to the same bots: never for ladders, which "
+                "anyone can join; use independent deals."
+            )
+        elif fields.get("games_per_table"):
+            errors["deal_format"] = (
+                "Seat rotation plays duplicate_sets sets of one deal in every seat; "
+                "games_per_table is for independent deals."
+            )
+
+
 def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournament:
-    """Create a tournament in draft; every field is validated before anything is saved."""
+    """Create a tournament in draft; every field is validated before anything is saved.
+
+    `seed` (optional) makes the run reproducible: every deal is then derived from it, so
+    the organiser knows every deal, and every page and API response of the tournament says
+    so. Without it every deal seed is a fresh secret (docs/fair-play.md)."""
     if not user_is_organiser(user=organiser):
         raise PermissionError("Only organisers can create tournaments.")
     errors: dict[str, str] = {}
     options = fields.get("options") or {}
     preset = fields.get("preset") or "south"
     _validate_rules(preset, options, errors)
+    _validate_deal_format(format, fields, errors)
     seats = fields.get("seats_per_table", 4)
     if fields.get("games_per_table") and fields.get("duplicate_sets"):
         errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
     if format == Tournament.Format.KNOCKOUT and fields.get("advance_per_table", 2) >= seats:
         errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    organiser_seed = fields.pop("seed", None) or ""
+    if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
+        errors["seed"] = "A tournament seed is a string of at most 64 characters."
     if errors:
         raise ValidationError(errors)
     if fields.get("games_per_table"):
@@ -231,7 +273,7 @@ def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournam
         name=name,
         format=format,
         slug=fields.pop("slug", None) or _unique_slug(name),
-        seed=fields.pop("seed", None) or secrets.token_hex(8),
+        organiser_seed=organiser_seed,
         **fields,
     )
     tournament.preset = preset
@@ -257,6 +299,8 @@ def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
         raise ValidationError({"status": "The ladder is closed."})
     if bot.revoked_at is not None:
         raise ValidationError({"bot": "This bot is revoked."})
+    if tournament.deal_format == Tournament.DealFormat.ROTATION and not bot.house_bot:
+        raise ValidationError({"bot": ROTATION_NEEDS_HOUSE_BOTS})
     if Entrant.objects.filter(tournament=tournament, bot=bot).exists():
         raise ValidationError({"bot": "This bot is already entered."})
     return Entrant.objects.create(tournament=tournament, bot=bot)
@@ -304,6 +348,11 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
         minimum = 0
     if entrants < minimum:
         raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {entrants}."})
+    if (
+        tournament.deal_format == Tournament.DealFormat.ROTATION
+        and tournament.entrants.filter(bot__house_bot="").exists()
+    ):
+        raise ValidationError({"deal_format": ROTATION_NEEDS_HOUSE_BOTS})
     problem = _owner_rule_problem(tournament, list(tournament.entrants.select_related("bot")))
     if problem:
         raise ValidationError({"entrants": problem})
@@ -333,6 +382,8 @@ def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament
         tournament.tables.exclude(status__in=DONE_STATUSES).update(status=Table.Status.CANCELLED)
         # Every table is closed now: the games recorded before the cancel are all rated.
         ratings_advance(tournament=locked)
+        # Every table is closed: no deal will be played any more.
+        deals_reveal(tournament=tournament)
     tournament.refresh_from_db()
     return tournament
 
@@ -368,18 +419,25 @@ def _owner_rule_problem(tournament: Tournament, entrants: Sequence[Entrant]) -> 
     return None
 
 
-def _table_create(tournament: Tournament, round_no: int, number: int, entrants: list[Entrant]) -> Table:
+def _table_create(
+    tournament: Tournament, round_no: int, number: int, entrants: list[Entrant], *, deal_group: int
+) -> Table:
+    """A table and its seats, and the commitments to its group's deals (published before
+    play; the secret seeds are drawn now). Call under the tournament's lock."""
+    games_planned = tournament.games_per_table or tournament.duplicate_sets * len(entrants)
     table = Table.objects.create(
         tournament=tournament,
         round=round_no,
         number=number,
-        seed=f"{tournament.seed}/r{round_no}/t{number}",
-        games_planned=(
-            tournament.games_per_table or tournament.duplicate_sets * len(entrants)
-        ),
+        deal_group=deal_group,
+        games_planned=games_planned,
     )
     TableSeat.objects.bulk_create(
         TableSeat(table=table, seat=s, entrant=e) for s, e in enumerate(entrants)
+    )
+    deals_create(
+        tournament=tournament, group=deal_group,
+        count=deals_per_table(tournament=tournament, games_planned=games_planned),
     )
     return table
 
@@ -401,18 +459,23 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
             entrant.rating_at_start = ratings.get(entrant.bot_id, START_RATING)
         Entrant.objects.bulk_update(entrants, ["seed_rank", "rating_at_start"])
         k = tournament.seats_per_table
+        group = deal_group_next(tournament=tournament)
         if tournament.format == Tournament.Format.ROUND_ROBIN:
             schedule = round_robin_schedule(
                 len(entrants), k, cycles=tournament.cycles,
                 owners=_entrant_owners(tournament, entrants),
             )
             tournament.design = schedule.design[:64]
+            # The scheduler numbers its deal groups from 1 (tables of one group play the
+            # same deals); they follow the tournament's groups so far.
             for number, table in enumerate(schedule.tables, start=1):
-                _table_create(tournament, 1, number, [entrants[i] for i in table.seats])
+                _table_create(tournament, 1, number, [entrants[i] for i in table.seats],
+                              deal_group=group + table.deal_group - 1)
         elif tournament.format == Tournament.Format.KNOCKOUT:
             owners = _entrant_owners(tournament, entrants)
-            for number, group in enumerate(knockout_tables(entrants, k, owners), start=1):
-                _table_create(tournament, 1, number, group)
+            for number, seated in enumerate(knockout_tables(entrants, k, owners), start=1):
+                _table_create(tournament, 1, number, seated, deal_group=group)
+                group += 1
             tournament.design = "knockout, serpentine seeding"
         else:
             tournament.design = "ladder"
@@ -438,7 +501,7 @@ class TablePlan:
     duplicate_sets: int
     move_time_ms: int
     time_bank_ms: int
-    seed: str
+    house_seed: str  # seeds the house bots only
     first_game_index: int
     resume_leader: int | None
     resume_starting: bool | None
@@ -446,6 +509,9 @@ class TablePlan:
     deadline_passed: bool
     games_planned: int = 0
     attempts: int = 0
+    # The secret seed of every game still to play, from first_game_index (DESIGN.md §1).
+    deal_seeds: list[str] = field(default_factory=list, repr=False)
+    starting_games: bool = False
     extra: dict = field(default_factory=dict)
 
 
@@ -470,9 +536,11 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         table.save(update_fields=["started_at", "waiting_since", "status", "attempts", "progress_at"])
         seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
         last = table.games.order_by("-index").select_related("replay").first()
-    first = 0 if last is None else last.index + 1
+        first = 0 if last is None else last.index + 1
+        deal_seeds = table_deal_seeds(tournament=tournament, table=table, first_game_index=first)
+    rotation = games_per_deal(tournament=tournament, games_planned=table.games_planned) > 1
     resume_leader = resume_starting = None
-    if last is not None and tournament.games_per_table:
+    if last is not None and not rotation:
         result = _replay_dict(last.replay).get("result", {})
         resume_leader = result.get("next_leader")
         resume_starting = bool(result.get("next_starting", False))
@@ -484,11 +552,12 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         participants=[_participant(s) for s in seats],
         preset=tournament.preset,
         options=tournament.options or {},
-        games=tournament.games_per_table or 0,
-        duplicate_sets=0 if tournament.games_per_table else tournament.duplicate_sets,
+        # Rotation: duplicate sets (one deal in every seat); otherwise independent games.
+        games=0 if rotation else table.games_planned,
+        duplicate_sets=tournament.duplicate_sets if rotation else 0,
         move_time_ms=tournament.move_time_ms,
         time_bank_ms=tournament.time_bank_ms,
-        seed=table.seed,
+        house_seed=house_seed(tournament=tournament, table=table),
         first_game_index=first,
         resume_leader=resume_leader,
         resume_starting=resume_starting,
@@ -496,6 +565,7 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         deadline_passed=remaining_s <= 0,
         games_planned=table.games_planned,
         attempts=table.attempts,
+        deal_seeds=deal_seeds,
     )
 
 
@@ -607,10 +677,18 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
     tournament = table.tournament
     seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
+    per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
+    deals = {
+        index: (pk, seed)
+        for pk, index, seed in Deal.objects.filter(
+            tournament_id=tournament.pk, group=table.deal_group,
+            index__in={r.game_index // per_deal for r in results},
+        ).values_list("pk", "index", "seed")
+    }
     unique: dict[int, GameResult] = {}
     error = None
     for result in results:
-        error = _record_problem(result, len(seats))
+        error = _record_problem(result, len(seats)) or _deal_problem(result, deals.get(result.game_index // per_deal))
         if error:
             break  # record the good games before it, then report it
         unique.setdefault(result.game_index, result)
@@ -634,7 +712,8 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         summary, fallbacks, duration = _timing_summary(result.timing, result.players)
         pool_id = pool_ids.get(result.players)
         game = Game(
-            table_id=table_id, index=result.game_index, seed=result.seed[:160], players=result.players,
+            table_id=table_id, index=result.game_index, deal_id=deals[result.game_index // per_deal][0],
+            players=result.players,
             finishing_order=result.finishing_order, points=result.points, strikes=result.strikes,
             forfeits=result.forfeited, timing=summary, duration_ms=duration, pool_id=pool_id,
         )
@@ -678,7 +757,19 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     if forfeited:
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     ratings_apply(rating, skip_table=table_id)
+    deals_reveal(tournament=tournament, groups=[table.deal_group])
     return games, error
+
+
+def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
+    """The game must have been dealt from the deal committed for it (the messages are
+    public table errors: they never show a seed)."""
+    if deal is None:
+        return ValueError(f"game {result.game_index}: no deal was committed for it")
+    for reported in (result.seed, result.replay.get("seed")):
+        if reported and reported != deal[1]:
+            return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
+    return None
 
 
 def _record_problem(result: GameResult, seats: int) -> ValueError | None:
@@ -781,6 +872,7 @@ def table_complete(
         table.save(update_fields=["status", "last_error", "finished_at"])
         # A closed table plays no more games: the games planned after it may now be rated.
         ratings_advance(tournament=tournament)
+        deals_reveal(tournament=tournament, groups=[table.deal_group])
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
         current = tournament.tables.filter(round=table.round)
@@ -821,8 +913,10 @@ def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
     created = []
     owners = _entrant_owners(tournament, advancing)
     tables = knockout_tables(advancing, tournament.seats_per_table, owners, strict=False)
-    for number, group in enumerate(tables, start=1):
-        created.append(_table_create(tournament, round_no + 1, number, group).pk)
+    group = deal_group_next(tournament=tournament)
+    for number, seated in enumerate(tables, start=1):
+        created.append(_table_create(tournament, round_no + 1, number, seated, deal_group=group).pk)
+        group += 1
     return created
 
 
@@ -929,9 +1023,11 @@ def ladder_tick(
         )
         by_bot = {e.bot_id: e for e in entrants}
         last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
+        group = deal_group_next(tournament=tournament)
         created = []
         for offset, bot_ids in enumerate(picks, start=1):
-            created.append(_table_create(tournament, 1, last + offset, [by_bot[b] for b in bot_ids]).pk)
+            seated = [by_bot[b] for b in bot_ids]
+            created.append(_table_create(tournament, 1, last + offset, seated, deal_group=group + offset - 1).pk)
         reason = "" if picks else _ladder_idle_reason(
             seats=seats, active=active, candidates=candidates, busy=busy, connected=connected,
             same_owner_ok=same_owner_ok,

@@ -56,8 +56,12 @@ class TournamentForm(forms.Form):
         help_text="Rule option overrides as JSON (optional).",
     )
     seats_per_table = forms.TypedChoiceField(choices=[(4, "4"), (3, "3"), (2, "2")], coerce=int, initial=4)
-    games_per_table = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Leave empty to play duplicate sets (each deal in every seat rotation).")
-    duplicate_sets = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    deal_format = forms.ChoiceField(
+        choices=Tournament.DealFormat.choices, initial=Tournament.DealFormat.INDEPENDENT,
+        help_text="Seat rotation repeats each deal to the same bots: house bots only, never for ladders.",
+    )
+    games_per_table = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Leave empty to play duplicate sets × seats games per table.")
+    duplicate_sets = forms.IntegerField(min_value=1, max_value=100, initial=1, help_text="With seat rotation, each set is one deal played in every seat.")
     cycles = forms.IntegerField(min_value=1, max_value=50, initial=1, help_text="Round robin: times the schedule is repeated.")
     advance_per_table = forms.IntegerField(min_value=1, max_value=3, initial=2, help_text="Knockout: players advancing from each table.")
     move_time_ms = forms.IntegerField(min_value=10, max_value=60000, initial=1000, label="Time per move (ms)")
@@ -68,7 +72,11 @@ class TournamentForm(forms.Form):
         required=False,
         help_text="Hold Ctrl/Cmd to select several.",
     )
-    seed = forms.CharField(max_length=64, required=False, help_text="Leave empty for a random seed.")
+    seed = forms.CharField(
+        max_length=64, required=False,
+        help_text="Leave empty for secret deals. A seed makes the deals reproducible — and known to you: "
+        "the tournament is then labelled “reproducible: deals known to the organiser”.",
+    )
 
     def clean_options(self) -> dict:
         import json

@@ -14,8 +14,12 @@ POINTS_BY_PLACE = {2: [2, -2], 3: [2, 0, -2], 4: [2, 1, -1, -2]}
 
 
 def make_result(index: int, order: list[int], seat_participants: list[int] | None = None,
-                instant_winner: int | None = None) -> GameResult:
-    """A finished game as the referee streams it: `order` is the finishing order of seats."""
+                instant_winner: int | None = None, seed: str | None = None) -> GameResult:
+    """A finished game as the referee streams it: `order` is the finishing order of seats.
+
+    Its hands are made up, so by default it names no deal seed (the recorder checks a
+    reported seed against the deal committed for the game); pass the deal's `seed` to
+    test that check."""
     n = len(order)
     points = [0] * n
     for place, seat in enumerate(order):
@@ -28,7 +32,7 @@ def make_result(index: int, order: list[int], seat_participants: list[int] | Non
         "preset": "south",
         "options": {},
         "players": n,
-        "seed": f"seed/{index}",
+        "seed": seed,
         "starting": True,
         "leader": None,
         "hands": [["3S"] * 13 for _ in range(n)],
@@ -51,7 +55,7 @@ def make_result(index: int, order: list[int], seat_participants: list[int] | Non
         replay=replay,
         replay_text=text,
         timing=timing,
-        seed=f"seed/{index}",
+        seed=seed or "",
     )
 
 

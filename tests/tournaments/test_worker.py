@@ -8,6 +8,7 @@ most seats and one SDK bot connects over gRPC with the token the platform issued
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from django.core.management import call_command
 
 from tests.celery_helpers import isolated_celery_worker
 from tournaments import selectors, services
-from tournaments.models import Game, GameSeat, RatingChange, Table, TableSeat, Tournament
+from tournaments.models import Deal, Game, GameSeat, RatingChange, Table, TableSeat, Tournament
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -170,6 +171,13 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     assert table.games_recorded == 8 and table.attempts >= 2
     assert list(Game.objects.filter(table=table).order_by("index").values_list("index", flat=True)) == list(range(8))
     assert RatingChange.objects.count() == 32
+    # Both attempts played the deals committed before play (the worker resent the seeds of
+    # games 3..7): every replay is dealt from its own deal's seed, all eight different.
+    committed = dict(Deal.objects.filter(tournament=tournament).values_list("index", "seed"))
+    played = {g.index: json.loads(g.replay.decoded_text())["seed"]
+              for g in Game.objects.filter(table=table).select_related("replay")}
+    assert played == committed and len(set(played.values())) == 8
+    assert not Deal.objects.filter(tournament=tournament, revealed_at__isnull=True).exists()
     table_play_task.delay(table_id)  # a late duplicate is a no-op
     time.sleep(1.0)
     assert Game.objects.filter(table=table).count() == 8

@@ -16,9 +16,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from bots_sdk.fairplay import deal_commitment
 from tournaments.models import (
     Bot,
     BotVersion,
+    Deal,
     Entrant,
     Game,
     GameSeat,
@@ -108,7 +110,7 @@ def make_world(
     t = Tournament.objects.create(
         name=f"Tournament {slug}", slug=slug, organiser=org, format=fmt, status=status,
         preset=replay.get("preset", "south"), seats_per_table=players, games_per_table=games_per_table,
-        seed="seed-" + slug, pool=pool,
+        pool=pool,
     )
     entrants = Entrant.objects.bulk_create([Entrant(tournament=t, bot=b, seed_rank=i + 1) for i, b in enumerate(bot_objs)])
     done = games_per_table if games_done_per_table is None else games_done_per_table
@@ -116,8 +118,8 @@ def make_world(
     table_objs = Table.objects.bulk_create(
         [
             Table(
-                tournament=t, round=rounds[k],
-                number=k + 1, seed=f"{slug}/t{k}", games_planned=games_per_table, games_recorded=done,
+                tournament=t, round=rounds[k], deal_group=k + 1,
+                number=k + 1, games_planned=games_per_table, games_recorded=done,
                 status=Table.Status.DONE if done >= games_per_table else Table.Status.RUNNING,
             )
             for k in range(tables)
@@ -128,12 +130,23 @@ def make_world(
     places = {s: i + 1 for i, s in enumerate(order)}
     seat_rows, game_rows = [], []
     lineup: dict[int, list[int]] = {}
+    # Every game plays the stored replay, so its deal's seed is the replay's (played deals
+    # are revealed; the deals of games still to play stay secret, as in a real tournament).
+    now = timezone.now()
+    deal_seed = replay.get("seed") or f"{slug}-handmade"
+    deals = {
+        (k, j): Deal(tournament=t, group=k + 1, index=j, seed=deal_seed if j < done else f"{slug}/secret/{k}/{j}",
+                     revealed_at=now if j < done else None)
+        for k in range(tables) for j in range(games_per_table)
+    }
+    for deal in deals.values():
+        deal.commitment = deal_commitment(t.salt, deal.seed)
+    Deal.objects.bulk_create(deals.values())
     for k, table in enumerate(table_objs):
         lineup[table.id] = [(k + j) % bots for j in range(players)]
         for j in range(done):
-            game_rows.append(Game(table=table, index=j, seed=f"{table.seed}/{j}", players=players,
+            game_rows.append(Game(table=table, index=j, deal=deals[(k, j)], players=players,
                                   finishing_order=order, points=points, pool=pool, timing=timing_summary))
-    now = timezone.now()
     game_objs = Game.objects.bulk_create(game_rows)
     Replay.objects.bulk_create([Replay(game=g, schema="tienlen.replay/1", data=blob, raw_size=raw, timing=timing_blob) for g in game_objs])
     for table in table_objs:

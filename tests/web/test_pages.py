@@ -214,7 +214,7 @@ def test_knockout_draws_a_bracket(client, django_assert_num_queries, status):
 
 def test_tournament_without_entrants_has_empty_states(client):
     org = make_user("org", staff=True)
-    Tournament.objects.create(name="Empty cup", slug="empty-cup", organiser=org, format="round_robin", seed="s")
+    Tournament.objects.create(name="Empty cup", slug="empty-cup", organiser=org, format="round_robin")
     html = client.get("/tournaments/empty-cup/").content.decode()
     assert "No entrants yet." in html and "No tables scheduled yet." in html and "No games played yet." in html
 
@@ -444,11 +444,12 @@ def test_organiser_creates_a_tournament_with_entrants(client):
         "name": "Autumn Open", "format": "round_robin", "preset": "south", "options": "",
         "seats_per_table": 4, "games_per_table": 8, "duplicate_sets": 1, "cycles": 2,
         "advance_per_table": 2, "move_time_ms": 500, "time_bank_ms": 5000, "rated": "on",
-        "entrants": [b.id for b in bots], "seed": "autumn",
+        "entrants": [b.id for b in bots], "seed": "autumn", "deal_format": "independent",
     })
     t = Tournament.objects.get(name="Autumn Open")
     assert response.status_code == 302 and response["Location"] == f"/tournaments/{t.slug}/"
-    assert t.status == "draft" and t.games_per_table == 8 and t.cycles == 2 and t.seed == "autumn"
+    assert t.status == "draft" and t.games_per_table == 8 and t.cycles == 2 and t.organiser_seed == "autumn"
+    assert t.deal_format == "independent"
     assert sorted(t.entrants.values_list("bot__name", flat=True)) == [b.name for b in bots]
     html = client.get(response["Location"]).content.decode()
     assert "Start now" in html and "Cancel" in html
@@ -470,7 +471,7 @@ def test_unknown_rule_option_is_reported_and_nothing_saved(client):
 def test_start_needs_enough_entrants_and_cancel_keeps_games(client):
     boss = _organiser()
     client.force_login(boss)
-    t = Tournament.objects.create(name="Tiny", slug="tiny", organiser=boss, format="round_robin", seed="s")
+    t = Tournament.objects.create(name="Tiny", slug="tiny", organiser=boss, format="round_robin")
     response = client.post("/organise/tiny/start/", follow=True)
     assert "Could not start" in response.content.decode() and "At least 4 entrants" in response.content.decode()
     t.refresh_from_db()
@@ -484,7 +485,7 @@ def test_start_needs_enough_entrants_and_cancel_keeps_games(client):
 def test_only_the_owning_organiser_may_start_or_cancel(client):
     owner_org = _organiser("org1")
     other_org = _organiser("org2")
-    Tournament.objects.create(name="Mine", slug="mine", organiser=owner_org, format="round_robin", seed="s")
+    Tournament.objects.create(name="Mine", slug="mine", organiser=owner_org, format="round_robin")
     client.force_login(other_org)
     assert client.post("/organise/mine/cancel/").status_code == 403
     assert Tournament.objects.get(slug="mine").status == "draft"
@@ -556,7 +557,7 @@ def test_game_without_replay_and_wrong_methods(client):
 def test_start_cancel_buttons_only_for_the_owning_organiser(client):
     mine = _organiser("org1")
     other = _organiser("org2")
-    Tournament.objects.create(name="Mine", slug="mine", organiser=mine, format="round_robin", seed="s")
+    Tournament.objects.create(name="Mine", slug="mine", organiser=mine, format="round_robin")
     client.force_login(other)
     assert "Start now" not in client.get("/tournaments/mine/").content.decode()
     client.force_login(mine)

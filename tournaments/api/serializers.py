@@ -52,7 +52,17 @@ class TournamentCreateInput(serializers.Serializer):
     time_bank_ms = serializers.IntegerField(min_value=0, max_value=3_600_000, default=10000)
     connect_deadline_s = serializers.IntegerField(min_value=0, max_value=86_400, default=300)
     rated = serializers.BooleanField(default=True)
-    seed = serializers.CharField(max_length=64, required=False)
+    deal_format = serializers.ChoiceField(
+        choices=Tournament.DealFormat.choices, default=Tournament.DealFormat.INDEPENDENT,
+        help_text="independent (every deal played once) or rotation (one deal in every seat "
+        "at one table: house bots only, never for ladders).",
+    )
+    seed = serializers.CharField(
+        max_length=64, required=False, write_only=True,
+        help_text="Optional and never shown again: deals are derived from it, so you can "
+        "reproduce them, and the tournament is labelled 'reproducible: deals known to the "
+        "organiser'. Leave it out for secret deals.",
+    )
     cycles = serializers.IntegerField(min_value=1, max_value=50, default=1)
     advance_per_table = serializers.IntegerField(min_value=1, max_value=3, default=2)
     ladder_tables_per_tick = serializers.IntegerField(min_value=1, max_value=100, default=1)
@@ -175,7 +185,7 @@ class TournamentOutput(serializers.ModelSerializer):
         fields = [
             "id", "slug", "name", "description", "organiser", "format", "status", "preset",
             "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
-            "time_bank_ms", "connect_deadline_s", "rated", "pool", "seed", "cycles",
+            "time_bank_ms", "connect_deadline_s", "rated", "pool", "cycles",
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason",
             "entrant_count", "tables_total", "tables_done", "winner",
@@ -248,7 +258,7 @@ class TableOutput(serializers.ModelSerializer):
     class Meta:
         model = Table
         fields = [
-            "id", "round", "number", "status", "seed", "games_planned", "games_recorded",
+            "id", "round", "number", "deal_group", "status", "games_planned", "games_recorded",
             "attempts", "last_error", "started_at", "finished_at", "seats",
         ]
 
@@ -271,7 +281,7 @@ class GameOutput(serializers.ModelSerializer):
     class Meta:
         model = Game
         fields = [
-            "id", "tournament", "round", "table", "index", "seed", "players",
+            "id", "tournament", "round", "table", "index", "players",
             "finishing_order", "points", "duration_ms", "recorded_at", "seats",
         ]
 

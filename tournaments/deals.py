@@ -1,0 +1,148 @@
+"""Deals: secret seeds, public commitments, and the reveal rule (docs/fair-play.md).
+
+Every deal is a row drawn when its table (or the first table of its deal group) is created:
+its seed comes from `secrets` (or, in a reproducible run, from HMAC-SHA256 of the
+organiser's seed and the deal's key) and is never derived from anything public. The
+commitment to it is public from then on. Deal (G, d) is revealed once every table of group
+G has recorded every game that plays it, or is closed: until then no page, API response,
+replay, id, error message or INFO log shows its seed or a hand dealt from it.
+
+Writes here follow the services' rules (keyword-only, inside the caller's transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+
+from django.db.models import Case, F, IntegerField, Min, OuterRef, Subquery, Value, When
+from django.db.models.functions import Cast
+from django.utils import timezone
+
+from bots_sdk.fairplay import deal_commitment
+from tournaments.models import Deal, Table, Tournament
+
+DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
+# "Every deal of the group is finished here" for a closed table.
+_ALL_DEALS = 2**31 - 1
+
+
+def deal_seed_new() -> str:
+    """A fresh secret deal seed: 128 bits from the operating system's CSPRNG."""
+    return secrets.token_hex(16)
+
+
+def deal_seed_reproducible(*, organiser_seed: str, group: int, index: int) -> str:
+    """A reproducible run's deal seed: HMAC-SHA256(organiser seed, "deal/<group>/<index>")."""
+    key = f"deal/{group}/{index}".encode()
+    return hmac.new(organiser_seed.encode("utf-8"), key, hashlib.sha256).hexdigest()
+
+
+def house_seed(*, tournament: Tournament, table: Table) -> str:
+    """What seeds the house bots' choices at a table: secret too (a bot that knew it could
+    predict a random house bot), reproducible only in a reproducible run."""
+    if tournament.organiser_seed:
+        key = f"house/{table.round}/{table.number}".encode()
+        return hmac.new(tournament.organiser_seed.encode("utf-8"), key, hashlib.sha256).hexdigest()
+    return secrets.token_hex(16)
+
+
+def games_per_deal(*, tournament: Tournament, games_planned: int) -> int:
+    """How many consecutive games of a table play one deal: its seats in the rotation format
+    (a table's games are `duplicate_sets` rotations), else 1."""
+    if tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets:
+        return max(1, games_planned // tournament.duplicate_sets)
+    return 1
+
+
+def deals_per_table(*, tournament: Tournament, games_planned: int) -> int:
+    per = games_per_deal(tournament=tournament, games_planned=games_planned)
+    return -(-games_planned // per)
+
+
+def deal_group_next(*, tournament: Tournament) -> int:
+    """The first unused deal group of the tournament (call under the tournament's lock)."""
+    last = (
+        Table.objects.filter(tournament_id=tournament.pk)
+        .order_by("-deal_group")
+        .values_list("deal_group", flat=True)
+        .first()
+    )
+    return (last or 0) + 1
+
+
+def deals_create(*, tournament: Tournament, group: int, count: int) -> int:
+    """Commit to deals 0..count-1 of a group (the ones missing): returns how many were new.
+
+    Idempotent, so every table of a field-duplicate group may ask for its deals."""
+    have = set(
+        Deal.objects.filter(tournament_id=tournament.pk, group=group, index__lt=count).values_list(
+            "index", flat=True
+        )
+    )
+    rows = []
+    for index in range(count):
+        if index in have:
+            continue
+        if tournament.organiser_seed:
+            seed = deal_seed_reproducible(organiser_seed=tournament.organiser_seed, group=group, index=index)
+        else:
+            seed = deal_seed_new()
+        rows.append(
+            Deal(
+                tournament_id=tournament.pk, group=group, index=index, seed=seed,
+                commitment=deal_commitment(tournament.salt, seed),
+            )
+        )
+    Deal.objects.bulk_create(rows, batch_size=1000)
+    return len(rows)
+
+
+def table_deal_seeds(*, tournament: Tournament, table: Table, first_game_index: int) -> list[str]:
+    """The secret seed of every game still to play at the table, from `first_game_index`
+    (the worker sends them on every attempt, so a resumed table plays the same deals)."""
+    per = games_per_deal(tournament=tournament, games_planned=table.games_planned)
+    deals_create(
+        tournament=tournament, group=table.deal_group,
+        count=deals_per_table(tournament=tournament, games_planned=table.games_planned),
+    )
+    seeds = dict(
+        Deal.objects.filter(tournament_id=tournament.pk, group=table.deal_group).values_list("index", "seed")
+    )
+    return [seeds[i // per] for i in range(first_game_index, table.games_planned)]
+
+
+def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None) -> int:
+    """Reveal every deal of these groups (all groups: None) that every table of its group
+    has finished; returns how many were revealed now (one UPDATE).
+
+    A table has finished deal d once it recorded every game playing it (its first
+    `games_recorded` games are recorded: a table resumes from its next unrecorded game) or
+    once it is closed. Two tables of one group recording at the same moment may each miss
+    the other's uncommitted games: that only delays a reveal to the next recording or
+    close, it never reveals early.
+    """
+    games_recorded = F("games_recorded")
+    if tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets:
+        # games per deal = games_planned / duplicate_sets (integer division in SQL)
+        finished = games_recorded / (F("games_planned") / Value(tournament.duplicate_sets))
+    else:
+        finished = games_recorded
+    per_table = Case(
+        When(status__in=DONE_STATUSES, then=Value(_ALL_DEALS)),
+        default=Cast(finished, IntegerField()),
+        output_field=IntegerField(),
+    )
+    finished_everywhere = Subquery(
+        Table.objects.filter(tournament_id=tournament.pk, deal_group=OuterRef("group"))
+        .order_by()
+        .values("deal_group")
+        .annotate(m=Min(per_table))
+        .values("m")
+    )
+    deals = Deal.objects.filter(tournament_id=tournament.pk, revealed_at__isnull=True)
+    if groups is not None:
+        deals = deals.filter(group__in=sorted(set(groups)))
+    return deals.filter(index__lt=finished_everywhere).update(revealed_at=timezone.now())
