@@ -198,11 +198,25 @@ def organizer_stub(target: str) -> tuple[grpc.aio.Channel, org_grpc.OrganizerStu
 AUTH = (("authorization", f"Bearer {ORGANIZER_TOKEN}"),)
 
 
+def fixed_deal_seeds(fields: dict[str, Any], players: int) -> list[str]:
+    """Fixed deals for a test that names a `seed`: the games still to play are dealt from
+    "<seed>/game/<i>" (or "<seed>/set/<d>" in duplicate sets), so its games are the same on
+    every run (a random deal may be an instant win, which ends a game before any move).
+    Pass `deal_seeds=[]` to have the referee draw them."""
+    seed, first = fields["seed"], fields.get("first_game_index", 0)
+    if fields.get("duplicate_sets"):
+        total = fields["duplicate_sets"] * players
+        return [f"{seed}/set/{i // players}" for i in range(first, total)]
+    return [f"{seed}/game/{i}" for i in range(first, fields.get("games", 0))]
+
+
 async def play_table(target: str, **fields: Any) -> list[org.TableEvent]:
     """Run PlayTable to the end; return every event (raises AioRpcError on failure)."""
     fields.setdefault("move_time_ms", 5000)
     fields.setdefault("connect_deadline_ms", 5000)
     seats = fields.pop("seats")
+    if "deal_seeds" not in fields and fields.get("seed"):
+        fields["deal_seeds"] = fixed_deal_seeds(fields, len(seats))
     request = org.PlayTableRequest(
         seats=[org.SeatSpec(house_bot=s[len("house:"):]) if s.startswith("house:")
                else org.SeatSpec(bot_id=s) for s in seats],

@@ -225,7 +225,7 @@ async def test_a_slow_answer_within_the_bank_is_accepted(referee: Referee) -> No
 
     bot = await RawBot(referee.target, "alice", policy=slow, ack_moves=True).start().connected()
     events = await play_table(referee.target, table_id="slow", seats=["alice", "house:random"],
-                              games=1, move_time_ms=50, time_bank_ms=5000)
+                              games=1, move_time_ms=50, time_bank_ms=5000, seed="slow")  # a fixed deal
     assert not bot.of_kind("strike")
     banks = [r.time_bank_ms for r in bot.of_kind("move_request")]
     assert banks[0] == 5000 and banks[-1] < banks[0]

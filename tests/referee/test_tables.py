@@ -115,7 +115,7 @@ async def test_without_deal_seeds_every_deal_is_a_fresh_secret_seed(referee: Ref
     """Standalone use: the referee draws each deal with `secrets`, never from `seed`."""
     seats = ["house:greedy", "house:greedy"]
     first, second = [games_of(await play_table(referee.target, table_id=f"drawn-{k}", games=4,
-                                               seed="same-table-seed", seats=seats))
+                                               seed="same-table-seed", seats=seats, deal_seeds=[]))
                      for k in range(2)]
     seeds = [r.seed for r in [*first, *second]]
     assert len(set(seeds)) == 8  # the same table seed gives different deals
@@ -125,7 +125,7 @@ async def test_without_deal_seeds_every_deal_is_a_fresh_secret_seed(referee: Ref
 
 
 async def test_duplicate_set_replays_one_deal_in_every_rotation(referee: Referee) -> None:
-    events = await play_table(referee.target, table_id="dup", duplicate_sets=2, seed="dup",
+    events = await play_table(referee.target, table_id="dup", duplicate_sets=2, seed="dup", deal_seeds=[],
                               seats=["house:random", "house:greedy", "house:heuristic",
                                      "house:random"])
     records = games_of(events)
