@@ -18,6 +18,13 @@ async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org
     seats = [org.SeatSpec(bot_id="sdk-bot")] + [
         org.SeatSpec(house_bot=h) for h in fields.pop("house", ("random", "greedy", "heuristic"))
     ]
+    if "deal_seeds" not in fields:
+        # Fixed deals, the same on every run (a random deal may be an instant win that ends
+        # a game before any move); pass deal_seeds=[] to have the referee draw them.
+        first = fields.get("first_game_index", 0)
+        total = fields.get("games", 0) or fields.get("duplicate_sets", 0) * len(seats)
+        per = len(seats) if fields.get("duplicate_sets") else 1
+        fields["deal_seeds"] = [f"{table_id}/deal/{i // per}" for i in range(first, total)]
     request = org.PlayTableRequest(table_id=table_id, seats=seats, seed=table_id, **fields)
     async with grpc.aio.insecure_channel(referee.target) as channel:
         stub = org_grpc.OrganizerStub(channel)
