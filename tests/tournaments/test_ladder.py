@@ -81,7 +81,7 @@ def test_the_anchor_is_a_bot_that_waited_longest(organiser) -> None:
     # Four earlier tables seated bots 0-3 only: bot 4 waited longest and must play now,
     # whatever the random draw.
     for n in range(1, 5):
-        table = Table.objects.create(tournament=ladder, round=1, number=n, seed=f"s{n}", games_planned=1,
+        table = Table.objects.create(tournament=ladder, round=1, number=n, deal_group=n, games_planned=1,
                                      status=Table.Status.DONE)
         for seat, entrant in enumerate(ladder.entrants.exclude(bot=rested).order_by("id")):
             TableSeat.objects.create(table=table, seat=seat, entrant=entrant)
