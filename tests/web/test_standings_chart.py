@@ -71,7 +71,7 @@ def test_everything_is_drawn_inside_the_plot_and_each_dot_inside_its_bar(rows):
 def test_the_page_draws_what_the_api_serves(client):
     organiser = make_user("org", staff=True)
     bots = [services.bot_create(owner=make_user(f"owner{i}"), name=f"bot{i}")[0] for i in range(4)]
-    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    tournament = running_round_robin(organiser, bots, seats_per_table=4, games_per_table=6)
     table = tournament.tables.first()
     for i in range(6):
         services.table_game_record(
