@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+// A Tiến Lên bot in JavaScript (Node 20+), written from docs/protocol.md and the .proto
+// files alone: @grpc/grpc-js for the stream, @grpc/proto-loader for the messages, and
+// nothing from the platform's Python code. It plays from the legal plays the referee
+// sends with every move request, so it never makes an illegal move.
+//
+//   npm ci
+//   TIENLEN_TOKEN=<the bot's token> node bot.js --server 127.0.0.1:50051
+//
+// Flags (or environment): --server HOST:PORT (TIENLEN_SERVER, default 127.0.0.1:50051),
+// --max-tables N (TIENLEN_MAX_TABLES, default 4), --name NAME (TIENLEN_BOT_NAME),
+// --exit-when-idle (leave once every table it was given has ended). The token only comes
+// from TIENLEN_TOKEN (a command line is visible to other users). TIENLEN_PROTO_DIR points
+// at the proto/ directory (default: the repository's, three levels up).
+"use strict";
+
+const path = require("node:path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const VERSION = "1.0.0";
+
+// ------------------------------------------------------------------ settings
+
+function settings(argv, env) {
+  const out = {
+    server: env.TIENLEN_SERVER || "127.0.0.1:50051",
+    token: env.TIENLEN_TOKEN || "",
+    maxTables: Number(env.TIENLEN_MAX_TABLES || 4),
+    name: env.TIENLEN_BOT_NAME || "js-example",
+    exitWhenIdle: false,
+    protoDir: env.TIENLEN_PROTO_DIR || path.join(__dirname, "..", "..", "..", "proto"),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) fail(`${flag} needs a value`);
+      return argv[++i];
+    };
+    if (flag === "--server") out.server = value();
+    else if (flag === "--max-tables") out.maxTables = Number(value());
+    else if (flag === "--name") out.name = value();
+    else if (flag === "--exit-when-idle") out.exitWhenIdle = true;
+    else if (flag === "--help" || flag === "-h") {
+      console.log("usage: TIENLEN_TOKEN=... node bot.js [--server HOST:PORT] [--max-tables N] " +
+                  "[--name NAME] [--exit-when-idle]");
+      process.exit(0);
+    } else fail(`unknown argument ${JSON.stringify(flag)} (see --help)`);
+  }
+  if (!out.token) fail("no bot token: set TIENLEN_TOKEN");
+  if (!/^[^:]+:\d{1,5}$/.test(out.server)) fail(`--server must be HOST:PORT, got ${JSON.stringify(out.server)}`);
+  if (!Number.isInteger(out.maxTables) || out.maxTables < 1) fail("--max-tables must be a positive integer");
+  return out;
+}
+
+function fail(message) {
+  console.error(`bot.js: error: ${message}`);
+  process.exit(2);
+}
+
+function log(message) {
+  console.log(`${new Date().toISOString().slice(11, 19)} ${message}`);
+}
+
+// ------------------------------------------------------------------ cards and choices
+
+const RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"];
+const SUITS = ["S", "C", "D", "H"];
+// A card is an integer 0..51: rank * 4 + suit (docs/protocol.md, "Encodings").
+const cardText = (c) => RANKS[c >> 2] + SUITS[c & 3];
+const describe = (cards) => (cards === null ? "pass" : cards.map(cardText).join(" "));
+
+// The choice: the legal play whose strongest card is weakest (shedding small cards first),
+// more cards first among equals; keep 2s (cards 48..51) by passing when passing is
+// allowed; decline every offer (a pass, which does not lock the seat out). Returns the
+// cards to play, or null to pass.
+function choose(view) {
+  const plays = view.legal_plays.map((p) => p.cards.map(Number));
+  if (view.offer) return view.can_pass ? null : plays[0];
+  if (plays.length === 0) return null; // only a pass is legal
+  plays.sort((a, b) => Math.max(...a) - Math.max(...b) || b.length - a.length);
+  const best = plays[0];
+  if (view.can_pass && Math.max(...best) >= 48 && view.table) return null;
+  return best;
+}
+
+// ------------------------------------------------------------------ the stream
+
+function loadGateway(protoDir) {
+  const definition = protoLoader.loadSync("tienlen/v1/bot_gateway.proto", {
+    includeDirs: [protoDir],
+    keepCase: true, // field names as in the .proto: table_id, legal_plays, ...
+    longs: String, // uint64 move ids as strings (echoed back unchanged)
+    enums: String, // enum values by name, e.g. "MOVE_ERROR_CODE_NOT_IN_HAND"
+    defaults: true, // unset fields read as 0, "", false, []
+    oneofs: true, // message.body names the field that is set
+  });
+  return grpc.loadPackageDefinition(definition).tienlen.v1.BotGateway;
+}
+
+// Keepalive as docs/protocol.md says clients must use (else the referee closes the
+// connection for pinging too often).
+const CHANNEL_OPTIONS = {
+  "grpc.keepalive_time_ms": 20000,
+  "grpc.keepalive_timeout_ms": 10000,
+  "grpc.keepalive_permit_without_calls": 1,
+  "grpc.http2.max_pings_without_data": 0,
+};
+
+class Bot {
+  constructor(config) {
+    this.config = config;
+    this.Gateway = loadGateway(config.protoDir);
+    this.client = null;
+    this.call = null;
+    this.welcomed = false; // ever: until then a failure is reported, not retried
+    this.tables = new Map(); // table_id -> {seat, games, score, requests: Map(move_id -> request)}
+    this.tablesDone = 0;
+    this.moves = 0;
+    this.rejected = 0;
+    this.strikes = 0;
+    this.leaving = false;
+    this.backoffMs = 500;
+  }
+
+  start() {
+    this.client = new this.Gateway(this.config.server, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    const call = (this.call = this.client.Connect());
+    call.on("data", (message) => this.onMessage(message));
+    call.on("error", (err) => this.onEnd(err));
+    call.on("end", () => this.onEnd(null));
+    call.write({
+      hello: {
+        token: this.config.token,
+        bot_name: this.config.name,
+        bot_version: VERSION,
+        max_tables: this.config.maxTables,
+        protocol_version: 1,
+        sdk_name: "tienlen-js-example",
+        sdk_version: VERSION,
+      },
+    });
+  }
+
+  send(message) {
+    if (this.call) this.call.write(message);
+  }
+
+  onMessage(message) {
+    const body = message[message.body];
+    switch (message.body) {
+      case "welcome":
+        this.welcomed = true;
+        this.backoffMs = 500;
+        log(`connected to ${this.config.server} as ${body.bot_name} (bot id ${body.bot_id}; ` +
+            `up to ${body.max_tables} tables; ${body.resumed_seats} seats resumed)`);
+        if (body.resumed_seats === 0) this.tables.clear(); // back too late: seats forfeited
+        break;
+      case "table_start":
+        if (!this.tables.has(body.table_id)) {
+          this.tables.set(body.table_id, { seat: body.seat, score: 0, requests: new Map() });
+          log(`table ${body.table_id}: seat ${body.seat} of ${body.players}, preset ${body.preset}, ` +
+              `${body.games} games, ${body.move_time_ms} ms per move`);
+        }
+        break;
+      case "game_start": {
+        const table = this.tables.get(body.table_id);
+        if (table) table.seat = body.seat;
+        break;
+      }
+      case "move_request":
+        this.answer(body);
+        break;
+      case "move_rejected":
+        this.onRejected(body);
+        break;
+      case "strike":
+        this.strikes++;
+        log(`STRIKE ${body.strikes}/${body.max_strikes} at table ${body.table_id}: ${body.reason} ` +
+            `(${body.detail}); the referee played ${body.fallback_pass ? "pass" : describe(body.fallback_cards.map(Number))}`);
+        break;
+      case "game_end": {
+        const table = this.tables.get(body.table_id);
+        if (table) {
+          const points = body.result.points[body.seat];
+          table.score += points;
+          table.requests.clear();
+          log(`table ${body.table_id}, game ${body.game_index + 1} over: ${points >= 0 ? "+" : ""}${points}`);
+        }
+        break;
+      }
+      case "table_end":
+        this.tables.delete(body.table_id);
+        this.tablesDone++;
+        log(`table ${body.table_id} ended (${body.reason}): ${body.games_played} games, totals ${JSON.stringify(body.totals)}`);
+        if (this.config.exitWhenIdle && this.tables.size === 0) this.leave("idle");
+        break;
+      case "error":
+        log(`referee error ${body.code}: ${body.reason}${body.fatal ? " (fatal)" : ""}`);
+        break;
+      default:
+        break; // pong, and anything newer than this bot
+    }
+  }
+
+  answer(request) {
+    const table = this.tables.get(request.table_id);
+    if (table) table.requests.set(request.move_id, request);
+    const cards = choose(request.view);
+    this.moves++;
+    this.sendMove(request, cards);
+  }
+
+  sendMove(request, cards) {
+    const move = { table_id: request.table_id, game_index: request.game_index, move_id: request.move_id };
+    if (cards === null) move.pass = true;
+    else move.cards = cards;
+    this.send({ move });
+  }
+
+  // A rejection names the request to answer (its move_id) and what is left for it; with
+  // nothing left there is nothing to do (the referee plays its fallback, or the answer was
+  // only late). This bot's answers come from the legal plays, so it only sees late ones.
+  onRejected(rejected) {
+    this.rejected++;
+    log(`move rejected at table ${rejected.table_id}: ${rejected.code}: ${rejected.reason}`);
+    const table = this.tables.get(rejected.table_id);
+    const request = table && table.requests.get(rejected.move_id);
+    if (!request || rejected.attempts_left === 0 || rejected.time_left_ms === 0) return;
+    this.sendMove(request, request.view.can_pass ? null : request.view.legal_plays[0].cards.map(Number));
+  }
+
+  onEnd(err) {
+    if (!this.call) return; // already handled (both "error" and "end" may come)
+    this.call = null;
+    this.client.close();
+    if (this.leaving) return this.bye();
+    const why = err ? `${grpc.status[err.code] || err.code}: ${err.details || err.message}` : "stream closed";
+    if (err && [grpc.status.UNAUTHENTICATED, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED].includes(err.code)) {
+      console.error(`bot.js: error: the referee refused the connection: ${why}`);
+      process.exit(2);
+    }
+    if (!this.welcomed) {
+      // The first connection failed: most likely a wrong address or port.
+      console.error(`bot.js: error: cannot connect to the referee at ${this.config.server}: ${why}`);
+      process.exit(2);
+    }
+    const wait = this.backoffMs * (0.5 + Math.random() / 2);
+    log(`connection lost (${why}); reconnecting in ${(wait / 1000).toFixed(1)} s`);
+    this.backoffMs = Math.min(30000, this.backoffMs * 2);
+    setTimeout(() => this.start(), wait);
+  }
+
+  leave(reason) {
+    if (this.leaving) return;
+    this.leaving = true;
+    if (!this.call) return this.bye();
+    this.send({ goodbye: { reason } });
+    this.call.end(); // half-close; the referee ends the stream
+    setTimeout(() => this.bye(), 5000).unref();
+  }
+
+  bye() {
+    log(`bye: ${this.tablesDone} tables, ${this.moves} moves, ${this.rejected} rejected, ${this.strikes} strikes`);
+    process.exit(0);
+  }
+}
+
+if (require.main === module) {
+  const bot = new Bot(settings(process.argv.slice(2), process.env));
+  process.on("SIGINT", () => bot.leave("interrupted"));
+  process.on("SIGTERM", () => bot.leave("terminated"));
+  bot.start();
+}
+
+module.exports = { choose, cardText, settings };
