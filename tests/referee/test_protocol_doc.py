@@ -65,6 +65,6 @@ def test_the_options_table_lists_every_key_with_its_json_type() -> None:
 
 
 def test_no_doc_says_the_weakest_dealt_card_always_leads() -> None:
-    proto = (Path(__file__).resolve().parents[2] / "proto" / "tienlen" / "v1"
-             / "bot_gateway.proto").read_text()
-    assert "the weakest dealt card leads" not in proto + DOC
+    protos = Path(__file__).resolve().parents[2] / "proto" / "tienlen" / "v1"
+    text = "".join(p.read_text() for p in protos.glob("*.proto"))
+    assert "the weakest dealt card leads" not in text + DOC

@@ -208,7 +208,7 @@ class SeatView(_message.Message):
     over: _builtins.bool
     starting: _builtins.bool
     """move, or when the bot asked Hello.omit_legal_plays)
-    a starting game (the weakest dealt card leads)
+    a starting game (GameStart.opening_card says which card opens it)
     """
     leader: _builtins.int
     """the seat that led this game's first round"""
