@@ -82,7 +82,8 @@ async def flood(target: str, token: str, streams: int, rate: float, seconds: flo
     """`streams` streams of one token, each sending `rate` pings/s and reading the pongs;
     a refused or closed stream is opened again after `retry_s`."""
     channel = grpc.aio.insecure_channel(target)
-    stats = {"accepted": 0, "refused": 0, "pings": 0, "pongs": 0, "rate_limited": 0}
+    stats = {"accepted": 0, "open": 0, "max_open": 0, "refused": 0, "pings": 0, "pongs": 0,
+             "rate_limited": 0}
     refusals: dict[str, int] = {}
     stop = time.monotonic() + seconds
     calls: set[Any] = set()
@@ -104,14 +105,18 @@ async def flood(target: str, token: str, streams: int, rate: float, seconds: flo
         while time.monotonic() < stop:
             call = channel.stream_stream(CONNECT, request_serializer=None,
                                          response_deserializer=gw.RefereeMessage.FromString)()
+            welcomed: list[bool] = []
 
-            async def read(call: Any = call) -> None:
+            async def read(call: Any = call, welcomed: list[bool] = welcomed) -> None:
                 async for message in call:
                     kind = message.WhichOneof("body")
                     if kind == "pong":
                         stats["pongs"] += 1
                     elif kind == "welcome":
                         stats["accepted"] += 1
+                        stats["open"] += 1
+                        stats["max_open"] = max(stats["max_open"], stats["open"])
+                        welcomed.append(True)
                     elif kind == "error" and message.error.code == gw.ERROR_CODE_RATE_LIMITED:
                         stats["rate_limited"] += 1
 
@@ -132,8 +137,10 @@ async def flood(target: str, token: str, streams: int, rate: float, seconds: flo
             calls.discard(call)
             with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
                 await reader
+            if welcomed:
+                stats["open"] -= 1
             code = await call.code()
-            if code != grpc.StatusCode.CANCELLED:
+            if code != grpc.StatusCode.CANCELLED and not welcomed:
                 stats["refused"] += 1
                 name = code.name
                 refusals[name] = refusals.get(name, 0) + 1
@@ -324,7 +331,7 @@ async def main(args: argparse.Namespace) -> None:
     print(f"referee from {root}; {rounds} rounds of {games} canary games; flood: "
           f"{args.streams} streams of one token x {args.rate:g} pings/s\n")
     print("| round | canary alone, games/s | canary during the flood, games/s | ratio "
-          "| referee CPU ms per canary game, alone / flood | flood streams welcomed "
+          "| referee CPU ms per canary game, alone / flood | flood streams open at once "
           "| flood streams refused (retries included) | pongs/s to the flood "
           "| flooder CPU s |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -334,7 +341,7 @@ async def main(args: argparse.Namespace) -> None:
         refused = ", ".join(f"{n} {c}" for n, c in fl.get("refusals", {}).items()) or "0"
         print(f"| {r + 1} | {a:.1f} | {f:.1f} | {f / a:.2f} "
               f"| {cpu['alone'][r]:.1f} / {cpu['flooded'][r]:.1f} "
-              f"| {fl.get('accepted', '?')} | {refused} | {fl.get('pongs_per_s', 0):.0f} "
+              f"| {fl.get('max_open', '?')} | {refused} | {fl.get('pongs_per_s', 0):.0f} "
               f"| {fl.get('cpu_s', 0):.1f} |")
     print(f"\nbest during the flood / best alone: {result['best_ratio']:.2f}; "
           f"median of the rounds' ratios: {result['median_ratio']:.2f}")
