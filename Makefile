@@ -68,5 +68,6 @@ demo: setup
 proto: setup
 	$(BIN)/python -m referee_service.protogen
 
+# Every benchmark, one after another (BENCH_ARGS=--quick for short runs, --only NAME,...).
 bench: setup
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/run_all.py $(BENCH_ARGS)
