@@ -5,8 +5,12 @@ their play); at two tables of one deal group (field duplicates) the first to pla
 could tell the other its cards. So they never meet, in any format.
 
 Exempt (docs/organiser-guide.md): house bots (run by the platform; their owner is given
-as None here), tournaments whose other entrants all have one owner (nobody to collude
-against), and an organiser's explicit `allow_same_owner`.
+as None here) and an organiser's explicit `allow_same_owner`. Tournaments whose other
+entrants all have one owner are exempt from the table rule (nobody to collude against,
+and their bots could not be seated apart anyway) but not from the deal-group rule:
+splitting a group never makes a design impossible, and two bots of one owner pooling
+what they saw at one table of a group would know the deal before playing it at the other
+(the memorising bot of tests/tournaments/test_fair_formats.py did exactly that).
 """
 
 from __future__ import annotations
@@ -23,11 +27,16 @@ def owner_rule_applies(owners: Sequence[Owner]) -> bool:
     return len(counts) > 1 and max(counts.values()) > 1
 
 
-def owner_classes(owners: Sequence[Owner] | None, *, allow_same_owner: bool = False) -> list[int]:
-    """A class per entrant: entrants of one class must never meet. House bots and exempt
-    tournaments give every entrant a class of its own."""
+def owner_classes(
+    owners: Sequence[Owner] | None, *, allow_same_owner: bool = False, single_owner_exempt: bool = True
+) -> list[int]:
+    """A class per entrant: entrants of one class must never meet. House bots, and exempt
+    tournaments, give every entrant a class of its own (`single_owner_exempt=False`: the
+    deal-group rule, which a single owner does not escape)."""
     n = len(owners or ())
-    if owners is None or allow_same_owner or not owner_rule_applies(owners):
+    if owners is None or allow_same_owner:
+        return list(range(n))
+    if single_owner_exempt and not owner_rule_applies(owners):
         return list(range(n))
     labels: dict[int, int] = {}
     classes = []

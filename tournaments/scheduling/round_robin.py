@@ -271,6 +271,8 @@ def round_robin_schedule(
     if forbidden:
         check_owner_capacity(classes, k)
     design, rounds = _design(n, k, field, forbidden)
+    # Deal groups keep one owner's bots apart even where tables need not (owners module).
+    group_classes = owner_classes(owners, allow_same_owner=allow_same_owner, single_owner_exempt=False)
     all_rounds = [r for _ in range(cycles) for r in rounds]
     if cycles > 1:
         design = f"{design}, {cycles} cycles"
@@ -280,7 +282,7 @@ def round_robin_schedule(
     group_no = 0
     for number, tables in enumerate(all_rounds, start=1):
         if field:
-            split = split_deal_groups(tables, classes) if classes else [0] * len(tables)
+            split = split_deal_groups(tables, group_classes) if group_classes else [0] * len(tables)
             groups += [group_no + 1 + g for g in split]
             group_no += max(split) + 1
         else:
