@@ -143,8 +143,10 @@ SAME_OWNER_NOTICE = "one owner's bots may share a table"
 
 class Tournament(models.Model):
     class DealFormat(models.TextChoices):
-        """How a table's games get their deals (DESIGN.md §2; docs/fair-play.md)."""
+        """How a table's games get their deals (DESIGN.md §2; docs/fair-play.md). The
+        default, field, was chosen by measurement (benchmarks/README.md, deal formats)."""
 
+        FIELD = "field", "Field duplicates: each deal at several tables, each bot once"
         INDEPENDENT = "independent", "Independent deals: every deal is played once"
         ROTATION = "rotation", f"Seat rotation of one deal ({ROTATION_NOTICE})"
 
@@ -188,7 +190,7 @@ class Tournament(models.Model):
     # Public; commitments are sha256("tienlen-deal-commit-v1\n" + salt + "\n" + seed).
     salt = models.CharField(max_length=64, default=new_salt)
     deal_format = models.CharField(
-        max_length=16, choices=DealFormat.choices, default=DealFormat.INDEPENDENT
+        max_length=16, choices=DealFormat.choices, default=DealFormat.FIELD
     )
     # Round robin: how many times the whole design is repeated.
     cycles = models.PositiveSmallIntegerField(default=1)
@@ -323,6 +325,9 @@ class Deal(models.Model):
     commitment = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     revealed_at = models.DateTimeField(null=True, blank=True)
+    # Expected points per seat of the house-bot baseline (tournaments.scoring.baseline),
+    # computed off the recording path once the deal is revealed; never shown before.
+    baseline = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["tournament_id", "group", "index"]

@@ -59,7 +59,12 @@ from tournaments.scheduling.knockout import (
     knockout_tables,
 )
 from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
-from tournaments.scheduling.owners import check_owner_capacity, owner_classes, owner_rule_applies
+from tournaments.scheduling.owners import (
+    check_owner_capacity,
+    owner_classes,
+    owner_rule_applies,
+    split_deal_groups,
+)
 from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.tokens import (
     API_TOKEN_PREFIX,
@@ -226,7 +231,7 @@ ROTATION_NEEDS_HOUSE_BOTS = (
 
 
 def _validate_deal_format(format: str, fields: dict, errors: dict) -> None:
-    deal_format = fields.get("deal_format") or Tournament.DealFormat.INDEPENDENT
+    deal_format = fields.get("deal_format") or Tournament.DealFormat.FIELD
     if deal_format not in Tournament.DealFormat.values:
         known = ", ".join(Tournament.DealFormat.values)
         errors["deal_format"] = f"Unknown deal format {deal_format!r}; choose from {known}."
@@ -383,7 +388,7 @@ def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament
         # Every table is closed now: the games recorded before the cancel are all rated.
         ratings_advance(tournament=locked)
         # Every table is closed: no deal will be played any more.
-        deals_reveal(tournament=tournament)
+        _deals_reveal(tournament)
     tournament.refresh_from_db()
     return tournament
 
@@ -417,6 +422,39 @@ def _owner_rule_problem(tournament: Tournament, entrants: Sequence[Entrant]) -> 
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def _deal_groups(tournament: Tournament, tables: list[list[Entrant]]) -> list[tuple[list[Entrant], int]]:
+    """Each table with its deal group offset: in the field format the tables created
+    together (a knockout round, a ladder tick: their players are disjoint) of one size share
+    a group, split so no owner is twice in a group; otherwise every table its own group."""
+    if tournament.deal_format != Tournament.DealFormat.FIELD:
+        return [(t, i) for i, t in enumerate(tables)]
+    owners = _entrant_owners(tournament, [e for t in tables for e in t])
+    classes: dict[int, int] = {}
+    if owners is not None:
+        # Even one owner's bots alone are kept out of one deal group (owners module).
+        grouped = owner_classes(owners, single_owner_exempt=False)
+        classes = dict(zip([e.pk for t in tables for e in t], grouped, strict=True))
+    out: list[tuple[list[Entrant], int]] = []
+    next_group = 0
+    for size in sorted({len(t) for t in tables}, reverse=True):
+        same = [i for i, t in enumerate(tables) if len(t) == size]
+        split = split_deal_groups(
+            [[e.pk for e in tables[i]] for i in same], classes or _SelfClasses()
+        )
+        for i, g in zip(same, split, strict=True):
+            out.append((i, next_group + g))
+        next_group += max(split) + 1
+    out.sort()
+    return [(tables[i], g) for i, g in out]
+
+
+class _SelfClasses(dict):
+    """Every entrant its own owner class (no owner rule)."""
+
+    def __missing__(self, key: int) -> int:
+        return key
 
 
 def _table_create(
@@ -464,6 +502,7 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
             schedule = round_robin_schedule(
                 len(entrants), k, cycles=tournament.cycles,
                 owners=_entrant_owners(tournament, entrants),
+                field=tournament.deal_format == Tournament.DealFormat.FIELD,
             )
             tournament.design = schedule.design[:64]
             # The scheduler numbers its deal groups from 1 (tables of one group play the
@@ -473,9 +512,9 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
                               deal_group=group + table.deal_group - 1)
         elif tournament.format == Tournament.Format.KNOCKOUT:
             owners = _entrant_owners(tournament, entrants)
-            for number, seated in enumerate(knockout_tables(entrants, k, owners), start=1):
-                _table_create(tournament, 1, number, seated, deal_group=group)
-                group += 1
+            tables = knockout_tables(entrants, k, owners)
+            for number, (seated, offset) in enumerate(_deal_groups(tournament, tables), start=1):
+                _table_create(tournament, 1, number, seated, deal_group=group + offset)
             tournament.design = "knockout, serpentine seeding"
         else:
             tournament.design = "ladder"
@@ -539,8 +578,11 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         first = 0 if last is None else last.index + 1
         deal_seeds = table_deal_seeds(tournament=tournament, table=table, first_game_index=first)
     rotation = games_per_deal(tournament=tournament, games_planned=table.games_planned) > 1
+    # Field duplicates: every game a starting game, so every table of the group plays deal
+    # i the same way (nothing carries over from the table's previous game).
+    field_format = tournament.deal_format == Tournament.DealFormat.FIELD
     resume_leader = resume_starting = None
-    if last is not None and not rotation:
+    if last is not None and not rotation and not field_format:
         result = _replay_dict(last.replay).get("result", {})
         resume_leader = result.get("next_leader")
         resume_starting = bool(result.get("next_starting", False))
@@ -566,6 +608,7 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         games_planned=table.games_planned,
         attempts=table.attempts,
         deal_seeds=deal_seeds,
+        starting_games=field_format,
     )
 
 
@@ -757,8 +800,37 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     if forfeited:
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     ratings_apply(rating, skip_table=table_id)
-    deals_reveal(tournament=tournament, groups=[table.deal_group])
+    _deals_reveal(tournament, [table.deal_group])
     return games, error
+
+
+def _deals_reveal(tournament: Tournament, groups: list[int] | None = None) -> int:
+    """Reveal the deals played everywhere; their luck baselines are computed after commit
+    by their own task, off the recording path (about 5 ms of simulation per deal)."""
+    revealed = deals_reveal(tournament=tournament, groups=groups)
+    if revealed:
+        from tournaments.tasks import deal_baselines_task
+
+        tournament_id = tournament.pk
+        transaction.on_commit(lambda: deal_baselines_task.delay(tournament_id))
+    return revealed
+
+
+def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
+    """Compute the house-bot baseline of up to `limit` revealed deals that have games and no
+    baseline yet; returns how many were computed. Idempotent (a row is only written while
+    its baseline is empty), so duplicated tasks are harmless."""
+    from tournaments.scoring.baseline import deal_baseline
+
+    tournament = Tournament.objects.get(pk=tournament_id)
+    pending = Game.objects.filter(
+        table__tournament_id=tournament_id, deal__revealed_at__isnull=False, deal__baseline__isnull=True
+    ).values_list("deal_id", "deal__seed", "players")
+    todo = list({deal_id: (deal_id, seed, players) for deal_id, seed, players in pending}.values())[:limit]
+    for deal_id, seed, players in todo:
+        baseline = deal_baseline(seed, players, preset=tournament.preset, options=tournament.options or None)
+        Deal.objects.filter(pk=deal_id, baseline__isnull=True).update(baseline=[round(b, 4) for b in baseline])
+    return len(todo)
 
 
 def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
@@ -872,7 +944,7 @@ def table_complete(
         table.save(update_fields=["status", "last_error", "finished_at"])
         # A closed table plays no more games: the games planned after it may now be rated.
         ratings_advance(tournament=tournament)
-        deals_reveal(tournament=tournament, groups=[table.deal_group])
+        _deals_reveal(tournament, [table.deal_group])
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
         current = tournament.tables.filter(round=table.round)
@@ -914,9 +986,8 @@ def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
     owners = _entrant_owners(tournament, advancing)
     tables = knockout_tables(advancing, tournament.seats_per_table, owners, strict=False)
     group = deal_group_next(tournament=tournament)
-    for number, seated in enumerate(tables, start=1):
-        created.append(_table_create(tournament, round_no + 1, number, seated, deal_group=group).pk)
-        group += 1
+    for number, (seated, offset) in enumerate(_deal_groups(tournament, tables), start=1):
+        created.append(_table_create(tournament, round_no + 1, number, seated, deal_group=group + offset).pk)
     return created
 
 
@@ -1025,9 +1096,9 @@ def ladder_tick(
         last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
         group = deal_group_next(tournament=tournament)
         created = []
-        for offset, bot_ids in enumerate(picks, start=1):
-            seated = [by_bot[b] for b in bot_ids]
-            created.append(_table_create(tournament, 1, last + offset, seated, deal_group=group + offset - 1).pk)
+        tables = [[by_bot[b] for b in bot_ids] for bot_ids in picks]
+        for number, (seated, offset) in enumerate(_deal_groups(tournament, tables), start=last + 1):
+            created.append(_table_create(tournament, 1, number, seated, deal_group=group + offset).pk)
         reason = "" if picks else _ladder_idle_reason(
             seats=seats, active=active, candidates=candidates, busy=busy, connected=connected,
             same_owner_ok=same_owner_ok,

@@ -20,7 +20,7 @@ from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from tournaments import services
-from tournaments.models import Table, Tournament
+from tournaments.models import Deal, Table, Tournament
 from tournaments.referee import (
     BotsNotConnected,
     GameResult,
@@ -235,7 +235,26 @@ def tournaments_tick() -> dict:
     )
     for table_id in [*forgotten, *stale]:
         table_play_task.delay(table_id)
+    # Baselines whose task was lost (a worker died before it ran): revealed deals with games
+    # and no baseline yet.
+    behind = list(
+        Deal.objects.filter(revealed_at__isnull=False, baseline__isnull=True, games__isnull=False)
+        .order_by("tournament_id").values_list("tournament_id", flat=True).distinct()[:20]
+    )
+    for tournament_id in behind:
+        deal_baselines_task.delay(tournament_id)
     return {
         "started": started, "ladder_tables": ladder_tables,
         "requeued": len(forgotten), "resumed_stale": len(stale),
     }
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def deal_baselines_task(tournament_id: int) -> int:
+    """Luck baselines of a tournament's newly revealed deals (tournaments.scoring.baseline):
+    its own task, so recording never waits for the simulations; re-enqueued while more remain."""
+    batch = 500
+    done = services.deal_baselines_compute(tournament_id=tournament_id, limit=batch)
+    if done == batch:
+        deal_baselines_task.delay(tournament_id)
+    return done

@@ -57,8 +57,9 @@ class TournamentForm(forms.Form):
     )
     seats_per_table = forms.TypedChoiceField(choices=[(4, "4"), (3, "3"), (2, "2")], coerce=int, initial=4)
     deal_format = forms.ChoiceField(
-        choices=Tournament.DealFormat.choices, initial=Tournament.DealFormat.INDEPENDENT,
-        help_text="Seat rotation repeats each deal to the same bots: house bots only, never for ladders.",
+        choices=Tournament.DealFormat.choices, initial=Tournament.DealFormat.FIELD,
+        help_text="Field duplicates (the default) play each deal at several tables, each bot once. "
+        "Seat rotation repeats each deal to the same bots: house bots only, never for ladders.",
     )
     games_per_table = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Leave empty to play duplicate sets × seats games per table.")
     duplicate_sets = forms.IntegerField(min_value=1, max_value=100, initial=1, help_text="With seat rotation, each set is one deal played in every seat.")

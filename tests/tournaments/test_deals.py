@@ -48,7 +48,7 @@ def start(tournament) -> None:
 
 
 def test_every_table_commits_to_fresh_secret_deals_when_it_is_created(organiser, bots) -> None:
-    tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+    tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1, deal_format="independent")
     tables = list(tournament.tables.order_by("round", "number"))
     assert len({t.deal_group for t in tables}) == len(tables)  # every table its own group
     deals = list(Deal.objects.filter(tournament=tournament))
@@ -92,7 +92,8 @@ def test_an_organiser_seed_makes_deals_reproducible_and_labelled(organiser, bots
 
 def test_knockout_rounds_commit_to_their_deals_when_the_round_is_created(organiser, bots) -> None:
     tournament = services.tournament_create(organiser=organiser, name="KO", format="knockout",
-                                            seats_per_table=4, advance_per_table=2)
+                                            seats_per_table=4, advance_per_table=2,
+                                            deal_format="independent")
     for bot in bots:
         services.tournament_entrant_add(tournament=tournament, bot=bot)
     start(tournament)
@@ -111,7 +112,8 @@ def test_knockout_rounds_commit_to_their_deals_when_the_round_is_created(organis
 
 def test_ladder_tables_get_their_own_secret_deals(organiser, bots) -> None:
     ladder = services.tournament_create(organiser=organiser, name="Ladder", format="ladder",
-                                        seats_per_table=2, ladder_tables_per_tick=2)
+                                        seats_per_table=2, ladder_tables_per_tick=2,
+                                        deal_format="independent")
     for bot in bots[:4]:
         services.tournament_entrant_add(tournament=ladder, bot=bot)
     services.tournament_start(tournament=ladder)
@@ -185,7 +187,8 @@ def test_rotation_plays_one_deal_in_every_seat_and_reveals_it_after_the_last_rot
 
 
 def test_the_plan_sends_the_committed_seeds_of_the_games_still_to_play(organiser, bots) -> None:
-    tournament = running_round_robin(organiser, bots[:4], seats_per_table=4, duplicate_sets=1)
+    tournament = running_round_robin(organiser, bots[:4], seats_per_table=4, duplicate_sets=1,
+                                     deal_format="independent")
     table = tournament.tables.get()
     seeds = list(Deal.objects.filter(tournament=tournament, group=table.deal_group).order_by("index")
                  .values_list("seed", flat=True))

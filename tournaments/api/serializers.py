@@ -53,9 +53,10 @@ class TournamentCreateInput(serializers.Serializer):
     connect_deadline_s = serializers.IntegerField(min_value=0, max_value=86_400, default=300)
     rated = serializers.BooleanField(default=True)
     deal_format = serializers.ChoiceField(
-        choices=Tournament.DealFormat.choices, default=Tournament.DealFormat.INDEPENDENT,
-        help_text="independent (every deal played once) or rotation (one deal in every seat "
-        "at one table: house bots only, never for ladders).",
+        choices=Tournament.DealFormat.choices, default=Tournament.DealFormat.FIELD,
+        help_text="field (the default: each deal played at several tables by different bots, "
+        "each bot once; scores compared seat by seat), independent (every deal played once) "
+        "or rotation (one deal in every seat at one table: house bots only, never for ladders).",
     )
     seed = serializers.CharField(
         max_length=64, required=False, write_only=True,
@@ -242,6 +243,35 @@ class StandingOutput(serializers.Serializer):
             if data[key] == float("inf"):
                 data[key] = None
         return data
+
+
+class LuckAdjustedRowOutput(serializers.Serializer):
+    rank = serializers.IntegerField()
+    bot_id = serializers.IntegerField()
+    bot_name = serializers.CharField()
+    games = serializers.IntegerField()
+    points_mean = serializers.FloatField()
+    points_ci = serializers.FloatField(allow_null=True, help_text="Half-width of the 95% interval.")
+    adjusted_mean = serializers.FloatField(help_text="Luck-adjusted points per game.")
+    adjusted_ci = serializers.FloatField(allow_null=True, help_text="Half-width of the 95% interval.")
+    compared = serializers.IntegerField(help_text="Games compared with other results of the same cards.")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        for key in ("points_ci", "adjusted_ci"):
+            if data[key] is not None and not math.isfinite(data[key]):
+                data[key] = None
+        return data
+
+
+class LuckAdjustedOutput(serializers.Serializer):
+    method = serializers.CharField()
+    games_scored = serializers.IntegerField()
+    games_withheld = serializers.IntegerField(
+        help_text="Games on deals not yet played at every table of their group: counted once revealed."
+    )
+    deals_with_baseline = serializers.IntegerField()
+    rows = LuckAdjustedRowOutput(many=True)
 
 
 class TableSeatOutput(serializers.ModelSerializer):
