@@ -682,3 +682,72 @@ def game_replay(*, game_id: int) -> dict[str, Any]:
     """The engine's replay JSON of a game (1 query)."""
     replay = Replay.objects.get(game_id=game_id)
     return json.loads(replay.decoded_text())
+
+
+# --- luck-adjusted standings -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LuckAdjustedRow:
+    rank: int
+    bot_id: int
+    bot_name: str
+    games: int
+    points_mean: float
+    points_ci: float
+    adjusted_mean: float
+    adjusted_ci: float
+    compared: int  # games with counterparts or a baseline to compare with
+
+
+@dataclass(frozen=True)
+class LuckAdjustedStandings:
+    rows: list[LuckAdjustedRow]
+    games_scored: int
+    games_withheld: int  # games on deals not yet revealed (played at every table)
+    deals_with_baseline: int
+    method: str = (
+        "points minus the mean result of the same cards: the same seat of the same deal at "
+        "the deal group's other tables, and a house-bot baseline of the deal"
+    )
+
+
+def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings:
+    """Raw and luck-adjusted points per game with 95% intervals (tournaments.scoring).
+
+    Only games on revealed deals count: before a deal has been played at every table of
+    its group, its results compared across tables (or its baseline) would tell the bots
+    still playing it something about the cards. Three queries."""
+    from tournaments.scoring.adjusted import GameRow, adjusted_standings
+
+    seats = (
+        GameSeat.objects.filter(game__table__tournament=tournament, game__deal__revealed_at__isnull=False)
+        .order_by("game_id", "seat")
+        .values_list("game_id", "entrant_id", "points", "game__deal_id", "game__deal__baseline")
+    )
+    games: dict[int, tuple[int, list[int], list[int], Any]] = {}
+    for game_id, entrant_id, points, deal_id, baseline in seats:
+        row = games.setdefault(game_id, (deal_id, [], [], baseline))
+        row[1].append(entrant_id)
+        row[2].append(points)
+    rows = [
+        GameRow(
+            deal=deal_id, entrants=entrants, points=points,
+            baseline=baseline if isinstance(baseline, list) and len(baseline) == len(points) else None,
+        )
+        for deal_id, entrants, points, baseline in games.values()
+    ]
+    withheld = Game.objects.filter(table__tournament=tournament, deal__revealed_at__isnull=True).count()
+    who = {pk: (bot_id, name) for pk, bot_id, name in Entrant.objects.filter(tournament=tournament).values_list("pk", "bot_id", "bot__name")}
+    result = [
+        LuckAdjustedRow(
+            rank=rank, bot_id=who[r.entrant][0], bot_name=who[r.entrant][1], games=r.games,
+            points_mean=r.points_mean, points_ci=r.points_ci, adjusted_mean=r.adjusted_mean,
+            adjusted_ci=r.adjusted_ci, compared=r.compared,
+        )
+        for rank, r in enumerate(adjusted_standings(rows), start=1)
+    ]
+    return LuckAdjustedStandings(
+        rows=result, games_scored=len(rows), games_withheld=withheld,
+        deals_with_baseline=len({g.deal for g in rows if g.baseline is not None}),
+    )

@@ -88,6 +88,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": selectors.tournament_progress(tournament=tournament),
         "standings": standings,
         "standings_chart": standings_chart(standings),
+        "adjusted": selectors.tournament_luck_adjusted(tournament=tournament) if standings else None,
         "cross": None,
         "bracket": None,
         "tables": None,

@@ -29,6 +29,11 @@ urlpatterns = [
     path("tournaments/<slug:slug>/start/", views.TournamentStartView.as_view(), name="start"),
     path("tournaments/<slug:slug>/cancel/", views.TournamentCancelView.as_view(), name="cancel"),
     path("tournaments/<slug:slug>/standings/", views.TournamentStandingsView.as_view(), name="standings"),
+    path(
+        "tournaments/<slug:slug>/standings/luck-adjusted/",
+        views.TournamentLuckAdjustedView.as_view(),
+        name="standings-luck-adjusted",
+    ),
     path("tournaments/<slug:slug>/cross-table/", views.TournamentCrossTableView.as_view(), name="cross-table"),
     path("tournaments/<slug:slug>/bracket/", views.TournamentBracketView.as_view(), name="bracket"),
     path("tournaments/<slug:slug>/tables/", views.TournamentTablesView.as_view(), name="tables"),

@@ -405,6 +405,16 @@ class TournamentStandingsView(ServiceAPIView):
         return Response(s.StandingOutput(selectors.tournament_standings(tournament=tournament), many=True).data)
 
 
+class TournamentLuckAdjustedView(ServiceAPIView):
+    @extend_schema(
+        responses=s.LuckAdjustedOutput,
+        summary="Raw and luck-adjusted points per game with 95% intervals (revealed deals only)",
+    )
+    def get(self, request, slug: str):
+        tournament = get_object_or_404(Tournament, slug=slug)
+        return Response(s.LuckAdjustedOutput(selectors.tournament_luck_adjusted(tournament=tournament)).data)
+
+
 class TournamentCrossTableView(ServiceAPIView):
     @extend_schema(
         responses=inline_serializer(
