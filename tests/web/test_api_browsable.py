@@ -49,6 +49,7 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "start": (f"/api/v1/tournaments/{t}/start/", SIGNED_IN),
         "cancel": (f"/api/v1/tournaments/{t}/cancel/", SIGNED_IN),
         "standings": (f"/api/v1/tournaments/{t}/standings/", OPEN),
+        "standings-luck-adjusted": (f"/api/v1/tournaments/{t}/standings/luck-adjusted/", OPEN),
         "cross-table": (f"/api/v1/tournaments/{t}/cross-table/", OPEN),
         "bracket": (f"/api/v1/tournaments/{t}/bracket/", OPEN),
         "tables": (f"/api/v1/tournaments/{t}/tables/", OPEN),
