@@ -1,5 +1,6 @@
 from django.urls import path
 
+import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
 from web import live, views, views_account, views_organise
 
 app_name = "web"
@@ -13,23 +14,23 @@ urlpatterns = [
     path("tournaments/<slug:slug>/live/", live.tournament_progress_stream, name="tournament_live"),
     path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
-    path("leaderboards/<slug:pool>/", views.leaderboard, name="leaderboard"),
+    path("leaderboards/<pool:pool>/", views.leaderboard, name="leaderboard"),
     path("bots/", views.bot_list, name="bot_list"),
-    path("bots/<str:name>/", views.bot_detail, name="bot_detail"),
-    path("bots/<str:name>/games/", views.bot_games, name="bot_games"),
-    path("games/<int:game_id>/", views.game_detail, name="game_detail"),
-    path("games/<int:game_id>/replay.json", views.game_replay_json, name="game_replay"),
+    path("bots/<botname:name>/", views.bot_detail, name="bot_detail"),
+    path("bots/<botname:name>/games/", views.bot_games, name="bot_games"),
+    path("games/<dbid:game_id>/", views.game_detail, name="game_detail"),
+    path("games/<dbid:game_id>/replay.json", views.game_replay_json, name="game_replay"),
     # accounts and bot registration
     path("accounts/signup/", views_account.signup, name="signup"),
     path("accounts/login/", views_account.SignInView.as_view(), name="login"),
     path("accounts/logout/", views_account.SignOutView.as_view(), name="logout"),
     path("me/bots/", views_account.my_bots, name="my_bots"),
     path("me/bots/new/", views_account.bot_register, name="bot_register"),
-    path("me/bots/<str:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
-    path("me/bots/<str:name>/edit/", views_account.bot_edit, name="bot_edit"),
-    path("me/bots/<str:name>/retire/", views_account.bot_retire, name="bot_retire"),
+    path("me/bots/<botname:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
+    path("me/bots/<botname:name>/edit/", views_account.bot_edit, name="bot_edit"),
+    path("me/bots/<botname:name>/retire/", views_account.bot_retire, name="bot_retire"),
     path("me/tokens/", views_account.api_tokens, name="api_tokens"),
-    path("me/tokens/<int:token_id>/revoke/", views_account.api_token_revoke, name="api_token_revoke"),
+    path("me/tokens/<dbid:token_id>/revoke/", views_account.api_token_revoke, name="api_token_revoke"),
     # organisers
     path("organise/", views_organise.organise, name="organise"),
     path("organise/new/", views_organise.tournament_new, name="tournament_new"),

@@ -4,6 +4,7 @@ shows) or `web.queries` (what only pages show) and renders a template."""
 from __future__ import annotations
 
 import json
+import re
 import zlib
 
 from django.conf import settings
@@ -237,7 +238,9 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
         else []
     )
     seat_param = request.GET.get("seat")
-    seat_view = int(seat_param) if seat_param and seat_param.isdigit() and int(seat_param) < frames["players"] else None
+    # Only a plain seat number is read; anything else (e.g. "²", which isdigit() accepts and
+    # int() refuses) shows the table view, as no parameter does.
+    seat_view = int(seat_param) if seat_param and re.fullmatch(r"[0-9]", seat_param) and int(seat_param) < frames["players"] else None
     return render(
         request,
         "web/game_detail.html",

@@ -3,6 +3,7 @@
 
 from django.urls import path
 
+import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
 from tournaments.api import views
 
 app_name = "api"
@@ -10,20 +11,20 @@ app_name = "api"
 urlpatterns = [
     path("", views.ApiRootView.as_view(), name="root"),
     path("tokens/", views.ApiTokenListView.as_view(), name="tokens"),
-    path("tokens/<int:token_id>/", views.ApiTokenRevokeView.as_view(), name="token-revoke"),
+    path("tokens/<dbid:token_id>/", views.ApiTokenRevokeView.as_view(), name="token-revoke"),
     path("bots/", views.BotListView.as_view(), name="bots"),
-    path("bots/<str:name>/", views.BotDetailView.as_view(), name="bot"),
-    path("bots/<str:name>/rotate-token/", views.BotRotateTokenView.as_view(), name="bot-rotate"),
-    path("bots/<str:name>/revoke/", views.BotRevokeView.as_view(), name="bot-revoke"),
-    path("bots/<str:name>/ratings/", views.BotRatingsView.as_view(), name="bot-ratings"),
-    path("bots/<str:name>/ratings/<str:pool>/", views.BotRatingHistoryView.as_view(), name="bot-rating-history"),
-    path("bots/<str:name>/games/", views.BotGamesView.as_view(), name="bot-games"),
-    path("bots/<str:name>/vs/<str:other>/", views.HeadToHeadView.as_view(), name="head-to-head"),
+    path("bots/<botname:name>/", views.BotDetailView.as_view(), name="bot"),
+    path("bots/<botname:name>/rotate-token/", views.BotRotateTokenView.as_view(), name="bot-rotate"),
+    path("bots/<botname:name>/revoke/", views.BotRevokeView.as_view(), name="bot-revoke"),
+    path("bots/<botname:name>/ratings/", views.BotRatingsView.as_view(), name="bot-ratings"),
+    path("bots/<botname:name>/ratings/<pool:pool>/", views.BotRatingHistoryView.as_view(), name="bot-rating-history"),
+    path("bots/<botname:name>/games/", views.BotGamesView.as_view(), name="bot-games"),
+    path("bots/<botname:name>/vs/<botname:other>/", views.HeadToHeadView.as_view(), name="head-to-head"),
     path("tournaments/", views.TournamentListView.as_view(), name="tournaments"),
     path("tournaments/<slug:slug>/", views.TournamentDetailView.as_view(), name="tournament"),
     path("tournaments/<slug:slug>/progress/", views.TournamentProgressView.as_view(), name="progress"),
     path("tournaments/<slug:slug>/entrants/", views.TournamentEntrantsView.as_view(), name="entrants"),
-    path("tournaments/<slug:slug>/entrants/<str:bot>/", views.TournamentEntrantDeleteView.as_view(), name="entrant"),
+    path("tournaments/<slug:slug>/entrants/<botname:bot>/", views.TournamentEntrantDeleteView.as_view(), name="entrant"),
     path("tournaments/<slug:slug>/join/", views.LadderJoinView.as_view(), name="join"),
     path("tournaments/<slug:slug>/leave/", views.LadderLeaveView.as_view(), name="leave"),
     path("tournaments/<slug:slug>/start/", views.TournamentStartView.as_view(), name="start"),
@@ -39,7 +40,7 @@ urlpatterns = [
     path("tournaments/<slug:slug>/tables/", views.TournamentTablesView.as_view(), name="tables"),
     path("tournaments/<slug:slug>/games/", views.TournamentGamesView.as_view(), name="games"),
     path("pools/", views.PoolListView.as_view(), name="pools"),
-    path("pools/<str:pool>/leaderboard/", views.PoolLeaderboardView.as_view(), name="leaderboard"),
-    path("games/<int:game_id>/", views.GameDetailView.as_view(), name="game"),
-    path("games/<int:game_id>/replay/", views.GameReplayView.as_view(), name="replay"),
+    path("pools/<pool:pool>/leaderboard/", views.PoolLeaderboardView.as_view(), name="leaderboard"),
+    path("games/<dbid:game_id>/", views.GameDetailView.as_view(), name="game"),
+    path("games/<dbid:game_id>/replay/", views.GameReplayView.as_view(), name="replay"),
 ]

@@ -6,6 +6,8 @@ PermissionError -> 403, a missing object -> 404.
 
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
@@ -13,9 +15,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import authentication, exceptions, permissions, serializers, status
 from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.settings import api_settings
 
 from tournaments import selectors, services
 from tournaments.api import serializers as s
@@ -268,9 +272,27 @@ class HeadToHeadView(ServiceAPIView):
 # --- tournaments -----------------------------------------------------------------------
 
 
+class _NoFormatOverride:
+    """DRF's settings, except that `?format=` does not choose the renderer."""
+
+    URL_FORMAT_OVERRIDE = None
+
+    def __getattr__(self, name: str):
+        return getattr(api_settings, name)
+
+
+class FormatFilterNegotiation(DefaultContentNegotiation):
+    """For lists whose documented `?format=` filters tournaments by format: DRF otherwise
+    reads it as the renderer to use and answered 404 to `?format=knockout`. The renderer
+    still follows the Accept header (JSON by default)."""
+
+    settings = _NoFormatOverride()
+
+
 class TournamentListView(ServiceAPIView):
     serializer_class = s.TournamentOutput
     input_serializers = {"POST": s.TournamentCreateInput}
+    content_negotiation_class = FormatFilterNegotiation
 
     def get_permissions(self):
         if self.request.method == "POST":
@@ -286,9 +308,13 @@ class TournamentListView(ServiceAPIView):
         summary="List tournaments",
     )
     def get(self, request):
-        qs = selectors.tournament_list(
-            status=request.query_params.get("status"), format=request.query_params.get("format")
-        )
+        filters = {}
+        for name, choices in (("status", Tournament.Status.values), ("format", Tournament.Format.values)):
+            value = request.query_params.get(name)
+            if value and value not in choices:
+                raise exceptions.ValidationError({name: [f"Unknown {name}; choose from {', '.join(choices)}."]})
+            filters[name] = value
+        qs = selectors.tournament_list(**filters)
         return self.page(qs, s.TournamentOutput)
 
     @extend_schema(request=s.TournamentCreateInput, responses={201: s.TournamentOutput}, summary="Create a tournament (organisers)")
@@ -498,10 +524,10 @@ class PoolLeaderboardView(ServiceAPIView):
         summary="Leaderboard of a pool, best first",
     )
     def get(self, request, pool: str):
-        try:
-            min_games = int(request.query_params.get("min_games", 0))
-        except ValueError as exc:
-            raise exceptions.ValidationError({"min_games": "Must be an integer."}) from exc
+        raw = request.query_params.get("min_games", "0")
+        if not re.fullmatch(r"[0-9]{1,9}", raw):
+            raise exceptions.ValidationError({"min_games": ["Must be a whole number from 0 to 999999999."]})
+        min_games = int(raw)
         qs: QuerySet = selectors.pool_leaderboard(pool=_pool(pool), min_games=min_games)
         return self.page(qs, s.RatingOutput)
 
