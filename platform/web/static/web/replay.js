@@ -45,14 +45,16 @@
     return wrap;
   }
 
+  /* The page's ?move= and ?seat=, each a plain number or null. A hand-edited URL must not
+   * stop the viewer: URLSearchParams decodes leniently (decodeURIComponent threw URIError on
+   * ?seat=%E0%A4%A and nothing was drawn), and anything but ASCII digits is ignored. */
   function params() {
-    var out = {};
-    window.location.search.replace(/^\?/, "").split("&").forEach(function (kv) {
-      if (!kv) return;
-      var parts = kv.split("=");
-      out[decodeURIComponent(parts[0])] = decodeURIComponent(parts[1] || "");
-    });
-    return out;
+    var query = new URLSearchParams(window.location.search);
+    function number(name) {
+      var text = query.get(name);
+      return text !== null && /^[0-9]{1,6}$/.test(text) ? parseInt(text, 10) : null;
+    }
+    return { seat: number("seat"), move: number("move") };
   }
 
   function Viewer(root, data) {
@@ -61,10 +63,8 @@
     this.n = data.players;
     this.total = data.moves.length;
     var p = params();
-    var seat = parseInt(p.seat, 10);
-    this.seatView = (seat >= 0 && seat < this.n) ? seat : null;
-    var move = parseInt(p.move, 10);
-    if (isNaN(move)) move = this.total;  // a finished game opens on its final position
+    this.seatView = (p.seat !== null && p.seat < this.n) ? p.seat : null;
+    var move = p.move === null ? this.total : p.move;  // a finished game opens on its final position
     this.step = Math.max(0, Math.min(this.total, move));
     this.speedIndex = 1;
     this.timer = null;
