@@ -13,6 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from bots_sdk.decimals import format_decimal
+
 __all__ = [
     "BotSummary",
     "Estimate",
@@ -81,8 +83,8 @@ class Estimate:
 
     def __str__(self) -> str:
         if self.n < 2:
-            return f"{self.mean:+.2f}"
-        return f"{self.mean:+.2f} ± {self.half_width:.2f}"
+            return format_decimal(self.mean, 2, sign=True)
+        return f"{format_decimal(self.mean, 2, sign=True)} ± {format_decimal(self.half_width, 2)}"
 
 
 def estimate(samples: Sequence[float]) -> Estimate:
@@ -202,7 +204,7 @@ def format_report(
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r.name:<{width}}  {r.games:>6}  {100 * r.first_rate:>5.1f}%  {r.avg_place:>9.2f}  "
+            f"{r.name:<{width}}  {r.games:>6}  {format_decimal(100 * r.first_rate, 1):>5}%  {format_decimal(r.avg_place, 2):>9}  "
             f"{str(r.points):>22}  {r.strikes:>7}  {r.ms_per_move:>8.3f}"
         )
     if pairs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from bots_sdk.decimals import format_decimal
 from demo.run import DemoResult
 
 
@@ -129,5 +130,5 @@ def _cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.2f}" if abs(value) < 100 else f"{value:.1f}"
+        return format_decimal(value, 2 if abs(value) < 100 else 1)
     return str(value)

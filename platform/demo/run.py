@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bots_sdk.decimals import format_decimal
 from demo.processes import (
     ProcessGroup,
     celery_worker_argv,
@@ -394,8 +395,8 @@ def demo_standings(*, tournament_id: int) -> list[dict]:
             "bot": row.bot_name,
             "games": row.games,
             "points": row.points,
-            "pts/game": f"{row.points_mean:+.2f} ±{row.points_ci:.2f}",
-            "avg place": f"{row.place_mean:.2f} ±{row.place_ci:.2f}",
+            "pts/game": f"{format_decimal(row.points_mean, 2, sign=True)} ±{format_decimal(row.points_ci, 2)}",
+            "avg place": f"{format_decimal(row.place_mean, 2)} ±{format_decimal(row.place_ci, 2)}",
             "firsts": row.firsts,
             "strikes": row.strikes,
             "forfeits": row.forfeits,
@@ -435,7 +436,7 @@ def version_verdict(new, old) -> str:
     else:
         verdict = "not separated yet: more games would tell (or `tienlen-bot arena --sprt`)"
     return (
-        f"{new.bot_name} - {old.bot_name}: {diff:+.2f} ± {half:.2f} points per game "
+        f"{new.bot_name} - {old.bot_name}: {format_decimal(diff, 2, sign=True)} ± {format_decimal(half, 2)} points per game "
         f"over {min(new.games, old.games)} games each: {verdict}"
     )
 
@@ -465,8 +466,8 @@ def demo_ratings(*, tournament_id: int) -> list[dict]:
         {
             "bot": rating.bot.name,
             "pool": f"{tournament.preset}/{tournament.seats_per_table}p",
-            "rating": f"{rating.rating:.1f}",
-            "change": f"{changes.get(rating.bot_id, 0.0):+.1f}",
+            "rating": format_decimal(rating.rating, 1),
+            "change": format_decimal(changes.get(rating.bot_id, 0.0), 1, sign=True),
             "games rated": rating.games,
         }
         for rating in sorted(ratings, key=lambda r: -r.rating)

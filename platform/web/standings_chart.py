@@ -13,6 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from bots_sdk.decimals import format_decimal
+
 ROW = 26  # px per bot
 LABEL_W = 170  # bot names on the left
 VALUE_W = 120  # "+1.23 ± 0.45" on the right
@@ -73,7 +75,10 @@ def standings_chart(standings: Sequence[Any]) -> dict[str, Any] | None:
                 "x": x(s.points_mean),
                 "x_low": x(s.points_mean - s.points_ci) if has_ci else None,
                 "x_high": x(s.points_mean + s.points_ci) if has_ci else None,
-                "value": f"{s.points_mean:+.2f} ± {s.points_ci:.2f}" if has_ci else f"{s.points_mean:+.2f} (1 game)",
+                "value": (
+                    f"{format_decimal(s.points_mean, 2, sign=True)} ± {format_decimal(s.points_ci, 2)}"
+                    if has_ci else f"{format_decimal(s.points_mean, 2, sign=True)} (1 game)"
+                ),
                 "side": "pos" if s.points_mean > 0 else ("neg" if s.points_mean < 0 else "even"),
             }
         )
