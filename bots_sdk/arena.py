@@ -140,7 +140,7 @@ class ArenaResult:
     config: ArenaConfig
     records: list[GameRecord]
     elapsed_s: float
-    errors: list[str]  # one line per strike: what the bot did wrong
+    errors: list[str]  # one line per fallback move: what the bot did wrong
 
     @property
     def games_per_second(self) -> float:
@@ -226,7 +226,8 @@ class _Runner:
             if "on_game_start" in hooks[s]:
                 hand = tuple(game.hands[s])
                 self._hook(bot, "on_game_start", GameInfo(table_id, 0, s, hand, True, None), errors, labels[s])
-        strikes = [0] * n
+        fallbacks = [0] * n  # moves answered with the fallback move (as the SDK client does)
+        rejected = [0] * n  # illegal answers, which the referee would reject
         think = [0.0] * n
         moves = [0] * n
         perf = time.perf_counter
@@ -260,8 +261,8 @@ class _Runner:
             except Exception as exc:
                 think[seat] += perf() - t0
                 moves[seat] += 1
-                strikes[seat] += 1
-                errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}")
+                fallbacks[seat] += 1
+                errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}; fallback played")
                 self._fallback(game, live)
                 seal(view, live, _VIEW_REFS, _LIVE_REFS)
                 live = view = None
@@ -280,9 +281,10 @@ class _Runner:
                 else:
                     game.play(cards)
             except IllegalMove as exc:
-                strikes[seat] += 1
+                fallbacks[seat] += 1
+                rejected[seat] += 1
                 shown = "pass" if cards is None else " ".join(str(c) for c in cards)
-                errors.append(f"{labels[seat]}: illegal move {shown}: {exc}")
+                errors.append(f"{labels[seat]}: illegal move {shown} (the referee rejects it: {exc}); fallback played")
                 self._fallback(game, game.view(seat))
         points = tuple(game.points)
         order = tuple(game.finishing_order)
@@ -299,7 +301,8 @@ class _Runner:
             entrants=entrants,
             points=points,
             finishing_order=order,
-            strikes=tuple(strikes),
+            fallbacks=tuple(fallbacks),
+            rejected=tuple(rejected),
             think_s=tuple(think),
             moves=tuple(moves),
         )

@@ -2,7 +2,9 @@
 
 Every error a user can cause (a missing file, a class that is not there, a bot that
 raises on import, a malformed replay) is printed as one line, `tienlen-bot: error: ...`,
-with exit status 2; tracebacks are for bugs in the SDK itself.
+with exit status 2; tracebacks are for bugs in the SDK itself. `arena` exits with status
+1 when a bot never made a legal move of its own (every one of its moves was a fallback),
+so a script or CI job running it notices a broken bot.
 """
 
 from __future__ import annotations
@@ -183,12 +185,13 @@ def cmd_arena(args: argparse.Namespace) -> int:
             f"LLR {_llr(test.llr)} (bounds {test.lower:.2f}, {test.upper:.2f}) after "
             f"{len(result.records)} games"
         )
+    broken = _never_legal(rows)
     if args.json:
         doc = _arena_json(result, rows, pairs)
         if sprt_line:
             doc["sprt"] = sprt_line
         print(json.dumps(doc, indent=2))
-        return 0
+        return _report_never_legal(broken)
     mode = "duplicate sets" if args.duplicate else "games"
     print(
         f"{len(result.records)} games, preset {args.preset}, {args.players} players, "
@@ -197,20 +200,49 @@ def cmd_arena(args: argparse.Namespace) -> int:
         + f"{result.elapsed_s:.1f} s ({result.games_per_second:.1f} games/s)"
     )
     print()
-    print(format_report(rows, pairs, units=units, unit_name=mode))
+    print(format_report(rows, pairs, units=units, unit_name=mode, counts=("rejected", "fallbacks")))
+    if any(r.games > len(result.records) for r in rows):
+        print(
+            "(seat-games: a bot named for several seats plays each of them, "
+            f"so it has more seat-games than the {len(result.records)} games)"
+        )
     if sprt_line:
         print()
         print(sprt_line)
     if result.errors:
         print()
-        print(f"{len(result.errors)} bot error(s) (each replaced by the referee's fallback move):")
+        print(
+            f"{len(result.errors)} fallback move(s): the bot raised or answered an illegal move, "
+            "and the fallback (pass where allowed, else the weakest play) was played instead. "
+            "On the referee the SDK client does the same, so these cost no strike; a strike is "
+            "the referee moving for a seat that ran out of time, gave 3 illegal answers to one "
+            "move or disconnected."
+        )
         for line in result.errors[: args.show_errors]:
             print(f"  {line}")
         if len(result.errors) > args.show_errors:
             print(f"  ... {len(result.errors) - args.show_errors} more (--show-errors N)")
     if args.replays:
         print(f"\nreplays written to {args.replays}/ (index.json says who sat where)")
-    return 0
+    return _report_never_legal(broken)
+
+
+def _never_legal(rows: Any) -> list[Any]:
+    """Bots that moved but never made a legal move of their own: every move was a fallback."""
+    return [r for r in rows if r.moves and r.own_moves == 0]
+
+
+def _report_never_legal(broken: list[Any]) -> int:
+    """Exit status 1 (a test that failed) when some bot never made a legal move itself."""
+    for r in broken:
+        raised = r.fallbacks - r.rejected
+        print(
+            f"tienlen-bot: error: {r.name} never made a legal move of its own: all {r.moves} of "
+            f"its moves were fallbacks (play() raised {raised} time(s), {r.rejected} illegal "
+            "answer(s)); see the fallback lines above (--show-errors N)",
+            file=sys.stderr,
+        )
+    return 1 if broken else 0
 
 
 def _llr(value: float) -> str:
@@ -241,11 +273,13 @@ def _arena_json(result: Any, rows: Any, pairs: Any) -> dict[str, Any]:
         "bots": [
             {
                 "name": r.name,
-                "games": r.games,
+                "seat_games": r.games,
                 "first_places": r.firsts,
                 "average_place": r.avg_place,
                 "points_per_game": est(r.points),
-                "strikes": r.strikes,
+                "fallbacks": r.fallbacks,
+                "rejected": r.rejected,
+                "own_moves": r.own_moves,
                 "ms_per_move": r.ms_per_move,
             }
             for r in rows

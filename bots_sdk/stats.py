@@ -57,9 +57,11 @@ class GameRecord:
     entrants: tuple[int, ...]  # entrant index per seat
     points: tuple[int, ...]
     finishing_order: tuple[int, ...]
-    strikes: tuple[int, ...] = ()
+    strikes: tuple[int, ...] = ()  # the referee's: it moved for the seat (see BotSummary)
     think_s: tuple[float, ...] = ()
     moves: tuple[int, ...] = ()
+    fallbacks: tuple[int, ...] = ()  # moves answered with the fallback move instead
+    rejected: tuple[int, ...] = ()  # illegal answers (the referee's MoveRejected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +103,32 @@ def estimate(samples: Sequence[float]) -> Estimate:
 
 @dataclass(slots=True)
 class BotSummary:
+    """One bot's results, in the referee's words (docs/protocol.md):
+
+    * `fallbacks`: moves answered with the fallback move (pass where allowed, else the
+      weakest play) because `play()` raised or gave an illegal move. The SDK client does
+      the same on the referee, before the referee has to: no strike.
+    * `rejected`: illegal answers, each of which the referee answers with MoveRejected.
+    * `strikes`: the referee moved for the seat itself (no legal answer in time, 3 illegal
+      answers to one move, a disconnection). Only a referee counts them (the arena has no
+      clock and runs bots the way the SDK client does, so it records none).
+    """
+
     name: str
-    games: int = 0  # seat-games played
+    games: int = 0  # seat-games: a bot in two seats of a table plays two per game
     firsts: int = 0
     place_sum: int = 0
     strikes: int = 0
     think_s: float = 0.0
     moves: int = 0
     points: Estimate = field(default_factory=lambda: estimate([]))
+    fallbacks: int = 0
+    rejected: int = 0
+
+    @property
+    def own_moves(self) -> int:
+        """Legal moves the bot made itself."""
+        return self.moves - self.fallbacks
 
     @property
     def first_rate(self) -> float:
@@ -166,6 +186,10 @@ def summarize(records: Sequence[GameRecord], names: Sequence[str]) -> list[BotSu
                 row.think_s += r.think_s[seat]
             if r.moves:
                 row.moves += r.moves[seat]
+            if r.fallbacks:
+                row.fallbacks += r.fallbacks[seat]
+            if r.rejected:
+                row.rejected += r.rejected[seat]
     means = _unit_means(records, len(names))
     for e, row in enumerate(rows):
         row.points = estimate([m[e] for m in means.values() if m[e] is not None])
@@ -193,19 +217,24 @@ def games_to_separate(diff: Estimate, games_per_unit: int) -> float:
 
 
 def format_report(
-    rows: Sequence[BotSummary], pairs: Sequence[PairComparison], *, units: int, unit_name: str
+    rows: Sequence[BotSummary], pairs: Sequence[PairComparison], *, units: int, unit_name: str,
+    counts: Sequence[str] = ("strikes",),
 ) -> str:
-    """The end-of-arena text: one line per bot, then the pairwise comparisons."""
+    """The end-of-arena text: one line per bot, then the pairwise comparisons. `counts`
+    are the BotSummary counters shown ("strikes" on a referee; the arena shows
+    "rejected" and "fallbacks")."""
     width = max([len(r.name) for r in rows] + [3])
     head = (
-        f"{'bot':<{width}}  {'games':>6}  {'1st':>6}  {'avg place':>9}  "
-        f"{'points/game (95% CI)':>22}  {'strikes':>7}  {'ms/move':>8}"
+        f"{'bot':<{width}}  {'seat-games':>10}  {'1st':>6}  {'avg place':>9}  "
+        f"{'points/game (95% CI)':>22}  " + "".join(f"{c:>9}  " for c in counts) + f"{'ms/move':>8}"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r.name:<{width}}  {r.games:>6}  {format_decimal(100 * r.first_rate, 1):>5}%  {format_decimal(r.avg_place, 2):>9}  "
-            f"{str(r.points):>22}  {r.strikes:>7}  {r.ms_per_move:>8.3f}"
+            f"{r.name:<{width}}  {r.games:>10}  {format_decimal(100 * r.first_rate, 1):>5}%  "
+            f"{format_decimal(r.avg_place, 2):>9}  {str(r.points):>22}  "
+            + "".join(f"{getattr(r, c):>9}  " for c in counts)
+            + f"{r.ms_per_move:>8.3f}"
         )
     if pairs:
         lines.append("")

@@ -76,7 +76,9 @@ def test_replays_are_the_platforms_format_and_re_simulate(tmp_path):
         assert tuple(game.points) == record.points
 
 
-def test_bad_bots_get_strikes_and_the_games_still_finish(bot_file):
+def test_bad_bots_get_fallbacks_not_strikes_and_the_games_still_finish(bot_file):
+    """The referee's words (issue 14.6): a bot that raises or answers an illegal move gets the
+    fallback move, as the SDK client sends it on the referee, where no strike is recorded."""
     path = bot_file(
         """
         from bots_sdk import Bot
@@ -96,9 +98,15 @@ def test_bad_bots_get_strikes_and_the_games_still_finish(bot_file):
     result = _run([str(path), "greedy"], games=4, seed="bad")
     assert len(result.records) == 4
     flaky, greedy = summarize(result.records, ["Flaky", "greedy"])
-    assert flaky.strikes > 0 and greedy.strikes == 0
-    assert any("play() raised RuntimeError: my bug" in e for e in result.errors)
-    assert any("illegal move 2H 2D 2C" in e and "not in your hand" in e for e in result.errors)
+    assert flaky.strikes == greedy.strikes == 0
+    assert any("play() raised RuntimeError: my bug; fallback played" in e for e in result.errors)
+    raised = sum("play() raised " in e and e.endswith("; fallback played") for e in result.errors)
+    illegal = sum("illegal move 2H 2D 2C (the referee rejects it: " in e and "not in your hand" in e
+                  for e in result.errors)
+    assert raised > 0 and illegal > 0
+    assert flaky.rejected == illegal and flaky.fallbacks == raised + illegal == len(result.errors)
+    assert 0 < flaky.own_moves < flaky.moves
+    assert greedy.fallbacks == greedy.rejected == 0 and greedy.own_moves == greedy.moves
 
 
 def test_async_bots_and_hooks(bot_file):

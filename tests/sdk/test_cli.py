@@ -31,8 +31,11 @@ def test_arena_prints_a_row_per_bot_and_the_pairwise_comparison():
     lines = out.stdout.splitlines()
     assert lines[0].startswith("12 games, preset south, 4 players, duplicate deals")
     header = next(line for line in lines if line.startswith("bot "))
-    for column in ("games", "1st", "avg place", "points/game (95% CI)", "strikes", "ms/move"):
+    for column in ("seat-games", "1st", "avg place", "points/game (95% CI)", "rejected", "fallbacks", "ms/move"):
         assert column in header
+    assert "strikes" not in header  # only a referee strikes (the arena records none)
+    # r g h r: random holds two seats, so it has more seat-games than the 12 games.
+    assert "(seat-games: a bot named for several seats plays each of them" in out.stdout
     rows = {line.split()[0] for line in lines if line.split() and line.split()[0] in {"random", "greedy", "heuristic"}}
     assert rows == {"random", "greedy", "heuristic"}
     assert "pairwise (points/game difference, paired over 3 duplicate sets)" in out.stdout  # 4 rotations of r g h r
@@ -239,3 +242,53 @@ def test_run_fails_at_once_with_one_line_when_the_first_connection_cannot_work(w
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith(f"tienlen-bot: error: cannot connect to the referee at {server}: {words}")
+
+
+@pytest.mark.parametrize(
+    ("body", "raised", "rejected"),
+    [
+        ("raise RuntimeError('always broken')", 1, 0),
+        ("return '2H 2D 2C 2S'", 0, 1),  # never even holds them all
+    ],
+)
+def test_arena_fails_when_a_bot_never_makes_a_legal_move(tmp_path, body, raised, rejected):
+    """Issue 14.6: such a bot used to show hundreds of "strikes" and the arena exited 0 (the
+    referee records no strike for it: the SDK answers with the fallback move)."""
+    bot = tmp_path / "broken_bot.py"
+    bot.write_text(
+        "from bots_sdk import Bot\n\n"
+        "class Broken(Bot):\n"
+        "    def play(self, view):\n"
+        f"        {body}\n"
+    )
+    out = tienlen_bot("arena", str(bot), "greedy", "--games", "3", "--players", "2", "--seed", "broken")
+    assert out.returncode == 1, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("Broken"))
+    moves_line = out.stderr.strip()
+    assert moves_line.startswith("tienlen-bot: error: Broken never made a legal move of its own: all ")
+    moves = int(moves_line.split("all ", 1)[1].split(" ", 1)[0])
+    assert f"(play() raised {moves * raised} time(s), {moves * rejected} illegal answer(s))" in moves_line
+    # the row: seat-games 3, ..., rejected, fallbacks (every move)
+    assert row.split()[-3:-1] == [str(moves * rejected), str(moves)]
+    assert "these cost no strike" in out.stdout.replace("\n", " ")
+    as_json = tienlen_bot("arena", str(bot), "greedy", "--games", "3", "--players", "2", "--json", "--seed", "broken")
+    assert as_json.returncode == 1
+    broken = json.loads(as_json.stdout)["bots"][0]
+    assert broken["own_moves"] == 0 and broken["fallbacks"] == moves and broken["rejected"] == moves * rejected
+    assert broken["seat_games"] == 3 and "strikes" not in broken
+
+
+def test_arena_passes_a_bot_with_some_legal_moves(tmp_path):
+    bot = tmp_path / "half_bot.py"
+    bot.write_text(
+        "from bots_sdk import Bot\n\n"
+        "class Half(Bot):\n"
+        "    n = 0\n"
+        "    def play(self, view):\n"
+        "        Half.n += 1\n"
+        "        if Half.n % 2:\n"
+        "            raise RuntimeError('odd')\n"
+        "        return view.legal_plays()[0]\n"
+    )
+    out = tienlen_bot("arena", str(bot), "greedy", "--games", "2", "--players", "2")
+    assert out.returncode == 0, out.stderr

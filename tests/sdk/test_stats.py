@@ -100,7 +100,8 @@ def test_report_has_a_row_per_bot_and_the_pairwise_section():
     rows = summarize(_records(), ["alpha", "beta"])
     text = format_report(rows, pairwise(_records(), ["alpha", "beta"]), units=2, unit_name="duplicate sets")
     lines = text.splitlines()
-    assert lines[0].split()[:4] == ["bot", "games", "1st", "avg"]
+    assert lines[0].split()[:4] == ["bot", "seat-games", "1st", "avg"]
+    assert lines[0].split()[-2:] == ["strikes", "ms/move"]  # a referee's report: its strikes
     assert any(line.startswith("alpha") for line in lines)
     assert "alpha - beta" in text and "paired over 2 duplicate sets" in text
 
