@@ -85,12 +85,14 @@ class Referee:
         options = [
             ("grpc.max_receive_message_length", self.config.max_message_bytes),
             ("grpc.so_reuseport", 0),
-            # No BDP probing: the referee only ever receives small messages (answers,
-            # pings, table requests), for which gRPC's 64 KiB window per stream is plenty;
-            # with probing it grows the window, and a bot flooding faster than the
-            # referee reads it (the rate limit pauses reading) made gRPC take in and
-            # buffer megabytes per stream, costing every other table CPU.
+            # Small receive windows: the referee only ever receives small messages
+            # (answers, pings, table requests; a larger one still flows, as it is read).
+            # With BDP probing gRPC grew each stream's window, and a bot flooding faster
+            # than the referee reads it (the rate limit pauses reading) made gRPC take in
+            # and buffer megabytes per stream, costing every other table CPU; even the
+            # default 64 KiB read-ahead is ~5,000 pings taken in per flooding stream.
             ("grpc.http2.bdp_probe", 0),
+            ("grpc.http2.lookahead_bytes", 8192),
             *server_keepalive_options(self.config.keepalive_ms),
             *self.config.extra_options,
         ]

@@ -246,6 +246,21 @@ async def test_a_bot_that_does_not_read_its_stream_is_closed(
 
 
 
+async def test_a_message_just_under_the_size_limit_still_arrives(referee: Referee) -> None:
+    """The referee reads ahead only 8 KiB per stream (a flood cannot make it buffer more),
+    which must not stop a larger message from flowing as it is read."""
+    bot = await RawBot(referee.target, "alice").start().connected()
+    bot.send(gw.BotMessage(move=gw.Move(table_id="x" * (60 * 1024), move_id=3)))
+    for _ in range(200):
+        if bot.of_kind("move_rejected"):
+            break
+        await asyncio.sleep(0.02)
+    rejected = bot.of_kind("move_rejected")[0]
+    assert rejected.code == gw.MOVE_ERROR_CODE_UNKNOWN_TABLE and len(rejected.table_id) == 60 * 1024
+    await bot.close()
+    assert bot.status == grpc.StatusCode.OK
+
+
 async def test_oversized_message_closes_only_that_stream(referee: Referee) -> None:
     bot = await RawBot(referee.target, "alice").start().connected()
     other = await RawBot(referee.target, "bob").start().connected()
