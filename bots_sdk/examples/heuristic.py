@@ -10,6 +10,7 @@ It is deliberately readable rather than clever: a starting point for authors.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -96,14 +97,147 @@ def rank_counts(cards: Sequence[Card]) -> list[int]:
     return counts
 
 
-def _is_bomb(cards: Sequence[Card]) -> bool:
-    n = len(cards)
-    ranks = sorted(c.rank for c in cards)
-    if n == 4 and ranks[0] == ranks[-1]:
-        return True
-    if n >= 6 and n % 2 == 0:
-        pairs = ranks[0::2]
-        return ranks[1::2] == pairs and all(b == a + 1 for a, b in zip(pairs, pairs[1:], strict=False))
+_POP = tuple(n.bit_count() for n in range(16))
+TWOS_MASK = 0xF << (4 * TWO)
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The few rule options the heuristic plays differently for."""
+
+    no_two_finish: bool = False  # north: going out on a 2 ranks you last
+    sequences: bool = True  # rank-count plans may use straights and pair sequences
+    den_ca_lang: bool = False  # north: passing a playable hand before someone goes out pays
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> Rules:
+        return cls(no_two_finish=bool(options.get("no_finish_on_two")),
+                   sequences=bool(options.get("pair_sequences", True))
+                   and not options.get("like_beats_like"),
+                   den_ca_lang=bool(options.get("den_ca_lang")))
+
+
+@lru_cache(maxsize=1 << 16)
+def _shape(m: int) -> tuple[tuple[int, ...], tuple[int, ...], int, bool, bool]:
+    """A play's (sorted ranks, rank counts, top rank, single rank, bomb), cached by card set:
+    the same plays come back all game long, and in every simulated game."""
+    ranks: list[int] = []
+    counts = [0] * 13
+    r = 0
+    x = m
+    while x:
+        k = _POP[x & 15]
+        if k:
+            ranks.extend([r] * k)
+            counts[r] = k
+        x >>= 4
+        r += 1
+    n = len(ranks)
+    distinct = [q for q in range(13) if counts[q]]
+    single = len(distinct) == 1
+    bomb = (n == 4 and single) or (
+        n >= 6 and n % 2 == 0 and all(counts[q] == 2 for q in distinct)
+        and distinct[-1] - distinct[0] == len(distinct) - 1)
+    return tuple(ranks), tuple(counts), ranks[-1], single, bomb
+
+
+def rank_plays(masks: Sequence[int], hand: int, *, seat: int, counts: Sequence[int],
+               unseen: Sequence[int], leading: bool, table: int, can_pass: bool,
+               never_played: bool, rules: Rules) -> list[tuple[float, int | None]]:
+    """The heuristic on integers: every move it weighs, best first, as (score, card set) with
+    None for the pass (lower scores are better). ``masks``: the legal plays as 52-bit card
+    sets, in the engine's order; ``hand``: own cards; ``counts``: cards left per seat;
+    ``unseen``: per rank, cards neither in the hand nor played; ``table``: the cards to
+    beat (0 when there are none); ``leading``: leading a round (not during an offer).
+    One definition for the bot and for simulations (the search bot rolls games out with it).
+    """
+    if not masks:
+        return []
+    mine = [0] * 13
+    x = hand
+    r = 0
+    while x:
+        mine[r] = _POP[x & 15]
+        x >>= 4
+        r += 1
+    hand_size = hand.bit_count()
+    base = plan_cost(tuple(mine), rules.sequences)
+    danger = min((k for s, k in enumerate(counts) if s != seat and k > 0), default=13)
+    table_has_two = bool(table & TWOS_MASK)
+
+    # One candidate per rank signature (suits do not change the plan): the weakest suits
+    # are spent first, keeping the strong ones.
+    best_by_sig: dict[tuple[int, ...], int] = {}
+    for m in masks:
+        sig = _shape(m)[0]
+        cur = best_by_sig.get(sig)
+        if cur is None or m.bit_length() < cur.bit_length():
+            best_by_sig[sig] = m
+
+    scored: list[tuple[float, int, int | None]] = []
+    for m in best_by_sig.values():
+        _sig, used, top, single, bomb = _shape(m)
+        n = m.bit_count()
+        has_two = bool(m & TWOS_MASK)
+        if n == hand_size and not (rules.no_two_finish and has_two):
+            scored.append((float("-inf"), 1, m))  # goes out
+            continue
+        rest = [a - b for a, b in zip(mine, used, strict=True)]
+        score = plan_cost(tuple(rest), rules.sequences) - base
+        # Boss: no unseen cards make a higher play of this shape (ignoring suits within
+        # the top rank and bombs, which counting cannot rule out); a straight or pair
+        # sequence ending at A.
+        is_boss = all(unseen[q] < n for q in range(top + 1, 13)) if single else top >= 11
+        if rules.no_two_finish and has_two:
+            # Shed 2s while other cards remain; going out on one ranks you last.
+            score += 5.0 if n == hand_size else -0.6
+            has_two = False  # so the keep-your-2s rules below do not apply
+        if leading:
+            score += 0.02 * top / 12 - 0.01 * n
+            if n == 1 and danger == 1 and not is_boss:
+                score += 3.0 + (12 - top) * 0.01 - 0.01 * (m.bit_length() - 1) / 51
+            if n == 2 and danger == 2 and not is_boss:
+                score += 1.0
+            if (has_two or bomb) and len(best_by_sig) > 1 and hand_size > 4:
+                score += 0.5
+            # Two groups left and this one cannot be beaten: take it, lead the last.
+            if is_boss and plan_cost(tuple(rest), rules.sequences) <= 1.0 and _one_group(rest):
+                score -= 2.0
+        else:
+            if bomb and table_has_two:
+                score -= 1.5  # a chop earns points and stops their 2
+            elif bomb and danger > 2:
+                score += 0.6  # keep bombs for 2s
+            if has_two and not table_has_two and danger > 3 and hand_size > 5:
+                score += 0.35
+            if is_boss:
+                score -= 0.15  # winning the round gives the lead
+            if danger <= 2:
+                score -= 0.6
+            if is_boss and _one_group(rest):
+                score -= 2.0
+        scored.append((score, 1, m))
+
+    if not leading and can_pass:
+        pass_score = 0.0
+        if never_played and danger <= 4:
+            pass_score += 2.0  # a frozen hand pays double
+        if rules.den_ca_lang and _next_can_go_out(seat, counts, table):
+            pass_score += 3.0  # north: passing a playable hand before a player goes out pays all
+        scored.append((pass_score, 0, None))
+    # Stable: among equal scores the pass first, then plays in the order found (the first
+    # best play found is the one played).
+    scored.sort(key=lambda item: (item[0], item[1]))
+    return [(score, m) for score, _tie, m in scored]
+
+
+def _next_can_go_out(seat: int, counts: Sequence[int], table: int) -> bool:
+    """Could the next player to move empty their hand on the current table?"""
+    n = len(counts)
+    for step in range(1, n):
+        s = (seat + step) % n
+        if counts[s] > 0:
+            return counts[s] <= max(1, table.bit_count())
     return False
 
 
@@ -114,17 +248,21 @@ class HeuristicBot(Bot):
 
     def __init__(self) -> None:
         self.options: dict[str, Any] | None = None
+        self._rules_of: Rules | None = None
 
     def on_table_start(self, table: TableInfo) -> None:
         self.options = dict(table.options) or None
+        self._rules_of = None
 
-    def _rules(self, view: View) -> dict[str, Any]:
-        if self.options is None:
-            from bots_sdk.rules import PRESETS
+    def rules(self, view: View) -> Rules:
+        if self._rules_of is None:
+            if self.options is None:
+                from bots_sdk.rules import PRESETS
 
-            preset = PRESETS.get(view.preset)
-            self.options = preset.to_dict() if preset is not None else {}
-        return self.options
+                preset = PRESETS.get(view.preset)
+                self.options = preset.to_dict() if preset is not None else {}
+            self._rules_of = Rules.of(self.options)
+        return self._rules_of
 
     def play(self, view: View) -> Move:
         ranked = self.ranked_moves(view)
@@ -135,130 +273,43 @@ class HeuristicBot(Bot):
         and ``None`` is the pass. One play per rank signature (the weakest suits), so this
         is also a short list of sensible candidates for a search bot (examples/search.py).
         Going out scores -inf; empty when there is no legal play (pass)."""
-        plays = view.seat_view.legal_plays
+        sv = view.seat_view
+        plays = sv.legal_plays
         if not plays:
             return []
-        rules = self._rules(view)
-        no_two_finish = bool(rules.get("no_finish_on_two"))  # north: going out on a 2 is last
-        sequences = bool(rules.get("pair_sequences", True)) and not rules.get("like_beats_like")
-        hand = view.hand
-        counts = rank_counts(hand)
-        base = plan_cost(tuple(counts), sequences)
+        masks_of = getattr(plays, "masks", None)  # the engine's lazy sequence (local arena)
+        masks = masks_of() if masks_of is not None else [_mask(p) for p in plays]
         me = view.seat
-        done = set(view.finished)
-        opponents = [
-            n for s, n in enumerate(view.card_counts) if s != me and s not in done and n > 0
-        ]
-        danger = min(opponents, default=13)
-        unseen = self._unseen_ranks(view)
-        leading = view.is_leading and view.offer is None
-        table = view.table
-        table_has_two = bool(table) and any(
-            _rank_of(c) == TWO for c in (table or {}).get("cards", ())
-        )
-        never_played = not any(
-            m.get("seat") == me and m.get("cards") for m in view.seat_view.history
-        )
-
-        # One candidate per rank signature (suits do not change the plan): the weakest
-        # suits are spent first, keeping the strong ones.
-        best_by_sig: dict[tuple[int, ...], tuple[Card, ...]] = {}
-        for p in plays:
-            sig = tuple(sorted(c.rank for c in p))
-            cur = best_by_sig.get(sig)
-            if cur is None or max(p).index < max(cur).index:
-                best_by_sig[sig] = tuple(p)
-
-        scored: list[tuple[float, int, tuple[Card, ...] | None]] = []
-        for p in best_by_sig.values():
-            has_two = any(c.rank == TWO for c in p)
-            if len(p) == len(hand) and not (no_two_finish and has_two):
-                scored.append((float("-inf"), 1, p))  # goes out
-                continue
-            rest = counts[:]
-            for c in p:
-                rest[c.rank] -= 1
-            score = plan_cost(tuple(rest), sequences) - base
-            is_boss = self._is_boss(p, unseen)
-            bomb = _is_bomb(p)
-            if no_two_finish and has_two:
-                # Shed 2s while other cards remain; going out on one ranks you last.
-                score += 5.0 if len(p) == len(hand) else -0.6
-                has_two = False  # so the keep-your-2s rules below do not apply
-            if leading:
-                score += 0.02 * max(p).rank / 12 - 0.01 * len(p)
-                if len(p) == 1 and danger == 1 and not is_boss:
-                    score += 3.0 + (12 - p[0].rank) * 0.01 - 0.01 * p[0].index / 51
-                if len(p) == 2 and danger == 2 and not is_boss:
-                    score += 1.0
-                if (has_two or bomb) and len(best_by_sig) > 1 and sum(counts) > 4:
-                    score += 0.5
-                # Two groups left and this one cannot be beaten: take it, lead the last.
-                if is_boss and plan_cost(tuple(rest), sequences) <= 1.0 and _one_group(rest):
-                    score -= 2.0
-            else:
-                if bomb and table_has_two:
-                    score -= 1.5  # a chop earns points and stops their 2
-                elif bomb and danger > 2:
-                    score += 0.6  # keep bombs for 2s
-                if has_two and not table_has_two and danger > 3 and sum(counts) > 5:
-                    score += 0.35
-                if is_boss:
-                    score -= 0.15  # winning the round gives the lead
-                if danger <= 2:
-                    score -= 0.6
-                if is_boss and _one_group(rest):
-                    score -= 2.0
-            scored.append((score, 1, p))
-
-        if not (leading or not view.can_pass):
-            scored.append((self._pass_score(view, rules, never_played, danger), 0, None))
-        # Stable: among equal scores the pass first, then plays in the order found (the
-        # first best play found is the one played).
-        scored.sort(key=lambda item: (item[0], item[1]))
-        return [(score, move) for score, _tie, move in scored]
-
-    def _pass_score(self, view: View, rules: dict[str, Any], never_played: bool,
-                    danger: int) -> float:
-        pass_score = 0.0
-        if never_played and danger <= 4:
-            pass_score += 2.0  # a frozen hand pays double
-        if rules.get("den_ca_lang") and self._next_can_go_out(view):
-            pass_score += 3.0  # north: passing a playable hand before a player goes out pays all
-        return pass_score
-
-    @staticmethod
-    def _next_can_go_out(view: View) -> bool:
-        """Could the next player to move empty their hand on the current table?"""
-        counts = view.card_counts
-        n = view.players
-        for step in range(1, n):
-            s = (view.seat + step) % n
-            if counts[s] > 0 and s not in view.finished:
-                return counts[s] <= max(1, len(view.table_cards))
-        return False
-
-    @staticmethod
-    def _unseen_ranks(view: View) -> list[int]:
-        """Cards per rank not in our hand and not played yet (opponents' or undealt)."""
+        hand = _mask(view.hand)
         unseen = [4] * 13
-        for c in view.hand:
-            unseen[c.rank] -= 1
-        for m in view.seat_view.history:
-            for name in m.get("cards") or ():
-                unseen[_rank_of(name)] -= 1
-        return unseen
+        x = hand
+        r = 0
+        while x:
+            unseen[r] -= _POP[x & 15]
+            x >>= 4
+            r += 1
+        never_played = True
+        for m in sv.history:
+            names = m.get("cards")
+            if names:
+                if m.get("seat") == me:
+                    never_played = False
+                for name in names:
+                    unseen[_rank_of(name)] -= 1
+        table = _mask(view.table_cards)
+        ranked = rank_plays(masks, hand, seat=me, counts=view.card_counts, unseen=unseen,
+                            leading=view.is_leading and view.offer is None, table=table,
+                            can_pass=view.can_pass, never_played=never_played,
+                            rules=self.rules(view))
+        index = {m: i for i, m in enumerate(masks)}
+        return [(score, None if m is None else tuple(plays[index[m]])) for score, m in ranked]
 
-    @staticmethod
-    def _is_boss(play: Sequence[Card], unseen: list[int]) -> bool:
-        """True when no unseen cards can make a higher play of the same shape (ignoring
-        suits within the top rank and bombs, which the card count cannot rule out)."""
-        n = len(play)
-        top = max(c.rank for c in play)
-        ranks = {c.rank for c in play}
-        if len(ranks) == 1:
-            return all(unseen[r] < n for r in range(top + 1, 13))
-        return top >= 11  # a straight or pair sequence ending at A
+
+def _mask(cards: Sequence[Card]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c.index
+    return m
 
 
 def _one_group(counts: list[int]) -> bool:
