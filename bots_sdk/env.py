@@ -42,6 +42,8 @@ __all__ = [
     "IllegalAction",
     "action_cards",
     "action_for",
+    "action_mask_for",
+    "dealt_cards",
     "env",
     "observation_for",
     "raw_env",
@@ -164,6 +166,32 @@ def _encode(*, me: int, n: int, hand: int, dealt: int, played: Sequence[int],
     buf[_OFFSET["starting"]] = int(bool(starting))
     buf[_OFFSET["players"] + n - 2] = 1
     return np.frombuffer(buf, dtype=np.int8)
+
+
+def dealt_cards(view: Any) -> list[Card]:
+    """The seat's dealt hand (what action ids index), from its view: its cards now and the
+    cards it has played, weakest first."""
+    sv = getattr(view, "seat_view", view)
+    cards = list(sv.hand)
+    for move in sv.history:
+        if move.get("seat") == sv.seat and move.get("cards"):
+            cards.extend(_CARD[name] for name in move["cards"])
+    return sorted(cards, key=lambda c: c.index)
+
+
+def action_mask_for(view: Any) -> np.ndarray:
+    """The action mask of a seat's view (zeros unless it is that seat's move): what the
+    environment gives, for a trained policy playing as a bot."""
+    sv = getattr(view, "seat_view", view)
+    mask = np.zeros(ACTION_SIZE, dtype=np.int8)
+    if sv.to_move != sv.seat:
+        return mask
+    dealt = dealt_cards(sv)
+    for play in sv.legal_plays:
+        mask[action_for(dealt, play)] = 1
+    if sv.can_pass:
+        mask[PASS_ACTION] = 1
+    return mask
 
 
 def observation_for(view: Any, dealt: Sequence[Card] | None = None) -> np.ndarray:

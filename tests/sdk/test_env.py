@@ -25,6 +25,8 @@ from bots_sdk.env import (
     IllegalAction,
     action_cards,
     action_for,
+    action_mask_for,
+    dealt_cards,
     env,
     observation_for,
     raw_env,
@@ -92,6 +94,9 @@ def check_step(e, agent, obs):
         if other != agent:
             assert not o["action_mask"].any()
     assert game.view(seat).offer == game.offer
+    # what a trained policy computes from the view on the referee
+    assert np.array_equal(obs["action_mask"], action_mask_for(game.view(seat)))
+    assert dealt_cards(game.view(seat)) == e.unwrapped._dealt[seat]
 
 
 @pytest.mark.parametrize(("preset", "players", "starting"), CONFIGS)
@@ -270,7 +275,7 @@ def test_render_shows_the_table():
 def test_sdk_runs_without_the_env_dependencies():
     """A bot author who does not use the environment does not need its packages."""
     code = ("import sys, bots_sdk, bots_sdk.bot, bots_sdk.arena, bots_sdk.cli, "
-            "bots_sdk.determinize, bots_sdk.examples, "
+            "bots_sdk.determinize, bots_sdk.examples, bots_sdk.examples.search, "
             "bots_sdk.rules\n"
             "bad = [m for m in ('numpy', 'gymnasium', 'pettingzoo') if m in sys.modules]\n"
             "assert not bad, bad")
