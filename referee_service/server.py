@@ -26,6 +26,7 @@ from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
 from referee_service.auth import StaticTokenStore, TokenStore
 from referee_service.gateway import SERVICE_NAME as GATEWAY_SERVICE
 from referee_service.gateway import BotGateway, GatewayLimits
+from referee_service.house import shutdown_house_workers
 from referee_service.organizer import OrganizerService
 from referee_service.sessions import (
     DEFAULT_MAX_STREAMS_PER_BOT,
@@ -148,6 +149,7 @@ class Referee:
                 session.close()
         if self.server is not None:
             await self.server.stop(1.0)
+        shutdown_house_workers()
         log.info("referee stopped", extra={"event": "stopped"})
 
     async def wait(self) -> None:

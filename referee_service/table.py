@@ -193,7 +193,9 @@ class HouseParticipant(Participant):
 
     def __init__(self, runner: TableRunner, index: int, policy: str) -> None:
         super().__init__(runner, index, f"house:{policy}")
-        self.bot = HouseBot(policy, seed=f"{runner.spec.seed}/house/{index}")
+        self.bot = HouseBot(policy, seed=f"{runner.spec.seed}/house/{index}",
+                            move_time_ms=runner.spec.move_time_ms,
+                            games=runner.spec.total_games)
 
     async def move(self, game: Any, seat: int) -> MoveTiming:
         start = time.perf_counter()
