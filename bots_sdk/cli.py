@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_connection_args(p)
 
     p = sub.add_parser("arena", help="play local games between bots, no server needed")
-    p.add_argument("bots", nargs="+", metavar="BOT", help="2-4 bots: files, module:Class or random/greedy/heuristic")
+    p.add_argument("bots", nargs="+", metavar="BOT", help="2-4 bots: files, module:Class or random/greedy/heuristic/search")
     p.add_argument("--games", type=int, default=100, help="games to play (default %(default)s)")
     p.add_argument("--preset", default="south", help="rule preset (default %(default)s)")
     p.add_argument("--players", type=int, default=4, choices=(2, 3, 4), help="seats per game")

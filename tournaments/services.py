@@ -81,7 +81,7 @@ def house_bot_names() -> frozenset[str]:
 
         return names()
     except ImportError:
-        return frozenset({"random", "greedy", "heuristic"})
+        return frozenset({"random", "greedy", "heuristic", "search"})
 
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)

@@ -10,13 +10,15 @@ from bots_sdk.bot import Bot
 from bots_sdk.examples.greedy import GreedyBot
 from bots_sdk.examples.heuristic import HeuristicBot
 from bots_sdk.examples.random_bot import RandomBot
+from bots_sdk.examples.search import SearchBot
 
-__all__ = ["EXAMPLES", "GreedyBot", "HeuristicBot", "RandomBot", "get"]
+__all__ = ["EXAMPLES", "GreedyBot", "HeuristicBot", "RandomBot", "SearchBot", "get"]
 
 EXAMPLES: dict[str, type[Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "heuristic": HeuristicBot,
+    "search": SearchBot,
 }
 
 

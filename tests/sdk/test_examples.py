@@ -27,7 +27,7 @@ def test_examples_never_make_an_illegal_move(preset, players):
 
 
 def test_registry_names_match_the_bots():
-    assert sorted(EXAMPLES) == ["greedy", "heuristic", "random"]
+    assert sorted(EXAMPLES) == ["greedy", "heuristic", "random", "search"]
     assert all(cls.name == name for name, cls in EXAMPLES.items())
 
 
