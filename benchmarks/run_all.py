@@ -22,9 +22,12 @@ HERE = Path(__file__).resolve().parent
 QUICK: dict[str, list[str]] = {
     "arena_bench": ["--games", "200", "--blocks", "6"],
     "deal_formats_bench": ["--quick"],
+    "determinize_bench": ["--positions", "5", "--samples", "50"],
     "engine_bench": ["--quick"],
+    "env_bench": ["--games", "20"],
     "example_bots_strength": ["--games", "400"],
     "flood_bench": ["--quick"],
+    "house_bench": ["--seconds", "4"],
     "middleware_bench": ["--rounds", "3", "--requests", "100"],
     "referee_bench": ["--quick"],
     "sdk_client_bench": ["--quick"],
