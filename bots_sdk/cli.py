@@ -75,6 +75,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", type=Path, help="replay JSON (tienlen.replay/1)")
     p.add_argument("--symbols", action="store_true", help="print suits as ♠♣♦♥")
 
+    p = sub.add_parser(
+        "verify-replay",
+        help="check a platform game: seed -> commitment, seed -> hands, moves -> result",
+        description="Verify a game played on the platform (docs/fair-play.md): the revealed seed "
+        "opens the commitment published before play, every hand was dealt from that seed "
+        "(tienlen-deal-v1), and the moves re-simulate to the recorded result. Exit status 0: "
+        "verified; 1: a check failed; 2: unreadable input; 3: the deal is still withheld.",
+    )
+    p.add_argument("source", metavar="FILE_OR_URL",
+                   help="a game's URL (its page, /api/v1/games/ID/ or its proof), a saved proof "
+                   "(tienlen.deal-proof/1) or a bare replay (tienlen.replay/1); '-' reads stdin")
+    p.add_argument("--commitment", help="the published commitment (for a bare replay)")
+    p.add_argument("--salt", help="the tournament's salt (for a bare replay)")
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
     p = sub.add_parser("check", help="certify a bot before it joins a ladder")
     p.add_argument("bot", help="bot file, file.py:Class, module:Class or an example name")
     p.add_argument("--games", type=int, default=6, help="local games per preset and table size (default %(default)s)")
@@ -94,6 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "new": cmd_new,
         "replay": cmd_replay,
         "check": cmd_check,
+        "verify-replay": cmd_verify_replay,
     }[args.command]
     try:
         return handler(args)
@@ -342,6 +358,32 @@ def _seat_names_from_index(path: Path) -> list[str] | None:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     return None
+
+
+# ------------------------------------------------------------------ verify-replay
+
+WITHHELD_EXIT = 3
+
+
+def cmd_verify_replay(args: argparse.Namespace) -> int:
+    from bots_sdk import fairplay
+
+    if (args.commitment is None) != (args.salt is None):
+        raise UsageError("--commitment and --salt go together")
+    try:
+        doc, source = fairplay.load(args.source)
+        report = fairplay.verify(doc, source=source, commitment=args.commitment, salt=args.salt)
+    except fairplay.DealWithheld as exc:
+        print(f"tienlen-bot: not yet: {exc}", file=sys.stderr)
+        return WITHHELD_EXIT
+    except fairplay.VerifyInputError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"source": report.source, "verified": report.ok,
+                          "checks": [c.__dict__ for c in report.checks]}, indent=2))
+    else:
+        print(report.text())
+    return 0 if report.ok else 1
 
 
 # ------------------------------------------------------------------ check
