@@ -38,6 +38,7 @@ from django.db.models.functions import Coalesce
 
 from tournaments.models import (
     Bot,
+    Deal,
     Entrant,
     Game,
     GameSeat,
@@ -656,7 +657,7 @@ def head_to_head(*, bot_a: Bot, bot_b: Bot, pool: RatingPool | None = None) -> H
 
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
     """Games, newest first, with seats and bots prefetched (2 queries per page)."""
-    qs = Game.objects.select_related("table__tournament").prefetch_related(
+    qs = Game.objects.select_related("table__tournament", "deal").prefetch_related(
         Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     if tournament is not None:
@@ -672,16 +673,89 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, t
 
 def game_get(*, game_id: int) -> Game:
     return (
-        Game.objects.select_related("table__tournament", "pool")
+        Game.objects.select_related("table__tournament", "pool", "deal")
         .prefetch_related(Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat")))
         .get(pk=game_id)
     )
 
 
+# --- deals (docs/fair-play.md) ------------------------------------------------------------
+
+DEAL_WITHHELD = "withheld until this deal has been played at every table"
+PROOF_SCHEMA = "tienlen.deal-proof/1"
+
+
+class DealWithheld(Exception):
+    """The game's deal is still to be played at another table of its group: its seed, its
+    hands and every replay dealt from it stay secret until then (never a 500)."""
+
+    def __init__(self, game: Game) -> None:
+        super().__init__(f"The replay of game {game.pk} is {DEAL_WITHHELD}.")
+        self.game = game
+
+
 def game_replay(*, game_id: int) -> dict[str, Any]:
-    """The engine's replay JSON of a game (1 query)."""
-    replay = Replay.objects.get(game_id=game_id)
+    """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed."""
+    replay = Replay.objects.select_related("game__deal").get(game_id=game_id)
+    if replay.game.deal.revealed_at is None:
+        raise DealWithheld(replay.game)
     return json.loads(replay.decoded_text())
+
+
+def game_proof(*, game_id: int) -> dict[str, Any]:
+    """Everything needed to verify a game's deal and result in one document (schema
+    tienlen.deal-proof/1, docs/fair-play.md): the commitment, the salt, the revealed seed,
+    the recorded result and the replay (2 queries). DealWithheld until the reveal."""
+    from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
+
+    game = Game.objects.select_related("table__tournament", "deal").get(pk=game_id)
+    if game.deal.revealed_at is None:
+        raise DealWithheld(game)
+    tournament = game.table.tournament
+    replay = Replay.objects.get(game_id=game.pk)
+    return {
+        "schema": PROOF_SCHEMA,
+        "game": {
+            "id": game.pk, "tournament": tournament.slug, "round": game.table.round,
+            "table": game.table.number, "index": game.index, "players": game.players,
+            "finishing_order": game.finishing_order, "points": game.points,
+        },
+        "deal": {
+            "group": game.deal.group, "index": game.deal.index, "algorithm": DEAL_ALGORITHM,
+            "commitment_scheme": COMMIT_SCHEME, "salt": tournament.salt,
+            "commitment": game.deal.commitment, "seed": game.deal.seed,
+            "revealed_at": game.deal.revealed_at.isoformat(),
+        },
+        "reproducible": tournament.reproducible,
+        "replay": json.loads(replay.decoded_text()),
+    }
+
+
+def deal_list(*, tournament: Tournament, group: int | None = None, revealed: bool | None = None) -> QuerySet[Deal]:
+    """A tournament's deals in (group, index) order: commitments for all, seeds only on the
+    revealed ones (read `public_seed`)."""
+    qs = Deal.objects.filter(tournament_id=tournament.pk)
+    if group is not None:
+        qs = qs.filter(group=group)
+    if revealed is not None:
+        qs = qs.filter(revealed_at__isnull=not revealed)
+    return qs.order_by("group", "index")
+
+
+def deal_group_tables(*, tournament: Tournament, groups: Iterable[int]) -> dict[int, list[Table]]:
+    """The tables of each deal group (1 query)."""
+    out: dict[int, list[Table]] = defaultdict(list)
+    for table in Table.objects.filter(tournament_id=tournament.pk, deal_group__in=list(groups)).order_by("round", "number"):
+        out[table.deal_group].append(table)
+    return dict(out)
+
+
+def deal_counts(*, tournament: Tournament) -> dict[str, int]:
+    """How many deals are committed and how many revealed (1 query)."""
+    row = Deal.objects.filter(tournament_id=tournament.pk).aggregate(
+        committed=Count("id"), revealed=Count("id", filter=Q(revealed_at__isnull=False))
+    )
+    return {"committed": row["committed"] or 0, "revealed": row["revealed"] or 0}
 
 
 # --- luck-adjusted standings -----------------------------------------------------------

@@ -6,10 +6,13 @@ import math
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.reverse import reverse
 
+from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 from tournaments.models import (
     ApiToken,
     Bot,
+    Deal,
     Game,
     GameSeat,
     Rating,
@@ -22,6 +25,12 @@ from tournaments.models import (
 )
 
 # --- input -----------------------------------------------------------------------------
+
+
+def _url(serializer: serializers.Serializer, name: str, *args: object) -> str:
+    """An absolute URL when the view passed its request, else the path."""
+    return reverse(name, args=args, request=serializer.context.get("request"))
+
 
 
 class ApiTokenInput(serializers.Serializer):
@@ -180,6 +189,18 @@ class TournamentOutput(serializers.ModelSerializer):
         help_text="Why the tournament is in its status: a cancel's reason; for a running ladder, "
         "why its last tick started no table (empty once one starts).",
     )
+    reproducible = serializers.BooleanField(
+        read_only=True,
+        help_text="The organiser chose a seed: the deals are reproducible and known to the organiser.",
+    )
+    fair_play_notices = serializers.ListField(
+        child=serializers.CharField(), read_only=True,
+        help_text="What a competitor must know about this tournament's deals, e.g. "
+        "'reproducible: deals known to the organiser' (also in the Tienlen-Fair-Play header).",
+    )
+    salt = serializers.CharField(read_only=True, help_text="Public salt of the deal commitments.")
+    commitment_scheme = serializers.SerializerMethodField()
+    deals = serializers.SerializerMethodField(help_text="The deal commitments (and revealed seeds).")
 
     class Meta:
         model = Tournament
@@ -190,7 +211,27 @@ class TournamentOutput(serializers.ModelSerializer):
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason",
             "entrant_count", "tables_total", "tables_done", "winner",
+            "deal_format", "reproducible", "fair_play_notices", "salt", "commitment_scheme", "deals",
         ]
+
+    def get_commitment_scheme(self, obj: Tournament) -> str:
+        return COMMIT_SCHEME
+
+    def get_deals(self, obj: Tournament) -> str:
+        return _url(self, "api:deals", obj.slug)
+
+
+class DealOutput(serializers.ModelSerializer):
+    """A deal as the public sees it: the commitment always, the seed once revealed."""
+
+    seed = serializers.CharField(
+        source="public_seed", allow_null=True,
+        help_text="Null until the deal has been played at every table of its group.",
+    )
+
+    class Meta:
+        model = Deal
+        fields = ["group", "index", "commitment", "seed", "revealed_at"]
 
 
 class EntrantOutput(serializers.Serializer):
@@ -302,18 +343,49 @@ class GameSeatOutput(serializers.ModelSerializer):
         fields = ["seat", "bot", "version", "place", "points", "strikes", "forfeited"]
 
 
+class GameDealOutput(serializers.Serializer):
+    """Everything needed to check a game's deal (docs/fair-play.md)."""
+
+    group = serializers.IntegerField()
+    index = serializers.IntegerField()
+    algorithm = serializers.CharField(help_text="The portable deal, docs/rules.md §10.")
+    commitment_scheme = serializers.CharField()
+    salt = serializers.CharField()
+    commitment = serializers.CharField(help_text="Published before the deal was played.")
+    seed = serializers.CharField(allow_null=True, help_text="Null while the deal is withheld.")
+    revealed_at = serializers.DateTimeField(allow_null=True)
+    withheld = serializers.CharField(allow_null=True, help_text="Why the seed and replay are not public yet.")
+    proof_url = serializers.CharField(help_text="Commitment, salt, seed, result and replay in one document.")
+    verify = serializers.CharField(help_text="The one-line check: run it once the deal is revealed.")
+
+
 class GameOutput(serializers.ModelSerializer):
     tournament = serializers.CharField(source="table.tournament.slug")
     round = serializers.IntegerField(source="table.round")
     table = serializers.IntegerField(source="table.number")
     seats = GameSeatOutput(many=True)
+    deal = serializers.SerializerMethodField()
 
     class Meta:
         model = Game
         fields = [
             "id", "tournament", "round", "table", "index", "players",
-            "finishing_order", "points", "duration_ms", "recorded_at", "seats",
+            "finishing_order", "points", "duration_ms", "recorded_at", "seats", "deal",
         ]
+
+    @extend_schema_field(GameDealOutput)
+    def get_deal(self, obj: Game) -> dict:
+        from tournaments.selectors import DEAL_WITHHELD
+
+        deal, tournament = obj.deal, obj.table.tournament
+        proof = _url(self, "api:game-proof", obj.pk)
+        return GameDealOutput({
+            "group": deal.group, "index": deal.index, "algorithm": DEAL_ALGORITHM,
+            "commitment_scheme": COMMIT_SCHEME, "salt": tournament.salt,
+            "commitment": deal.commitment, "seed": deal.public_seed, "revealed_at": deal.revealed_at,
+            "withheld": None if deal.revealed else DEAL_WITHHELD,
+            "proof_url": proof, "verify": f"tienlen-bot verify-replay {proof}",
+        }).data
 
 
 class RatingOutput(serializers.ModelSerializer):

@@ -39,8 +39,10 @@ urlpatterns = [
     path("tournaments/<slug:slug>/bracket/", views.TournamentBracketView.as_view(), name="bracket"),
     path("tournaments/<slug:slug>/tables/", views.TournamentTablesView.as_view(), name="tables"),
     path("tournaments/<slug:slug>/games/", views.TournamentGamesView.as_view(), name="games"),
+    path("tournaments/<slug:slug>/deals/", views.TournamentDealsView.as_view(), name="deals"),
     path("pools/", views.PoolListView.as_view(), name="pools"),
     path("pools/<pool:pool>/leaderboard/", views.PoolLeaderboardView.as_view(), name="leaderboard"),
     path("games/<dbid:game_id>/", views.GameDetailView.as_view(), name="game"),
     path("games/<dbid:game_id>/replay/", views.GameReplayView.as_view(), name="replay"),
+    path("games/<dbid:game_id>/proof/", views.GameProofView.as_view(), name="game-proof"),
 ]

@@ -12,7 +12,12 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import authentication, exceptions, permissions, serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -42,6 +47,23 @@ class ServiceAPIView(GenericAPIView):
 
     input_serializers: dict[str, type[serializers.Serializer]] = {}
     _listed: QuerySet | None = None
+    # A response about one tournament carries its fair-play notices in this header, so
+    # every API response of a reproducible (or rotation) tournament says so.
+    FAIR_PLAY_HEADER = "Tienlen-Fair-Play"
+    _notices: list[str] | None = None
+
+    def noted(self, tournament: Tournament) -> Tournament:
+        self._notices = tournament.fair_play_notices
+        return tournament
+
+    def tournament(self, slug: str, queryset: QuerySet | None = None) -> Tournament:
+        return self.noted(get_object_or_404(Tournament if queryset is None else queryset, slug=slug))
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self._notices:
+            response[self.FAIR_PLAY_HEADER] = "; ".join(self._notices)
+        return response
 
     def get_serializer_class(self):
         method = self.request.method if self.request is not None else "GET"
@@ -329,14 +351,14 @@ class TournamentListView(ServiceAPIView):
 class TournamentDetailView(ServiceAPIView):
     @extend_schema(responses=s.TournamentOutput, summary="A tournament")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(selectors.tournament_list(), slug=slug)
+        tournament = self.tournament(slug, selectors.tournament_list())
         return Response(s.TournamentOutput(tournament).data)
 
 
 class TournamentProgressView(ServiceAPIView):
     @extend_schema(responses=s.ProgressOutput, summary="Tables done / total and games done, now")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return Response(selectors.tournament_progress(tournament=tournament).as_dict())
 
 
@@ -350,12 +372,12 @@ class TournamentEntrantsView(ServiceAPIView):
 
     @extend_schema(responses=s.EntrantOutput(many=True), summary="Entrants")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return Response(s.EntrantOutput(tournament.entrants.select_related("bot"), many=True).data)
 
     @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Add an entrant (the tournament's organiser)")
     def post(self, request, slug: str):
-        tournament = _own_tournament(request, slug)
+        tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.EntrantInput, request)
         bot = Bot.objects.filter(name=data["bot"]).first()
         if bot is None:
@@ -369,7 +391,7 @@ class TournamentEntrantDeleteView(ServiceAPIView):
 
     @extend_schema(request=None, responses={204: None}, summary="Remove an entrant before the start")
     def delete(self, request, slug: str, bot: str):
-        tournament = _own_tournament(request, slug)
+        tournament = self.noted(_own_tournament(request, slug))
         services.tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(Bot, name=bot))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -380,7 +402,7 @@ class LadderJoinView(ServiceAPIView):
 
     @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Enter your bot in a ladder (bot owners)")
     def post(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
         bot = Bot.objects.filter(name=data["bot"]).first()
         if bot is None:
@@ -395,7 +417,7 @@ class LadderLeaveView(ServiceAPIView):
 
     @extend_schema(request=s.EntrantInput, responses={204: None}, summary="Withdraw your bot from a ladder")
     def post(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
         bot = get_object_or_404(Bot, name=data["bot"])
         services.ladder_leave(tournament=tournament, bot=bot, user=request.user)
@@ -408,7 +430,7 @@ class TournamentStartView(ServiceAPIView):
 
     @extend_schema(request=s.StartInput, responses=s.TournamentOutput, summary="Start now or at starts_at")
     def post(self, request, slug: str):
-        tournament = _own_tournament(request, slug)
+        tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.StartInput, request)
         return Response(s.TournamentOutput(services.tournament_start(tournament=tournament, **data)).data)
 
@@ -419,7 +441,7 @@ class TournamentCancelView(ServiceAPIView):
 
     @extend_schema(request=s.CancelInput, responses=s.TournamentOutput, summary="Cancel (recorded games stay)")
     def post(self, request, slug: str):
-        tournament = _own_tournament(request, slug)
+        tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.CancelInput, request)
         return Response(s.TournamentOutput(services.tournament_cancel(tournament=tournament, **data)).data)
 
@@ -427,7 +449,7 @@ class TournamentCancelView(ServiceAPIView):
 class TournamentStandingsView(ServiceAPIView):
     @extend_schema(responses=s.StandingOutput(many=True), summary="Standings with 95% intervals and Plackett-Luce strength")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return Response(s.StandingOutput(selectors.tournament_standings(tournament=tournament), many=True).data)
 
 
@@ -450,7 +472,7 @@ class TournamentCrossTableView(ServiceAPIView):
         summary="Pairwise results between entrants",
     )
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         table = selectors.tournament_cross_table(tournament=tournament)
         cells = {str(a): {str(b): cell for b, cell in row.items()} for a, row in table.cells.items()}
         return Response({"entrants": table.entrants, "cells": cells})
@@ -473,7 +495,7 @@ class TournamentBracketView(ServiceAPIView):
     )
     def get(self, request, slug: str):
         try:
-            tournament = selectors.tournament_get(slug=slug)
+            tournament = self.noted(selectors.tournament_get(slug=slug))
         except Tournament.DoesNotExist as exc:
             raise exceptions.NotFound("No such tournament.") from exc
         return Response({"rounds": selectors.tournament_bracket(tournament=tournament), "winner": tournament.winner})
@@ -484,7 +506,7 @@ class TournamentTablesView(ServiceAPIView):
 
     @extend_schema(responses=s.TableOutput(many=True), summary="Tables of a tournament")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return self.page(selectors.table_list(tournament=tournament), s.TableOutput)
 
 
@@ -493,7 +515,7 @@ class TournamentGamesView(ServiceAPIView):
 
     @extend_schema(responses=s.GameOutput(many=True), summary="Games of a tournament, newest first")
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return self.page(selectors.game_list(tournament=tournament), s.GameOutput)
 
 
@@ -539,13 +561,87 @@ class GameDetailView(ServiceAPIView):
             game = selectors.game_get(game_id=game_id)
         except Game.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
-        return Response(s.GameOutput(game).data)
+        self.noted(game.table.tournament)
+        return Response(s.GameOutput(game, context={"request": request}).data)
+
+
+class DealWithheldError(exceptions.APIException):
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = "deal_withheld"
+
+
+def _withheld(exc: selectors.DealWithheld) -> DealWithheldError:
+    """403 with the reason: the game exists, its deal is still being played elsewhere."""
+    return DealWithheldError(
+        f"The replay of game {exc.game.pk} is {selectors.DEAL_WITHHELD}; its commitment is "
+        f"public at /api/v1/games/{exc.game.pk}/."
+    )
+
+
+def _game_notices(view: ServiceAPIView, game_id: int) -> None:
+    tournament = Tournament.objects.filter(tables__games__id=game_id).only(
+        "organiser_seed", "deal_format", "allow_same_owner"
+    ).first()
+    if tournament is not None:
+        view.noted(tournament)
+
+
+_WITHHELD_RESPONSE = OpenApiResponse(description=f"The deal is {selectors.DEAL_WITHHELD} (code deal_withheld).")
 
 
 class GameReplayView(ServiceAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The engine's replay JSON (tienlen.replay/1)")
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE},
+        summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed",
+    )
     def get(self, request, game_id: int):
+        _game_notices(self, game_id)
         try:
             return Response(selectors.game_replay(game_id=game_id))
         except Replay.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
+        except selectors.DealWithheld as exc:
+            raise _withheld(exc) from None
+
+
+class GameProofView(ServiceAPIView):
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE},
+        summary="Everything to verify a game's deal and result (tienlen.deal-proof/1): "
+        "`tienlen-bot verify-replay <this URL>`",
+    )
+    def get(self, request, game_id: int):
+        _game_notices(self, game_id)
+        try:
+            return Response(selectors.game_proof(game_id=game_id))
+        except (Game.DoesNotExist, Replay.DoesNotExist) as exc:
+            raise exceptions.NotFound("No such game.") from exc
+        except selectors.DealWithheld as exc:
+            raise _withheld(exc) from None
+
+
+class TournamentDealsView(ServiceAPIView):
+    serializer_class = s.DealOutput
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("group", OpenApiTypes.INT, description="One deal group (a table's deal_group)."),
+            OpenApiParameter("revealed", OpenApiTypes.BOOL, description="Only revealed (true) or sealed (false) deals."),
+        ],
+        responses=s.DealOutput(many=True),
+        summary="Deal commitments, published before play; seeds once each deal is played everywhere",
+    )
+    def get(self, request, slug: str):
+        tournament = self.tournament(slug)
+        params = request.query_params
+        group = revealed = None
+        if params.get("group", "") != "":
+            try:
+                group = int(params["group"])
+            except ValueError as exc:
+                raise exceptions.ValidationError({"group": "Must be an integer (a table's deal_group)."}) from exc
+        if params.get("revealed", "") != "":
+            if params["revealed"] not in ("true", "false", "1", "0"):
+                raise exceptions.ValidationError({"revealed": "Must be true or false."})
+            revealed = params["revealed"] in ("true", "1")
+        return self.page(selectors.deal_list(tournament=tournament, group=group, revealed=revealed), s.DealOutput)
