@@ -281,7 +281,9 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
     cached = cache.get("web:notable_games")
     if cached is not None:
         return cached
-    replays = Replay.objects.order_by("-game_id").values_list(
+    # Only games whose deal is revealed: an "instant win" or a chop chain tells the tables
+    # still playing that deal something about its hands.
+    replays = Replay.objects.filter(game__deal__revealed_at__isnull=False).order_by("-game_id").values_list(
         "game_id", "data", "game__table__tournament__name"
     )[:NOTABLE_SCAN]
     picks: list[dict[str, Any]] = []

@@ -10,8 +10,16 @@ import zlib
 from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseForbidden,
+    JsonResponse,
+)
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from tournaments import selectors, services
@@ -95,6 +103,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "tables": None,
         "recent_games": list(selectors.game_list(tournament=tournament)[:10]),
         "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
+        "deal_counts": selectors.deal_counts(tournament=tournament),
         "can_organise": _can_organise(request, tournament),
         "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
         "sse": live.is_asgi(request),  # WSGI buffers streams: those pages poll instead
@@ -126,6 +135,14 @@ def tournament_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     tournament = get_object_or_404(Tournament, slug=slug)
     response = JsonResponse(selectors.tournament_progress(tournament=tournament).as_dict())
     response["Cache-Control"] = "no-store"
+    return _with_notices(response, tournament)
+
+
+def _with_notices(response: HttpResponse, tournament: Tournament) -> HttpResponse:
+    """A document that is not a page (JSON, a download) says what the pages say about the
+    tournament's deals in the API's header."""
+    if tournament.fair_play_notices:
+        response["Tienlen-Fair-Play"] = "; ".join(tournament.fair_play_notices)
     return response
 
 
@@ -196,7 +213,23 @@ def bot_games(request: HttpRequest, name: str) -> HttpResponse:
 
 def _game(game_id: int) -> Game:
     return get_object_or_404(
-        Game.objects.select_related("table__tournament"), id=game_id
+        Game.objects.select_related("table__tournament", "deal"), id=game_id
+    )
+
+
+def _proof_url(request: HttpRequest, game: Game) -> str:
+    return request.build_absolute_uri(reverse("api:game-proof", args=[game.pk]))
+
+
+def _withheld_page(request: HttpRequest, game: Game) -> HttpResponse:
+    """A game whose deal is still being played elsewhere: its result, its commitment, and
+    why the replay is not shown (403, never the hands)."""
+    seats = list(game.seats.select_related("bot").order_by("seat"))
+    return render(
+        request, "web/game_withheld.html",
+        {"game": game, "t": game.table.tournament, "seats": seats, "withheld": selectors.DEAL_WITHHELD,
+         "proof_url": _proof_url(request, game)},
+        status=403,
     )
 
 
@@ -223,6 +256,8 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None]:
 @require_GET
 def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _game(game_id)
+    if not game.deal.revealed:
+        return _withheld_page(request, game)
     seats = list(game.seats.select_related("bot", "version").order_by("seat"))
     replay, timing = _replay_and_timing(game)
     names = {s.seat: s.bot.name for s in seats}
@@ -252,6 +287,7 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
             "seat_view": seat_view,
             "payments": frames["payments"],
             "timing_rows": timing_rows,
+            "proof_url": _proof_url(request, game),
         },
     )
 
@@ -259,9 +295,35 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
 @require_GET
 def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
     game = _game(game_id)
+    if not game.deal.revealed:
+        return _with_notices(HttpResponseForbidden(
+            f"The replay of game {game.pk} is {selectors.DEAL_WITHHELD}.\n", content_type="text/plain"
+        ), game.table.tournament)
     replay = Replay.objects.filter(game=game).first()
     if replay is None:
         raise Http404("This game has no stored replay")
     response = HttpResponse(replay.decoded_text(), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="tienlen-game-{game.id}.json"'
-    return response
+    return _with_notices(response, game.table.tournament)
+
+
+DEALS_PER_PAGE = 200
+
+
+@require_GET
+def tournament_deals(request: HttpRequest, slug: str) -> HttpResponse:
+    """The deal commitments (published before play) and the seeds revealed so far."""
+    tournament = _tournament(slug)
+    page = Paginator(selectors.deal_list(tournament=tournament), DEALS_PER_PAGE).get_page(request.GET.get("page"))
+    tables = selectors.deal_group_tables(tournament=tournament, groups={d.group for d in page.object_list})
+    return render(
+        request, "web/tournament_deals.html",
+        {"t": tournament, "page": page, "rows": [(d, tables.get(d.group, [])) for d in page.object_list],
+         "counts": selectors.deal_counts(tournament=tournament)},
+    )
+
+
+@require_GET
+def fair_play(request: HttpRequest) -> HttpResponse:
+    """What is committed, when it is revealed, and how to check it (docs/fair-play.md)."""
+    return render(request, "web/fair_play.html")

@@ -54,10 +54,12 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "bracket": (f"/api/v1/tournaments/{t}/bracket/", OPEN),
         "tables": (f"/api/v1/tournaments/{t}/tables/", OPEN),
         "games": (f"/api/v1/tournaments/{t}/games/", OPEN),
+        "deals": (f"/api/v1/tournaments/{t}/deals/", OPEN),
         "pools": ("/api/v1/pools/", OPEN),
         "leaderboard": (f"/api/v1/pools/{world.pool.slug}/leaderboard/", OPEN),
         "game": (f"/api/v1/games/{game}/", OPEN),
         "replay": (f"/api/v1/games/{game}/replay/", OPEN),
+        "game-proof": (f"/api/v1/games/{game}/proof/", OPEN),
     }
 
 

@@ -121,7 +121,9 @@ def test_pages_look_right_on_a_phone(live_server, phone_page):
         ("tournament", f"/tournaments/{w.tournament.slug}/"),
         ("leaderboard", f"/leaderboards/{w.pool.slug}/"),
         ("bot", f"/bots/{w.bots[0].name}/"),
-        ("game", f"/games/{w.games[0].id}/?move=26"),
+        ("deals", f"/tournaments/{w.tournament.slug}/deals/"),
+        ("fair-play", "/fair-play/"),
+        ("game", f"/games/{w.games[0].id}/?move=26"),  # last: the viewer is tapped below
     ]:
         page.goto(live_server.url + path)
         # nothing overflows the phone's width (tables scroll inside their own box)

@@ -67,6 +67,8 @@ def test_every_page_type_loads_only_from_this_site_within_the_policy(live_server
         ("tournament", f"/tournaments/{w.tournament.slug}/"),
         ("tournament-games", f"/tournaments/{w.tournament.slug}/games/"),
         ("game", f"/games/{w.games[0].id}/?move=5"),
+        ("tournament-deals", f"/tournaments/{w.tournament.slug}/deals/"),
+        ("fair-play", "/fair-play/"),
         ("leaderboards", "/leaderboards/"),
         ("leaderboard", f"/leaderboards/{w.pool.slug}/"),
         ("bots", "/bots/"),

@@ -202,11 +202,11 @@ def test_tournament_progress_on_the_page_is_the_apis(client, case):
 def test_knockout_draws_a_bracket(client, django_assert_num_queries, status):
     w = make_world(fmt=Tournament.Format.KNOCKOUT, bots=4, tables=3, replay=load_replay("game_2p_handmade.json"),
                    status=status)
-    # tournament, entrants, standings, progress, latest games (+seats), incidents, bracket
-    # tables + seats; no cross-table or table pages. A running knockout's rounds not created
-    # yet are counted in the same progress query. Luck-adjusted standings: revealed games'
-    # seats, withheld games, entrants.
-    with django_assert_num_queries(12):
+    # tournament, entrants, standings, progress, latest games (+seats), incidents, deal
+    # counts, bracket tables + seats; no cross-table or table pages. A running knockout's
+    # rounds not created yet are counted in the same progress query. Luck-adjusted
+    # standings: revealed games' seats, withheld games, entrants.
+    with django_assert_num_queries(13):
         html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
     assert 'id="bracket"' in html and 'class="bracket-round"' in html
     assert html.count('class="match"') == 3
@@ -223,10 +223,10 @@ def test_tournament_without_entrants_has_empty_states(client):
 @pytest.mark.parametrize("games", [2, 40])
 def test_tournament_page_query_count_does_not_grow(client, django_assert_num_queries, games):
     w = make_world(bots=8, tables=4, games_per_table=games // 4 or 1, replay=load_replay("game_2p_handmade.json"))
-    # tournament, entrants, standings, progress, latest games (+seats), incidents,
+    # tournament, entrants, standings, progress, latest games (+seats), incidents, deal counts,
     # cross-table (entrants, seats: the selector's, as the API's), tables page (count, rows,
     # seats), luck-adjusted standings (revealed games' seats, withheld games, entrants)
-    with django_assert_num_queries(15):
+    with django_assert_num_queries(16):
         assert client.get(f"/tournaments/{w.tournament.slug}/").status_code == 200
 
 
