@@ -31,7 +31,7 @@ def commit(salt: str, seed: str) -> str:
 
 
 def test_commitments_are_published_before_play_and_seeds_only_after(anon, organiser, bots) -> None:
-    t = running_round_robin(organiser, bots[:5], seats_per_table=4, duplicate_sets=1)
+    t = running_round_robin(organiser, bots[:5], seats_per_table=4, duplicate_sets=1, deal_format="independent")
     doc = anon.get(f"/api/v1/tournaments/{t.slug}/").json()
     assert doc["salt"] == t.salt and doc["commitment_scheme"] == "tienlen-deal-commit-v1"
     assert doc["deal_format"] == "independent" and doc["reproducible"] is False and doc["fair_play_notices"] == []
@@ -67,9 +67,12 @@ def test_bad_deal_filters_are_400_naming_the_field(anon, organiser, bots, query,
 
 
 def shared_group_tables(t) -> tuple[Table, Table]:
-    a, b = list(t.tables.order_by("number"))[:2]
-    Table.objects.filter(pk=b.pk).update(deal_group=a.deal_group)
-    return a, Table.objects.get(pk=b.pk)
+    """Two tables of one deal group: the default format (field duplicates) plays each deal
+    of a round at every table of the round."""
+    tables = list(t.tables.order_by("number"))
+    a = tables[0]
+    b = next(x for x in tables[1:] if x.deal_group == a.deal_group)
+    return a, b
 
 
 def test_a_replay_is_withheld_until_every_table_of_its_group_played_the_deal(anon, organiser, bots) -> None:

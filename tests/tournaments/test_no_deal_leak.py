@@ -4,8 +4,8 @@ The audit computed every hand of pending tables from the API (the tournament see
 `<seed>/r1/t1` table seeds were published, game seeds were `<table seed>/game/i`). Here a
 crawler walks every API route and page — every URL pattern instantiated with every
 tournament, game, bot and pool, then every link found in the answers — while a round
-robin has played and pending tables (and recorded games whose deal another table has yet
-to play), a knockout waits for its final, a ladder has a table still to play, and a
+robin has played and pending tables, a field-duplicate round robin has recorded games
+whose deals another table has yet to play, a knockout waits for its final, a ladder has a table still to play, and a
 reproducible run is under way. Then, for every deal not yet
 revealed:
 
@@ -187,15 +187,21 @@ def assert_no_sealed_deal_is_computable(pages: dict[str, tuple[int, str, dict]],
 
 @pytest.mark.django_db
 def test_no_public_answer_lets_anyone_compute_an_unplayed_deal(organiser, bots) -> None:
-    # A round robin with one table played, one half played and three pending; the half
-    # played one shares its deals with a pending one (as field duplicates do), so its
-    # recorded games are sealed too.
-    rr = running_round_robin(organiser, bots[:5], name="Round robin", seats_per_table=4, duplicate_sets=1)
-    first, second, third = rr.tables.order_by("number")[:3]
-    Table.objects.filter(pk=third.pk).update(deal_group=second.deal_group)
+    # A round robin of independent deals with one table played, one half played and three
+    # pending.
+    rr = running_round_robin(organiser, bots[:5], name="Round robin", seats_per_table=4, duplicate_sets=1,
+                             deal_format="independent")
+    first, second = rr.tables.order_by("number")[:2]
     table_play_locally(table_id=first.pk)
     services.table_complete(table_id=first.pk)
     table_play_locally(table_id=second.pk, games=2)
+    # One in the default format (field duplicates): a table has played half the deals its
+    # group's other table has yet to play, so its recorded games are sealed too.
+    field = running_round_robin(organiser, bots, name="Field", seats_per_table=4, duplicate_sets=1)
+    assert field.deal_format == "field"
+    ahead = field.tables.order_by("number").first()
+    assert field.tables.filter(deal_group=ahead.deal_group).count() == 2
+    table_play_locally(table_id=ahead.pk, games=2)
     # A knockout whose first round is over: the final exists and waits.
     ko = services.tournament_create(organiser=organiser, name="Knockout", format="knockout",
                                     seats_per_table=4, advance_per_table=2, duplicate_sets=1)

@@ -61,6 +61,13 @@ class ServiceAPIView(GenericAPIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        if self._notices is None and "slug" in self.kwargs:
+            # A view that read its tournament another way: one small query, so that no
+            # response about a labelled tournament goes without its label.
+            found = Tournament.objects.filter(slug=self.kwargs["slug"]).only(
+                "organiser_seed", "deal_format", "allow_same_owner"
+            ).first()
+            self._notices = found.fair_play_notices if found is not None else []
         if self._notices:
             response[self.FAIR_PLAY_HEADER] = "; ".join(self._notices)
         return response
@@ -459,7 +466,7 @@ class TournamentLuckAdjustedView(ServiceAPIView):
         summary="Raw and luck-adjusted points per game with 95% intervals (revealed deals only)",
     )
     def get(self, request, slug: str):
-        tournament = get_object_or_404(Tournament, slug=slug)
+        tournament = self.tournament(slug)
         return Response(s.LuckAdjustedOutput(selectors.tournament_luck_adjusted(tournament=tournament)).data)
 
 
