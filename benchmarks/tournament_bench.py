@@ -1,7 +1,7 @@
 """Tournament recording benchmark: what does storing games cost next to playing them?
 
 Measured side by side in one run, alternating, on the same kind of table (4 house bots,
-independent secret deals, the default format):
+secret deals; a table of 4 entrants is its own deal group in every format):
 
 The referee runs in its own process, as deployed; the worker is a thread of this process.
 
@@ -334,7 +334,7 @@ def main() -> None:
     print("| measurement | value |")
     print("| --- | ---: |")
     if plain:
-        print(f"(tables of 4 house bots, {sets * 4} games each (independent deals), {args.rounds} alternating rounds, broker {broker.split(':')[0]})")
+        print(f"(tables of 4 house bots, {sets * 4} games each (secret deals), {args.rounds} alternating rounds, broker {broker.split(':')[0]})")
         p, w = statistics.median(plain), statistics.median(recorded)
         print(f"| referee only, games/s (median; runs {', '.join(f'{x:.1f}' for x in plain)}) | {p:.1f} |")
         print(f"| through the worker into PostgreSQL, games/s (median; runs {', '.join(f'{x:.1f}' for x in recorded)}) | {w:.1f} |")

@@ -17,6 +17,7 @@ import hmac
 import secrets
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import Case, F, IntegerField, Min, OuterRef, Subquery, Value, When
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -116,7 +117,7 @@ def table_deal_seeds(*, tournament: Tournament, table: Table, first_game_index: 
 
 def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None) -> int:
     """Reveal every deal of these groups (all groups: None) that every table of its group
-    has finished; returns how many were revealed now (one UPDATE).
+    has finished; returns how many were revealed now (one UPDATE per group).
 
     A table has finished deal d once it recorded every game playing it (its first
     `games_recorded` games are recorded: a table resumes from its next unrecorded game) or
@@ -124,25 +125,44 @@ def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None)
     the other's uncommitted games: that only delays a reveal to the next recording or
     close, it never reveals early.
     """
+    now = timezone.now()
+    rotation = tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets
+    if groups is None:
+        return _deals_reveal_all(tournament, now, rotation)
+    # The recording path (one group: the table just recorded) runs one plain statement
+    # whose subquery is evaluated once: building it with the ORM cost more than running it.
+    q = connection.ops.quote_name
+    # games per deal = games_planned / duplicate_sets in rotation (integer division in SQL)
+    finished = f"{q('games_recorded')} / ({q('games_planned')} / %s)" if rotation else q("games_recorded")
+    sql = (
+        f"UPDATE {q(Deal._meta.db_table)} SET {q('revealed_at')} = %s "
+        f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('revealed_at')} IS NULL "
+        f"AND {q('index')} < (SELECT MIN(CASE WHEN {q('status')} IN (%s, %s, %s) THEN %s ELSE {finished} END) "
+        f"FROM {q(Table._meta.db_table)} WHERE {q('tournament_id')} = %s AND {q('deal_group')} = %s)"
+    )
+    revealed = 0
+    with connection.cursor() as cursor:
+        for group in sorted(set(groups)):
+            params = [now, tournament.pk, group, *DONE_STATUSES, _ALL_DEALS,
+                      *([tournament.duplicate_sets] if rotation else []), tournament.pk, group]
+            cursor.execute(sql, params)
+            revealed += cursor.rowcount
+    return revealed
+
+
+def _deals_reveal_all(tournament: Tournament, now, rotation) -> int:
+    """Every group at once (a cancel): one UPDATE, a correlated subquery per deal."""
     games_recorded = F("games_recorded")
-    if tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets:
-        # games per deal = games_planned / duplicate_sets (integer division in SQL)
-        finished = games_recorded / (F("games_planned") / Value(tournament.duplicate_sets))
-    else:
-        finished = games_recorded
+    finished = games_recorded / (F("games_planned") / Value(tournament.duplicate_sets)) if rotation else games_recorded
     per_table = Case(
         When(status__in=DONE_STATUSES, then=Value(_ALL_DEALS)),
         default=Cast(finished, IntegerField()),
         output_field=IntegerField(),
     )
     finished_everywhere = Subquery(
-        Table.objects.filter(tournament_id=tournament.pk, deal_group=OuterRef("group"))
-        .order_by()
-        .values("deal_group")
-        .annotate(m=Min(per_table))
-        .values("m")
+        Table.objects.filter(tournament_id=tournament.pk, deal_group=OuterRef("group")).order_by()
+        .values("deal_group").annotate(m=Min(per_table)).values("m")
     )
-    deals = Deal.objects.filter(tournament_id=tournament.pk, revealed_at__isnull=True)
-    if groups is not None:
-        deals = deals.filter(group__in=sorted(set(groups)))
-    return deals.filter(index__lt=finished_everywhere).update(revealed_at=timezone.now())
+    return Deal.objects.filter(
+        tournament_id=tournament.pk, revealed_at__isnull=True, index__lt=finished_everywhere
+    ).update(revealed_at=now)
