@@ -255,9 +255,17 @@ def test_no_public_answer_lets_anyone_compute_an_unplayed_deal(organiser, bots) 
 
 
 @pytest.mark.django_db(transaction=True)
-def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_model, settings) -> None:
+def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_model, settings, caplog) -> None:
     """House bots play through a real referee and Celery worker; an absent remote bot keeps
-    four of the five tables waiting. Nothing public computes their deals."""
+    four of the five tables waiting. Nothing public computes their deals, and no log line
+    at INFO (referee, worker, services) shows a deal seed, played or not."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    referee_log = logging.getLogger("referee_service")  # it may not propagate (logs.configure)
+    referee_level = referee_log.level
+    referee_log.addHandler(caplog.handler)
+    referee_log.setLevel(logging.INFO)
     from referee_service.server import RefereeThread
     from tests.celery_helpers import isolated_celery_worker
     from tests.tournaments.test_worker import ORGANIZER_TOKEN, wait_for
@@ -294,9 +302,14 @@ def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_
 
             for game in Game.objects.filter(table=done):
                 assert verify(json.loads(pages[f"/api/v1/games/{game.pk}/proof/"][1])).ok
+            logged = caplog.text
+            assert "table_finished" in logged or "game_finished" in logged  # the referee's INFO lines are here
+            assert not [d.seed for d in Deal.objects.filter(tournament=t) if d.seed in logged]
             services.tournament_cancel(tournament=t, reason="end of test")
             thread.stop()  # ends the tables' waits at once, so the worker stops quickly
             stopped = True
     finally:
+        referee_log.removeHandler(caplog.handler)
+        referee_log.setLevel(referee_level)
         if not stopped:
             thread.stop()
