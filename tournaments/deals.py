@@ -126,28 +126,45 @@ def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None)
     close, it never reveals early.
     """
     now = timezone.now()
-    rotation = tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets
     if groups is None:
+        rotation = tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets
         return _deals_reveal_all(tournament, now, rotation)
-    # The recording path (one group: the table just recorded) runs one plain statement
-    # whose subquery is evaluated once: building it with the ORM cost more than running it.
+    return sum(len(_reveal_group(tournament, group, now)) for group in sorted(set(groups)))
+
+
+def deals_reveal_recording(*, tournament: Tournament, group: int, table_id: int, new_games: int) -> set[int]:
+    """The recording path's reveal, run before the batch's games are saved (so that the
+    rating order knows which of them are revealed): reveal the group's deals finished
+    everywhere once table `table_id` counts `new_games` more recorded games. Returns the
+    indices of the deals revealed now (one UPDATE)."""
+    return _reveal_group(tournament, group, timezone.now(), pending=(table_id, new_games))
+
+
+def _reveal_group(tournament: Tournament, group: int, now, pending: tuple[int, int] | None = None) -> set[int]:
+    """One plain statement whose subquery is evaluated once: building it with the ORM cost
+    the recording path more than running it. `pending`: (table id, games) the table is
+    about to record in this transaction."""
     q = connection.ops.quote_name
+    rotation = tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets
+    recorded = q("games_recorded")
+    params_recorded: list = []
+    if pending is not None:
+        recorded = f"({recorded} + CASE WHEN {q('id')} = %s THEN %s ELSE 0 END)"
+        params_recorded = list(pending)
     # games per deal = games_planned / duplicate_sets in rotation (integer division in SQL)
-    finished = f"{q('games_recorded')} / ({q('games_planned')} / %s)" if rotation else q("games_recorded")
+    finished = f"{recorded} / ({q('games_planned')} / %s)" if rotation else recorded
     sql = (
         f"UPDATE {q(Deal._meta.db_table)} SET {q('revealed_at')} = %s "
         f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('revealed_at')} IS NULL "
         f"AND {q('index')} < (SELECT MIN(CASE WHEN {q('status')} IN (%s, %s, %s) THEN %s ELSE {finished} END) "
-        f"FROM {q(Table._meta.db_table)} WHERE {q('tournament_id')} = %s AND {q('deal_group')} = %s)"
+        f"FROM {q(Table._meta.db_table)} WHERE {q('tournament_id')} = %s AND {q('deal_group')} = %s) "
+        f"RETURNING {q('index')}"
     )
-    revealed = 0
+    params = [now, tournament.pk, group, *DONE_STATUSES, _ALL_DEALS, *params_recorded,
+              *([tournament.duplicate_sets] if rotation else []), tournament.pk, group]
     with connection.cursor() as cursor:
-        for group in sorted(set(groups)):
-            params = [now, tournament.pk, group, *DONE_STATUSES, _ALL_DEALS,
-                      *([tournament.duplicate_sets] if rotation else []), tournament.pk, group]
-            cursor.execute(sql, params)
-            revealed += cursor.rowcount
-    return revealed
+        cursor.execute(sql, params)
+        return {index for (index,) in cursor.fetchall()}
 
 
 def _deals_reveal_all(tournament: Tournament, now, rotation) -> int:

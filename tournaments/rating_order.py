@@ -4,11 +4,17 @@ Elo depends on the order games are applied. Workers finish tables in whatever or
 machine's load gives, so rating games as they were recorded made the same seeded
 tournament end with different ratings on different runs (issue 14: up to 2.8 Elo between
 identical runs). Here a tournament's games are rated in its **plan order** — round, table
-number, game index — and each game is rated as soon as every game planned before it is
-recorded or never will be (its table is closed: done, failed or cancelled). The same games
-therefore give the same ratings and the same rating history whichever worker recorded
-them first; a table played ahead of its turn waits, and is rated in one go when the tables
-before it close.
+number, game index — and each game is rated as soon as its deal is revealed and every game
+planned before it is rated or never will be (its table is closed: done, failed or
+cancelled). The same games therefore give the same ratings and the same rating history
+whichever worker recorded them first; a table played ahead of its turn waits, and is rated
+in one go when the tables before it close.
+
+The reveal is part of the rule because a rating change is a result: a game on a deal that
+another table of its deal group has still to play is sealed (docs/fair-play.md), and its
+rating change would tell those tables who did well with the cards they are about to be
+dealt. So a recorded game waits for its deal's reveal, and the games planned after it wait
+with it: the order stays the plan order.
 
 Ladders plan nothing ahead: their tables are numbered as they are created, so a ladder's
 games are rated in table-creation order, each table's games in order (a table's games wait
@@ -57,6 +63,7 @@ class DueGame:
     pool_id: int
     bots: list[int]
     places: list[int]
+    revealed: bool  # its deal is revealed: its result is public, so it may be rated
     game: Game | None = None  # a game of the batch being recorded (saved after the plan)
     game_id: int | None = None  # a game stored earlier
     seq: int = 0
@@ -80,6 +87,8 @@ def ratings_take_due(
 ) -> RatingBatch:
     """Which recorded games are due now, in plan order; locks their pools and numbers them.
 
+    A game is due once its deal is revealed and every game planned before it is rated or
+    never will be, so reveal first (tournaments.deals), then take what is due.
     `new` are the games of `new_table_id` being recorded in this transaction (not saved
     yet: each due one gets its `rating_seq` set before it is saved). The caller holds the
     tournament's row lock and calls `ratings_apply` once the new games are saved.
@@ -104,27 +113,28 @@ def ratings_take_due(
         if recorded > rated:
             stored_tables.append(table_id)
         recorded += len(fresh)
-        closed = status in CLOSED or recorded >= planned
+        finished = status in CLOSED or recorded >= planned
         if recorded > rated:
-            wanted.append((table_id, rated, closed, fresh))
-        if not closed:
+            wanted.append((table_id, rated, finished, fresh))
+        if not finished:
             break  # the games of later tables wait for this one's
     if not wanted:
         return batch
     stored = _stored_unrated(stored_tables) if stored_tables else {}
-    for table_id, rated, closed, fresh in wanted:
+    for table_id, rated, finished, fresh in wanted:
         games = sorted([*stored.get(table_id, []), *fresh], key=lambda g: g.index)
-        if not closed:
-            # An open table: only the games that follow its rated ones without a gap.
-            run: list[DueGame] = []
-            for game in games:
-                if game.index != rated + len(run):
-                    break
-                run.append(game)
-            games = run
-        if games:
-            batch.due.extend(games)
-            batch.table_rated[table_id] = rated + len(games)
+        run: list[DueGame] = []
+        for game in games:
+            if not game.revealed:
+                break  # sealed: it, and every game planned after it, wait for the reveal
+            if not finished and game.index != rated + len(run):
+                break  # an open table: only the games that follow its rated ones without a gap
+            run.append(game)
+        if run:
+            batch.due.extend(run)
+            batch.table_rated[table_id] = rated + len(run)
+        if len(run) < len(games):
+            break
     if not batch.due:
         return batch
     ids = sorted({g.pool_id for g in batch.due})
@@ -142,18 +152,22 @@ def ratings_take_due(
 
 
 def _stored_unrated(table_ids: list[int]) -> dict[int, list[DueGame]]:
-    """The recorded, not yet rated games of these tables (1 query)."""
+    """The recorded, not yet rated games of these tables, each with whether its deal is
+    revealed (1 query)."""
     games: dict[int, DueGame] = {}
-    for game_id, table_id, index, pool_id, bot_id, place in (
+    for game_id, table_id, index, pool_id, revealed_at, bot_id, place in (
         GameSeat.objects.filter(
             game__table_id__in=table_ids, game__rating_seq__isnull=True, game__pool__isnull=False
         )
         .order_by("game__table_id", "game__index", "seat")
-        .values_list("game_id", "game__table_id", "game__index", "game__pool_id", "bot_id", "place")
+        .values_list("game_id", "game__table_id", "game__index", "game__pool_id", "game__deal__revealed_at",
+                     "bot_id", "place")
     ):
         due = games.get(game_id)
         if due is None:
-            due = games[game_id] = DueGame(table_id, index, pool_id, [], [], game_id=game_id)
+            due = games[game_id] = DueGame(
+                table_id, index, pool_id, [], [], revealed=revealed_at is not None, game_id=game_id
+            )
         due.bots.append(bot_id)
         due.places.append(place)
     by_table: dict[int, list[DueGame]] = {}

@@ -28,6 +28,7 @@ from tournaments.deals import (
     deals_create,
     deals_per_table,
     deals_reveal,
+    deals_reveal_recording,
     games_per_deal,
     house_seed,
     table_deal_seeds,
@@ -385,10 +386,10 @@ def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament
             status=Tournament.Status.CANCELLED, finished_at=timezone.now(), status_reason=reason[:500]
         )
         tournament.tables.exclude(status__in=DONE_STATUSES).update(status=Table.Status.CANCELLED)
-        # Every table is closed now: the games recorded before the cancel are all rated.
-        ratings_advance(tournament=locked)
-        # Every table is closed: no deal will be played any more.
+        # Every table is closed: no deal will be played any more, so every deal is
+        # revealed, and then the games recorded before the cancel are all rated.
         _deals_reveal(tournament)
+        ratings_advance(tournament=locked)
     tournament.refresh_from_db()
     return tournament
 
@@ -721,13 +722,11 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     tournament = table.tournament
     seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
     per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
-    deals = {
-        index: (pk, seed)
-        for pk, index, seed in Deal.objects.filter(
-            tournament_id=tournament.pk, group=table.deal_group,
-            index__in={r.game_index // per_deal for r in results},
-        ).values_list("pk", "index", "seed")
-    }
+    rows = list(Deal.objects.filter(
+        tournament_id=tournament.pk, group=table.deal_group, index__in={r.game_index // per_deal for r in results},
+    ).values_list("pk", "index", "seed", "revealed_at"))
+    deals = {index: (pk, seed) for pk, index, seed, _ in rows}
+    revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
     unique: dict[int, GameResult] = {}
     error = None
     for result in results:
@@ -764,7 +763,8 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         entrants = [seats[p].entrant for p in result.seat_participants]
         places = result.places()
         if pool_id is not None:
-            placed.append(DueGame(table_id, result.game_index, pool_id, [e.bot_id for e in entrants], places, game=game))
+            placed.append(DueGame(table_id, result.game_index, pool_id, [e.bot_id for e in entrants], places,
+                                  revealed=False, game=game))
         for s, entrant in enumerate(entrants):
             game_seats.append((
                 game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
@@ -777,7 +777,11 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
             game=game, schema=str(result.replay.get("schema", ""))[:40], data=zlib.compress(raw, 6),
             raw_size=len(raw), timing=zlib.compress(timing_raw, 6) if timing_raw else None,
         ))
-    # Which games are due for rating now (in plan order), numbered before they are saved.
+    # Reveal the deals this batch finishes everywhere, then take the games due for rating
+    # now (revealed, in plan order), numbered before they are saved.
+    revealed |= _deals_reveal_recording(tournament, table, len(new))
+    for due in placed:
+        due.revealed = due.index // per_deal in revealed
     rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
     Game.objects.bulk_create(games)
     for replay in replays:
@@ -800,7 +804,6 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     if forfeited:
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     ratings_apply(rating, skip_table=table_id)
-    _deals_reveal(tournament, [table.deal_group])
     return games, error
 
 
@@ -809,11 +812,25 @@ def _deals_reveal(tournament: Tournament, groups: list[int] | None = None) -> in
     by their own task, off the recording path (about 5 ms of simulation per deal)."""
     revealed = deals_reveal(tournament=tournament, groups=groups)
     if revealed:
-        from tournaments.tasks import deal_baselines_task
-
-        tournament_id = tournament.pk
-        transaction.on_commit(lambda: deal_baselines_task.delay(tournament_id))
+        _baselines_after_commit(tournament)
     return revealed
+
+
+def _deals_reveal_recording(tournament: Tournament, table: Table, new_games: int) -> set[int]:
+    """The recording path's reveal, before its games are saved: the indices revealed now."""
+    revealed = deals_reveal_recording(
+        tournament=tournament, group=table.deal_group, table_id=table.pk, new_games=new_games
+    )
+    if revealed:
+        _baselines_after_commit(tournament)
+    return revealed
+
+
+def _baselines_after_commit(tournament: Tournament) -> None:
+    from tournaments.tasks import deal_baselines_task
+
+    tournament_id = tournament.pk
+    transaction.on_commit(lambda: deal_baselines_task.delay(tournament_id))
 
 
 def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
@@ -942,9 +959,10 @@ def table_complete(
         table.last_error = error[:1000]
         table.finished_at = timezone.now()
         table.save(update_fields=["status", "last_error", "finished_at"])
-        # A closed table plays no more games: the games planned after it may now be rated.
-        ratings_advance(tournament=tournament)
+        # A closed table plays no more games: the deals its group waited for it to play are
+        # revealed, and the games planned after it may now be rated.
         _deals_reveal(tournament, [table.deal_group])
+        ratings_advance(tournament=tournament)
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
         current = tournament.tables.filter(round=table.round)

@@ -224,3 +224,43 @@ def test_concurrent_workers_give_the_sequential_ratings_and_recompute_is_exact(o
     call_command("recompute_ratings", "--pool", "north-4", stdout=out)
     assert "changed 0 ratings, max difference 0" in out.getvalue()
     assert snapshot(tournament) == expected
+
+
+@pytest.mark.django_db
+def test_a_game_is_rated_only_once_its_deal_is_revealed_then_in_plan_order(organiser, bots) -> None:
+    """A rating change is a result: while another table of the deal group has still to
+    play a deal, the games on it wait unrated (and so do the games planned after them),
+    then they are rated in plan order, and recompute_ratings reproduces every value."""
+    tournament = round_robin(organiser, bots)
+    first = tournament.tables.order_by("round", "number").first()
+    partner = tournament.tables.exclude(pk=first.pk).get(deal_group=first.deal_group)
+    assert partner.number > first.number
+    pool = tournament.pool
+
+    def rated() -> list[tuple[int, int]]:
+        return list(Game.objects.filter(table__tournament=tournament, rating_seq__isnull=False)
+                    .order_by("rating_seq").values_list("table__number", "index"))
+
+    # The first table plays all its deals and closes: none is played at its partner yet.
+    record(tournament, [(first.number, [0, 1]), (first.number, [2, 3])])
+    assert Table.objects.get(pk=first.pk).status == Table.Status.DONE
+    assert rated() == [] and not RatingChange.objects.exists()
+    assert not Rating.objects.filter(pool=pool, games__gt=0).exists()
+    assert RatingPool.objects.get(pk=pool.pk).games_rated == 0
+    # The partner plays deal 0: deal 0 is revealed, the first table's game 0 is rated; the
+    # partner's own game 0 comes after all of the first table's games in plan order.
+    record(tournament, [(partner.number, [0])])
+    assert rated() == [(first.number, 0)]
+    record(tournament, [(partner.number, [1, 2])])
+    assert rated() == [(first.number, i) for i in range(3)]
+    record(tournament, [(partner.number, [3])])
+    assert rated() == [(first.number, i) for i in range(4)] + [(partner.number, i) for i in range(4)]
+    # Exactly what recording everything in plan order gives, and recompute agrees.
+    got = snapshot(tournament)
+    wipe(tournament)
+    again = round_robin(organiser, bots)
+    record(again, [step for step in plan_order(again) if step[0] in (first.number, partner.number)])
+    assert snapshot(again) == got
+    out = io.StringIO()
+    call_command("recompute_ratings", "--pool", again.pool.slug, stdout=out)
+    assert "changed 0 ratings, max difference 0" in out.getvalue()
