@@ -107,12 +107,13 @@ def start_referee_process() -> RefereeProcess:
 
 def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, seed: str) -> int:
     """The referee draws the deals (no deal_seeds): what the worker sends costs nothing there."""
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
     from referee_service.organizer_client import OrganizerClient
 
     with OrganizerClient(target, ORGANIZER_TOKEN) as client:
         return sum(
             1 for event in client.play_table(table_id=table_id, seats=seats, games=sets * len(seats), seed=seed, move_time_ms=1000)
-            if event["type"] == "game"
+            if isinstance(event, org.GameRecord)
         )
 
 
@@ -189,19 +190,25 @@ def build_rated_games(count: int, organiser, bots) -> None:
     pool.save(update_fields=["games_rated"])
 
 
-def synthetic_result(index: int, order: list[int], rotation: int, replay_text: str, seed: str):
-    """A finished 4-player game as the referee streams it (the replay text is a real one)."""
+def synthetic_result(index: int, order: list[int], rotation: int, moves: list, seed: str):
+    """A finished 4-player game as the referee streams it (a GameRecord about a real
+    replay's size), read by the worker's own path."""
+    import json
+
+    from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
     from tournaments.referee import GameResult
 
     points = [0] * 4
     for place, seat in enumerate(order):
         points[seat] = (2, 1, -1, -2)[place]
-    replay = {"schema": "tienlen.replay/1", "result": {"finishing_order": order, "points": points}}
+    replay = {"schema": "tienlen.replay/1", "seed": seed, "moves": moves, "result": {"finishing_order": order, "points": points}}
     timing = {"schema": "tienlen.timing/1", "moves": [{"seat": s % 4, "elapsed_ms": 0.4, "fallback": None} for s in range(40)]}
-    return GameResult(
-        game_index=index, seat_participants=[(s + rotation) % 4 for s in range(4)], replay=replay,
-        replay_text=replay_text, timing=timing, seed=seed,
-    )
+    return GameResult.from_record(org.GameRecord(
+        game_index=index, seat_participants=[(s + rotation) % 4 for s in range(4)],
+        replay_json=json.dumps(replay, separators=(",", ":")), timing_json=json.dumps(timing, separators=(",", ":")),
+        result=pb.GameResult(finishing_order=order, points=points), seed=seed,
+    ))
 
 
 def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, number: int) -> dict[str, float]:
@@ -226,7 +233,7 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
     if reverse:
         tables.reverse()
     rng = random.Random(number)
-    replay_text = "x" * 3300  # about a real replay's JSON size; its content is not parsed
+    moves = [{"seat": s % 4, "cards": ["10H", "JH"]} for s in range(110)]  # a real replay's size (~3.4 KB)
     batches = queries = games = 0
     wall = cpu = 0.0
     for table in tables:
@@ -236,7 +243,7 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
         for i in range(games_per_table):
             order = [0, 1, 2, 3]
             rng.shuffle(order)
-            results.append(synthetic_result(i, order, i % 4, replay_text, seeds[i]))
+            results.append(synthetic_result(i, order, i % 4, moves, seeds[i]))
         for start in range(0, len(results), batch):
             chunk = results[start : start + batch]
             t0, c0 = time.perf_counter(), time.process_time()

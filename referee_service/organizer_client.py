@@ -20,6 +20,9 @@ from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
 
 CLIENT_KEEPALIVE = client_keepalive_options()  # agreeing with the referee's
 
+#: What `OrganizerClient.play_table` yields: the payload of each TableEvent.
+TableEventPayload = org.TableStarted | org.GameRecord | org.TableResult
+
 
 class RefereeError(Exception):
     """A call to the referee failed. `code` is the gRPC status name, e.g.
@@ -37,7 +40,7 @@ class RefereeError(Exception):
                              "RESOURCE_EXHAUSTED"}
 
 
-def _seat(seat: str | Mapping[str, str]) -> org.SeatSpec:
+def seat_spec(seat: str | Mapping[str, str]) -> org.SeatSpec:
     """"house:random" / {"house_bot": "random"} -> a house bot; "bot:<id>", "<id>" or
     {"bot_id": "<id>"} -> a registered bot."""
     if isinstance(seat, Mapping):
@@ -54,46 +57,26 @@ def _seat(seat: str | Mapping[str, str]) -> org.SeatSpec:
     return org.SeatSpec(bot_id=text)
 
 
-def _game(record: org.GameRecord) -> dict[str, Any]:
-    return {
-        "type": "game",
-        "table_id": record.table_id,
-        "game_index": record.game_index,
-        "seat_participants": list(record.seat_participants),
-        "seat_names": list(record.seat_names),
-        "replay": json.loads(record.replay_json),
-        "timing": json.loads(record.timing_json) if record.timing_json else None,
-        "strikes": list(record.strikes),
-        "forfeited": list(record.forfeited),
-        "points": list(record.result.points),
-        "finishing_order": list(record.result.finishing_order),
-        "duplicate_set": record.duplicate_set,
-        "rotation": record.rotation,
-        "seed": record.seed,
-    }
+def table_request(*, seats: Sequence[str | Mapping[str, str]],
+                  options: Mapping[str, Any] | None = None,
+                  **fields: Any) -> org.PlayTableRequest:
+    """A PlayTableRequest from seats as text ("house:random", "bot:<id>", "<id>" or a
+    mapping), options as a mapping, and any other PlayTableRequest field by its proto name.
 
-
-def _result(result: org.TableResult, started: org.TableStarted | None) -> dict[str, Any]:
-    return {
-        "type": "result",
-        "table_id": result.table_id,
-        "status": org.TableStatus.Name(result.status).removeprefix("TABLE_STATUS_").lower(),
-        "detail": result.detail,
-        "games_played": result.games_played,
-        "next_game_index": result.next_game_index,
-        "totals": list(result.totals),
-        "strikes": list(result.strikes),
-        "forfeited": list(result.forfeited),
-        "next_leader": result.next_leader if result.HasField("next_leader") else None,
-        "next_starting": result.next_starting,
-        "seed": started.seed if started else None,
-        "participants": list(started.participants) if started else [],
-    }
+    The message itself is the parameter list (organizer.proto documents each field): an
+    unknown name raises ValueError, a None leaves an optional field unset, 0 or "" is the
+    referee's default."""
+    request = org.PlayTableRequest(
+        seats=[seat_spec(s) for s in seats],
+        options_json=json.dumps(dict(options)) if options else "",
+        **{name: value for name, value in fields.items() if value is not None})
+    return request
 
 
 class OrganizerClient:
-    """`OrganizerClient("127.0.0.1:50051", token).play_table(...)` -> game dicts, then the
-    table result dict. Use as a context manager or call close()."""
+    """`OrganizerClient("127.0.0.1:50051", token).play_table(...)` -> the table's events
+    (TableStarted, GameRecord per game, TableResult). Use as a context manager or call
+    close()."""
 
     def __init__(self, target: str, token: str, *, timeout: float | None = None,
                  options: Sequence[tuple[str, Any]] = (),
@@ -131,81 +114,44 @@ class OrganizerClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def play_table(
-        self,
-        *,
-        table_id: str,
-        seats: Sequence[str | Mapping[str, str]],
-        preset: str = "south",
-        options: Mapping[str, Any] | None = None,
-        games: int = 0,
-        duplicate_sets: int = 0,
-        move_time_ms: int = 0,
-        time_bank_ms: int | None = None,
-        seed: str = "",
-        first_game_index: int = 0,
-        resume_leader: int | None = None,
-        resume_starting: bool | None = None,
-        connect_deadline_ms: int = 0,
-        max_strikes: int = 0,
-        max_illegal_attempts: int = 0,
-        disconnect_grace_ms: int = 0,
-        deal_seeds: Sequence[str] = (),
-        starting_games: bool = False,
-    ) -> Iterator[dict[str, Any]]:
-        """Play a table; yield one dict per finished game (type "game": replay, timing,
-        strikes, seat map), then one table result (type "result": status "completed" or
-        "aborted", totals per participant, next_game_index for a resume).
+    def play_table(self, request: org.PlayTableRequest | None = None, /,
+                   **fields: Any) -> Iterator[TableEventPayload]:
+        """Play a table; yield its events as the referee streams them, as the protobuf
+        messages themselves: `TableStarted`, one `GameRecord` per finished game (replay and
+        timing JSON as the referee wrote them, points in `record.result`), then one
+        `TableResult` (status `TABLE_STATUS_COMPLETED` or `TABLE_STATUS_ABORTED`, totals per
+        participant, `next_game_index` for a resume).
 
-        `deal_seeds`: one secret deal seed per game to play, from `first_game_index` on
-        (empty: the referee draws them); `seed` only seeds the house bots. Zero means the
-        referee's default for every numeric option. Raises RefereeError."""
-        request = org.PlayTableRequest(
-            table_id=table_id, seats=[_seat(s) for s in seats], preset=preset,
-            options_json=json.dumps(dict(options)) if options else "",
-            games=games, duplicate_sets=duplicate_sets, move_time_ms=move_time_ms,
-            seed=seed, first_game_index=first_game_index,
-            connect_deadline_ms=connect_deadline_ms, max_strikes=max_strikes,
-            max_illegal_attempts=max_illegal_attempts,
-            disconnect_grace_ms=disconnect_grace_ms, deal_seeds=list(deal_seeds),
-            starting_games=starting_games)
-        if time_bank_ms is not None:
-            request.time_bank_ms = time_bank_ms
-        if resume_leader is not None:
-            request.resume_leader = resume_leader
-        if resume_starting is not None:
-            request.resume_starting = resume_starting
+        Give a PlayTableRequest, or its fields as keywords (`table_request`): e.g.
+        `play_table(table_id="t1", seats=["house:random", "bot:7"], games=4)`. `deal_seeds`:
+        one secret deal seed per game to play, from `first_game_index` on (empty: the
+        referee draws them); `seed` only seeds the house bots. Raises RefereeError."""
+        if request is None:
+            request = table_request(**fields)
+        elif fields:
+            raise TypeError("give a PlayTableRequest or its fields, not both")
         call = self._organizer().PlayTable(request, metadata=self._metadata,
                                            timeout=self.timeout)
-        started = None
         try:
             for event in call:
                 kind = event.WhichOneof("event")
-                if kind == "started":
-                    started = event.started
-                elif kind == "game":
-                    yield _game(event.game)
-                elif kind == "result":
-                    yield _result(event.result, started)
+                if kind is None:
+                    continue  # an event kind newer than this client
+                payload: TableEventPayload = getattr(event, kind)
+                yield payload
+                if kind == "result":
                     return
         except grpc.RpcError as exc:
             raise RefereeError(exc.code().name, exc.details() or "") from None
         finally:
             call.cancel()  # a caller that stops iterating aborts the table
 
-    def list_bots(self) -> list[dict[str, Any]]:
+    def list_bots(self) -> list[org.ConnectedBot]:
+        """The bots connected right now (ConnectedBot: bot_id, bot_version, streams, ...)."""
         try:
             response = self._organizer().ListBots(org.ListBotsRequest(),
                                                   metadata=self._metadata,
                                                   timeout=self.timeout or 10)
         except grpc.RpcError as exc:
             raise RefereeError(exc.code().name, exc.details() or "") from None
-        return [
-            {
-                "bot_id": b.bot_id, "bot_name": b.bot_name, "bot_version": b.bot_version,
-                "streams": b.streams, "max_tables": b.max_tables,
-                "active_tables": b.active_tables,
-                "connected_since_unix_ms": b.connected_since_unix_ms,
-            }
-            for b in response.bots
-        ]
+        return list(response.bots)

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.stats import GameRecord, format_report, pairwise, summarize
 from referee_service.organizer_client import OrganizerClient, RefereeError
 
@@ -118,8 +119,8 @@ def play(args: argparse.Namespace, token: str, out: TextIO, err: TextIO) -> int:
     labels = _labels(seats)
     table_id = args.table_id or f"play-{secrets.token_hex(4)}"
     progress = err.isatty() and not args.json
-    games: list[dict[str, Any]] = []
-    result: dict[str, Any] = {}
+    games: list[org.GameRecord] = []
+    result: org.TableResult | None = None
     with OrganizerClient(target, token) as client:
         try:
             for event in client.play_table(
@@ -127,12 +128,12 @@ def play(args: argparse.Namespace, token: str, out: TextIO, err: TextIO) -> int:
                     options=dict(args.option), games=args.games,
                     move_time_ms=args.move_time_ms,
                     connect_deadline_ms=int(args.wait * 1000)):
-                if event["type"] == "game":
+                if isinstance(event, org.GameRecord):
                     games.append(event)
                     if progress:
                         print(f"\r{PROG}: game {len(games)}/{args.games}", end="", file=err,
                               flush=True)
-                else:
+                elif isinstance(event, org.TableResult):
                     result = event
         except RefereeError as exc:
             if progress and games:
@@ -144,46 +145,50 @@ def play(args: argparse.Namespace, token: str, out: TextIO, err: TextIO) -> int:
             return 130
     if progress:
         print(file=err)
+    if result is None:
+        raise PlayError(f"the referee ended table {table_id} without a result")
     report, rows, pairs = table_report(games, result, labels)
     if args.json:
         print(json.dumps(report, indent=2), file=out)
     else:
         print(format_table_report(report, rows, pairs, args.preset, table_id), file=out)
-    return 0 if result.get("status") == "completed" else 1
+    return 0 if result.status == org.TABLE_STATUS_COMPLETED else 1
 
 
-def table_report(games: Sequence[dict[str, Any]], result: dict[str, Any],
+def table_report(games: Sequence[org.GameRecord], result: org.TableResult,
                  labels: Sequence[str]) -> tuple[dict[str, Any], list[Any], list[Any]]:
     """Per participant: the arena's summary of the games, the referee's strikes and
     forfeits, and each strike's reason (from the games' timing records)."""
     records = []
     reasons: list[Counter[str]] = [Counter() for _ in labels]
     for game in games:
-        entrants = tuple(game["seat_participants"])
+        entrants = tuple(game.seat_participants)
         think = [0.0] * len(entrants)
         moves = [0] * len(entrants)
-        for move in (game.get("timing") or {}).get("moves", []):
+        timing = json.loads(game.timing_json) if game.timing_json else {}
+        for move in timing.get("moves", []):
             seat = move["seat"]
             think[seat] += move["elapsed_ms"] / 1000
             moves[seat] += 1
             if move.get("fallback") in STRIKE_FALLBACKS:
                 reasons[entrants[seat]][move["fallback"]] += 1
-        records.append(GameRecord(unit=game["game_index"], entrants=entrants,
-                                  points=tuple(game["points"]),
-                                  finishing_order=tuple(game["finishing_order"]),
+        records.append(GameRecord(unit=game.game_index, entrants=entrants,
+                                  points=tuple(game.result.points),
+                                  finishing_order=tuple(game.result.finishing_order),
                                   think_s=tuple(think), moves=tuple(moves)))
     rows = summarize(records, labels)
-    strikes = result.get("strikes") or [0] * len(labels)
-    forfeited = set(result.get("forfeited") or [])
+    strikes = list(result.strikes) or [0] * len(labels)
+    forfeited = set(result.forfeited)
+    totals = list(result.totals) or [0] * len(labels)
     for index, row in enumerate(rows):
         row.strikes = strikes[index]  # the referee's count (a disconnection is one strike)
     report = {
-        "table_id": result.get("table_id"),
-        "status": result.get("status"),
-        "detail": result.get("detail", ""),
+        "table_id": result.table_id,
+        "status": org.TableStatus.Name(result.status).removeprefix("TABLE_STATUS_").lower(),
+        "detail": result.detail,
         "games": len(games),
         "participants": [
-            {"seat": index, "name": label, "points": (result.get("totals") or [0] * 4)[index],
+            {"seat": index, "name": label, "points": totals[index],
              "points_per_game": rows[index].points.mean,
              "ci95_half_width": rows[index].points.half_width if len(games) > 1 else None,
              "first_places": rows[index].firsts, "strikes": strikes[index],

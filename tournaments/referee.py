@@ -1,7 +1,12 @@
-"""The tournaments' side of the referee's organiser API.
+"""The typed contract between the tournaments and the referee's organiser API.
 
-`OrganizerClient.play_table` yields one dict per event; this module turns those into plain
-dataclasses the services record, and owns the mapping between table seats and referee
+In: a `TablePlan` (what the table service decided a worker plays) becomes the referee's
+`PlayTableRequest` in one place, `TablePlan.request()`. Out: the organiser client yields the
+protobuf messages themselves; `GameResult.from_record` and `TableOutcome.from_result` read
+each once into what the recorder stores. Points and the finishing order come from the
+record's protobuf result (one source); the replay and timing JSON are kept exactly as the
+referee wrote them (stored compressed, never re-encoded) and parsed once for the few fields
+the recorder reads. This module also owns the mapping between table seats and referee
 participants (`bot:<id>` / `house:<name>`), so the rest of the app never sees the wire.
 Channels are created lazily per process: gRPC channels made before a fork hang in the
 child (Celery prefork).
@@ -12,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 
 
 class RefereeUnavailable(Exception):
@@ -40,49 +47,152 @@ class RefereeRejected(Exception):
     """The referee refused the request itself (INVALID_ARGUMENT): retrying cannot help."""
 
 
+def participant_key(*, bot_id: int, house_bot: str) -> str:
+    return f"house:{house_bot}" if house_bot else f"bot:{bot_id}"
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """Everything a worker needs to play (or resume) a table on the referee."""
+
+    table_id: int
+    referee_table_id: str
+    participants: list[str]  # participant keys in seat order (participant_key)
+    preset: str
+    options: dict[str, Any]
+    games: int
+    duplicate_sets: int
+    move_time_ms: int
+    time_bank_ms: int
+    house_seed: str  # seeds the house bots only
+    first_game_index: int
+    resume_leader: int | None
+    resume_starting: bool | None
+    connect_deadline_ms: int
+    deadline_passed: bool
+    games_planned: int = 0
+    attempts: int = 0
+    # The secret seed of every game still to play, from first_game_index (DESIGN.md §1).
+    deal_seeds: list[str] = field(default_factory=list, repr=False)
+    starting_games: bool = False
+
+    @property
+    def bot_ids(self) -> list[int]:
+        """The registered bots of the table (house bots and stand-ins excluded)."""
+        return [int(p[4:]) for p in self.participants if p.startswith("bot:")]
+
+    def request(self) -> org.PlayTableRequest:
+        """The referee's PlayTableRequest for this plan: the one place it is built."""
+        from referee_service.organizer_client import seat_spec
+
+        request = org.PlayTableRequest(
+            table_id=self.referee_table_id,
+            seats=[seat_spec(p) for p in self.participants],
+            preset=self.preset,
+            options_json=json.dumps(self.options) if self.options else "",
+            games=self.games,
+            duplicate_sets=self.duplicate_sets,
+            move_time_ms=self.move_time_ms,
+            time_bank_ms=self.time_bank_ms,
+            seed=self.house_seed,
+            first_game_index=self.first_game_index,
+            connect_deadline_ms=max(1, self.connect_deadline_ms),
+            deal_seeds=self.deal_seeds,
+            starting_games=self.starting_games,
+        )
+        if self.resume_leader is not None:
+            request.resume_leader = self.resume_leader
+        if self.resume_starting is not None:
+            request.resume_starting = self.resume_starting
+        return request
+
+
 @dataclass(frozen=True)
 class GameResult:
-    """One finished game as recorded: seats map to participant indices (request order)."""
+    """One finished game as recorded: seats map to participant indices (request order).
+
+    Build it with `from_record` from the referee's GameRecord. `points`,
+    `finishing_order` and `instant_winner` are the record's protobuf result; `replay_text`
+    and `timing_text` are the JSON exactly as received (stored as they are); `replay` and
+    `timing` are those texts parsed once, for the fields the recorder reads (the replay's
+    schema, seed, tied seats, and its result for one consistency check)."""
 
     game_index: int
     seat_participants: list[int]
-    replay: dict[str, Any]
+    points: list[int]
+    finishing_order: list[int]
+    instant_winner: int | None
     replay_text: str
+    timing_text: str
+    replay: dict[str, Any]
     timing: dict[str, Any]
     strikes: list[int] = field(default_factory=list)
     forfeited: list[int] = field(default_factory=list)
     seed: str = ""
+
+    @classmethod
+    def from_record(cls, record: org.GameRecord) -> GameResult:
+        """Read a GameRecord once. Raises ValueError when its JSON does not parse."""
+        try:
+            replay = json.loads(record.replay_json)
+            timing = json.loads(record.timing_json) if record.timing_json else {}
+        except ValueError as exc:
+            raise ValueError(f"game {record.game_index}: its replay or timing is not JSON: {exc}") from None
+        if not isinstance(replay, dict) or not isinstance(timing, dict):
+            raise ValueError(f"game {record.game_index}: its replay and timing must be JSON objects")
+        result = record.result
+        return cls(
+            game_index=record.game_index,
+            seat_participants=list(record.seat_participants),
+            points=list(result.points),
+            finishing_order=list(result.finishing_order),
+            instant_winner=result.instant_winner if result.HasField("instant_winner") else None,
+            replay_text=record.replay_json,
+            timing_text=record.timing_json,
+            replay=replay,
+            timing=timing,
+            strikes=list(record.strikes),
+            forfeited=list(record.forfeited),
+            seed=record.seed,
+        )
 
     @property
     def players(self) -> int:
         return len(self.seat_participants)
 
     @property
-    def result(self) -> dict[str, Any]:
-        return self.replay.get("result") or {}
+    def schema(self) -> str:
+        return str(self.replay.get("schema") or "")
 
     @property
-    def points(self) -> list[int]:
-        return [int(p) for p in self.result.get("points", [])]
-
-    @property
-    def finishing_order(self) -> list[int]:
-        return [int(s) for s in self.result.get("finishing_order", [])]
+    def replay_result(self) -> dict[str, Any]:
+        result = self.replay.get("result")
+        return result if isinstance(result, dict) else {}
 
     def places(self) -> list[int]:
         """1-based place per seat; players sharing last place get the same (last) place."""
         n = self.players
         order = self.finishing_order
-        instant = self.result.get("instant_winner")
-        shared = set(self.result.get("shared_last") or self.result.get("tied") or [])
-        if instant is not None:
-            shared = {s for s in range(n) if s != int(instant)}
-            order = [int(instant)]
+        shared = set(self.replay_result.get("tied") or ())
+        if self.instant_winner is not None:
+            shared = {s for s in range(n) if s != self.instant_winner}
+            order = [self.instant_winner]
         places = [n] * n
         for place, seat in enumerate(order, start=1):
             if seat not in shared:
                 places[seat] = place
         return places
+
+    def problem(self, seats: int) -> str | None:
+        """What makes this record unfit for a table of `seats` seats, or None."""
+        if sorted(self.seat_participants) != list(range(seats)):
+            return f"seat_participants {self.seat_participants} do not match the table"
+        if len(self.points) != self.players or sum(self.points) != 0:
+            return f"points {self.points} are not a zero-sum list per seat"
+        replay = self.replay_result
+        if replay.get("points") != self.points or replay.get("finishing_order") != self.finishing_order:
+            return "its replay's result differs from the result the referee reported"
+        return None
 
 
 @dataclass(frozen=True)
@@ -93,55 +203,15 @@ class TableOutcome:
     totals: list[int] = field(default_factory=list)
     forfeited: list[int] = field(default_factory=list)
 
-
-def participant_key(*, bot_id: int, house_bot: str) -> str:
-    return f"house:{house_bot}" if house_bot else f"bot:{bot_id}"
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _loads(value: Any) -> dict[str, Any]:
-    if not value:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    return json.loads(value)
-
-
-def event_parse(event: Any) -> GameResult | TableOutcome | None:
-    """One `OrganizerClient.play_table` dict as a GameResult or a TableOutcome."""
-    kind = _get(event, "type")
-    if kind == "game":
-        replay = _get(event, "replay")
-        text = _get(event, "replay_json")
-        if replay is None:
-            replay = _loads(text)
-        if not isinstance(text, str):
-            text = json.dumps(replay, separators=(",", ":"), ensure_ascii=False)
-        return GameResult(
-            game_index=int(_get(event, "game_index", 0)),
-            seat_participants=[int(p) for p in _get(event, "seat_participants", [])],
-            replay=replay,
-            replay_text=text,
-            timing=_loads(_get(event, "timing") or _get(event, "timing_json")),
-            strikes=[int(x) for x in _get(event, "strikes", []) or []],
-            forfeited=[int(x) for x in _get(event, "forfeited", []) or []],
-            seed=str(_get(event, "seed", "") or replay.get("seed") or ""),
+    @classmethod
+    def from_result(cls, result: org.TableResult) -> TableOutcome:
+        return cls(
+            completed=result.status == org.TABLE_STATUS_COMPLETED,
+            next_game_index=result.next_game_index,
+            detail=result.detail,
+            totals=list(result.totals),
+            forfeited=list(result.forfeited),
         )
-    if kind == "result":
-        status = str(_get(event, "status", "")).lower()
-        return TableOutcome(
-            completed=status in ("completed", "table_status_completed", "1"),
-            next_game_index=int(_get(event, "next_game_index", 0) or 0),
-            detail=str(_get(event, "detail", "") or ""),
-            totals=[int(t) for t in _get(event, "totals", []) or []],
-            forfeited=[int(f) for f in _get(event, "forfeited", []) or []],
-        )
-    return None
 
 
 _local = threading.local()
@@ -164,53 +234,20 @@ def _client() -> Any:
     return cached[1]
 
 
-def referee_play_table(
-    *,
-    table_id: str,
-    participants: Sequence[str],
-    preset: str,
-    options: Mapping[str, Any],
-    games: int,
-    duplicate_sets: int,
-    move_time_ms: int,
-    time_bank_ms: int,
-    house_seed: str,
-    first_game_index: int,
-    resume_leader: int | None,
-    resume_starting: bool | None,
-    connect_deadline_ms: int,
-    deal_seeds: Sequence[str],
-    starting_games: bool = False,
-) -> Iterator[GameResult | TableOutcome]:
-    """Play (or resume) a table on the referee, yielding parsed events as they stream in.
+def referee_play_table(plan: TablePlan) -> Iterator[GameResult | TableOutcome]:
+    """Play (or resume) a table on the referee, yielding its games and outcome as they
+    stream in.
 
-    `deal_seeds` are the secret seeds of the games still to play (from first_game_index),
-    sent on every attempt so a resumed table plays the same deals; `house_seed` only seeds
-    the house bots."""
+    The plan's `deal_seeds` are the secret seeds of the games still to play (from
+    first_game_index), sent on every attempt so a resumed table plays the same deals."""
     from referee_service.organizer_client import RefereeError
 
-    kwargs: dict[str, Any] = {
-        "table_id": table_id,
-        "seats": list(participants),
-        "preset": preset,
-        "options": dict(options) if options else None,
-        "games": games,
-        "duplicate_sets": duplicate_sets,
-        "move_time_ms": move_time_ms,
-        "time_bank_ms": time_bank_ms,
-        "seed": house_seed,
-        "first_game_index": first_game_index,
-        "deal_seeds": list(deal_seeds),
-        "starting_games": starting_games,
-        "resume_leader": resume_leader,
-        "resume_starting": resume_starting,
-        "connect_deadline_ms": max(1, connect_deadline_ms),
-    }
     try:
-        for event in _client().play_table(**kwargs):
-            parsed = event_parse(event)
-            if parsed is not None:
-                yield parsed
+        for event in _client().play_table(plan.request()):
+            if isinstance(event, org.GameRecord):
+                yield GameResult.from_record(event)
+            elif isinstance(event, org.TableResult):
+                yield TableOutcome.from_result(event)
     except RefereeError as exc:
         if exc.code == "FAILED_PRECONDITION":
             raise BotsNotConnected(exc.message or "bots not connected") from exc
@@ -229,4 +266,4 @@ def referee_list_bots() -> dict[str, str] | None:
         bots = _client().list_bots()
     except (RefereeError, OSError):
         return None
-    return {str(_get(b, "bot_id", "")): str(_get(b, "bot_version", "") or "") for b in bots}
+    return {bot.bot_id: bot.bot_version for bot in bots}

@@ -52,7 +52,7 @@ from tournaments.models import (
 )
 from tournaments.rating_order import DueGame, ratings_advance, ratings_apply, ratings_take_due
 from tournaments.ratings.elo import elo_deltas
-from tournaments.referee import GameResult, participant_key
+from tournaments.referee import GameResult, TablePlan, participant_key
 from tournaments.scheduling.knockout import (
     SeatResult,
     knockout_advance_count,
@@ -528,33 +528,6 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
 # --- playing tables --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TablePlan:
-    """Everything a worker needs to play (or resume) a table on the referee."""
-
-    table_id: int
-    referee_table_id: str
-    participants: list[str]
-    preset: str
-    options: dict
-    games: int
-    duplicate_sets: int
-    move_time_ms: int
-    time_bank_ms: int
-    house_seed: str  # seeds the house bots only
-    first_game_index: int
-    resume_leader: int | None
-    resume_starting: bool | None
-    connect_deadline_ms: int
-    deadline_passed: bool
-    games_planned: int = 0
-    attempts: int = 0
-    # The secret seed of every game still to play, from first_game_index (DESIGN.md §1).
-    deal_seeds: list[str] = field(default_factory=list, repr=False)
-    starting_games: bool = False
-    extra: dict = field(default_factory=dict)
-
-
 def table_plan(*, table_id: int) -> TablePlan | None:
     """Mark a table running and say where to resume; None when there is nothing to play."""
     with transaction.atomic():
@@ -714,8 +687,6 @@ def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
 
 def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Game], ValueError | None]:
     """Record the results up to the first malformed one; return it as the error."""
-    import json
-
     # The tournament's row lock makes one writer at a time decide which games are due for
     # rating (tournaments.rating_order); recording already queued behind the pool lock.
     table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
@@ -771,10 +742,11 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
                 result.points[s], fallbacks[s],
                 result.seat_participants[s] in result.forfeited or seats[result.seat_participants[s]].forfeited,
             ))
+        # The JSON as the referee sent it: compressed, never re-encoded.
         raw = result.replay_text.encode("utf-8")
-        timing_raw = json.dumps(result.timing, separators=(",", ":")).encode("utf-8") if result.timing else b""
+        timing_raw = result.timing_text.encode("utf-8")
         replays.append(Replay(
-            game=game, schema=str(result.replay.get("schema", ""))[:40], data=zlib.compress(raw, 6),
+            game=game, schema=result.schema[:40], data=zlib.compress(raw, 6),
             raw_size=len(raw), timing=zlib.compress(timing_raw, 6) if timing_raw else None,
         ))
     # Reveal the deals this batch finishes everywhere, then take the games due for rating
@@ -862,13 +834,8 @@ def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueErro
 
 
 def _record_problem(result: GameResult, seats: int) -> ValueError | None:
-    if sorted(result.seat_participants) != list(range(seats)):
-        return ValueError(
-            f"game {result.game_index}: seat_participants {result.seat_participants} do not match the table"
-        )
-    if len(result.points) != result.players or sum(result.points) != 0:
-        return ValueError(f"game {result.game_index}: points {result.points} are not a zero-sum list per seat")
-    return None
+    problem = result.problem(seats)
+    return ValueError(f"game {result.game_index}: {problem}") if problem else None
 
 
 @dataclass

@@ -28,6 +28,7 @@ from tournaments.referee import (
     RefereeUnavailable,
     TableBusy,
     TableOutcome,
+    TablePlan,
     referee_list_bots,
     referee_play_table,
 )
@@ -66,7 +67,7 @@ _END = object()
 MAX_BATCH = 64
 
 
-def _event_batches(plan: services.TablePlan) -> Iterator[list[GameResult | TableOutcome]]:
+def _event_batches(plan: TablePlan) -> Iterator[list[GameResult | TableOutcome]]:
     """The referee's events in batches of whatever has arrived.
 
     A reader thread drains the gRPC stream so the referee never waits for the database;
@@ -77,23 +78,7 @@ def _event_batches(plan: services.TablePlan) -> Iterator[list[GameResult | Table
 
     def read() -> None:
         try:
-            for event in referee_play_table(
-                table_id=plan.referee_table_id,
-                participants=plan.participants,
-                preset=plan.preset,
-                options=plan.options,
-                games=plan.games,
-                duplicate_sets=plan.duplicate_sets,
-                move_time_ms=plan.move_time_ms,
-                time_bank_ms=plan.time_bank_ms,
-                house_seed=plan.house_seed,
-                first_game_index=plan.first_game_index,
-                deal_seeds=plan.deal_seeds,
-                starting_games=plan.starting_games,
-                resume_leader=plan.resume_leader,
-                resume_starting=plan.resume_starting,
-                connect_deadline_ms=plan.connect_deadline_ms,
-            ):
+            for event in referee_play_table(plan):
                 events.put(event)
                 if stop.is_set():  # closing the stream cancels (aborts) the table
                     break
@@ -114,15 +99,19 @@ def _event_batches(plan: services.TablePlan) -> Iterator[list[GameResult | Table
                     break
             done = False
             items = []
+            error: BaseException | None = None
             for item in batch:
                 if item is _END:
                     done = True
                 elif isinstance(item, BaseException):
-                    raise item
+                    error = item
+                    break
                 else:
                     items.append(item)
             if items:
-                yield items
+                yield items  # the games that arrived before an error are recorded first
+            if error is not None:
+                raise error
             if done:
                 return
     finally:
@@ -138,7 +127,7 @@ def table_play_task(self, table_id: int) -> str:
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
-    bot_ids = [int(p[4:]) for p in plan.participants if p.startswith("bot:")]
+    bot_ids = plan.bot_ids
     if bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = referee_list_bots()
         if connected:

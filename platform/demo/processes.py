@@ -244,7 +244,7 @@ def referee_connected_bot_ids(target: str, organizer_token: str) -> set[str]:
 
     try:
         with OrganizerClient(target, organizer_token) as client:
-            return {str(b["bot_id"]) for b in client.list_bots()}
+            return {b.bot_id for b in client.list_bots()}
     except Exception:  # not up yet, or restarting: the caller polls again
         return set()
 

@@ -42,7 +42,7 @@ def start_bot(target: str, name: str, bot: str) -> subprocess.Popen:
 def wait_connected(target: str, bot_id: str) -> None:
     with OrganizerClient(target, ORGANIZER) as client:
         deadline = time.monotonic() + 30
-        while bot_id not in {b["bot_id"] for b in client.list_bots()}:
+        while bot_id not in {b.bot_id for b in client.list_bots()}:
             assert time.monotonic() < deadline, f"{bot_id} did not connect"
             time.sleep(0.1)
 

@@ -17,6 +17,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service.organizer_client import OrganizerClient, RefereeError
 from referee_service.server import referee_in_thread
 
@@ -93,7 +94,7 @@ def stop_all(procs: list[subprocess.Popen]) -> None:
 
 def wait_for_bots(client: OrganizerClient, names: set[str], timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
-    while {b["bot_id"] for b in client.list_bots()} < names:
+    while {b.bot_id for b in client.list_bots()} < names:
         assert time.monotonic() < deadline, "bots did not connect"
         time.sleep(0.1)
 
@@ -105,21 +106,21 @@ def test_referee_sdk_bots_and_organizer_client_in_separate_processes(
     try:
         with OrganizerClient(target, ORGANIZER, timeout=120) as client:
             wait_for_bots(client, set(BOT_TOKENS))
-            listed = {b["bot_id"]: b for b in client.list_bots()}
-            assert listed["heu"]["max_tables"] == 4
+            listed = {b.bot_id: b for b in client.list_bots()}
+            assert listed["heu"].max_tables == 4
             out = list(client.play_table(table_id="proc-4", seats=list(BOT_TOKENS), games=3,
                                          seed="processes", move_time_ms=2000,
                                          # fixed deals without an instant win (no moves)
                                          deal_seeds=[f"processes/game/{i}" for i in range(3)]))
-            games, result = out[:-1], out[-1]
-            assert [g["game_index"] for g in games] == [0, 1, 2]
-            assert result["type"] == "result" and result["status"] == "completed"
-            assert result["seed"] == "processes"
-            assert result["strikes"] == [0, 0, 0, 0] and result["forfeited"] == []
-            assert result["totals"] == [sum(g["points"][i] for g in games) for i in range(4)]
+            started, games, result = out[0], out[1:-1], out[-1]
+            assert isinstance(started, org.TableStarted) and started.seed == "processes"
+            assert [g.game_index for g in games] == [0, 1, 2]
+            assert isinstance(result, org.TableResult) and result.status == org.TABLE_STATUS_COMPLETED
+            assert list(result.strikes) == [0, 0, 0, 0] and list(result.forfeited) == []
+            assert list(result.totals) == [sum(g.result.points[i] for g in games) for i in range(4)]
             for game in games:
-                assert game["replay"]["schema"] == "tienlen.replay/1"
-                remote = [m for m in game["timing"]["moves"] if not m["house"]]
+                assert json.loads(game.replay_json)["schema"] == "tienlen.replay/1"
+                remote = [m for m in json.loads(game.timing_json)["moves"] if not m["house"]]
                 assert remote and not any(m["fallback"] for m in remote)
                 # the SDK reports its thinking time: the record splits it from the network
                 for m in remote:
@@ -129,7 +130,7 @@ def test_referee_sdk_bots_and_organizer_client_in_separate_processes(
             # 2- and 3-seat tables with a house bot, concurrently on the same streams
             out3 = list(client.play_table(table_id="proc-3", seats=["rnd", "grd", "house:heuristic"],
                                           duplicate_sets=1, seed="p3"))
-            assert out3[-1]["status"] == "completed" and len(out3) == 4
+            assert out3[-1].status == org.TABLE_STATUS_COMPLETED and len(out3) == 5
             with pytest.raises(RefereeError) as info:
                 list(client.play_table(table_id="bad", seats=["rnd"], games=1))
             assert info.value.code == "INVALID_ARGUMENT" and not info.value.retryable
@@ -173,9 +174,9 @@ def test_organizer_client_against_an_in_process_referee() -> None:
         assert client.list_bots() == []
         out = list(client.play_table(table_id="thread", seats=["house:greedy", "house:random"],
                                      games=2, seed="th", options={}))
-        assert [o["type"] for o in out] == ["game", "game", "result"]
-        assert out[-1]["participants"] == ["house:greedy", "house:random"]
-        assert out[0]["seat_names"] == ["house:greedy", "house:random"]
+        assert [type(o) for o in out] == [org.TableStarted, org.GameRecord, org.GameRecord, org.TableResult]
+        assert list(out[0].participants) == ["house:greedy", "house:random"]
+        assert list(out[1].seat_names) == ["house:greedy", "house:random"]
         with pytest.raises(RefereeError) as info:
             list(client.play_table(table_id="absent", seats=["ghost", "house:random"],
                                    games=1, connect_deadline_ms=100))

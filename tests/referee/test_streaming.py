@@ -10,6 +10,7 @@ import asyncio
 import gc
 import json
 
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service.organizer_client import OrganizerClient
 from referee_service.server import Referee, referee_in_thread
 
@@ -25,15 +26,16 @@ def test_first_record_of_a_house_bot_table_arrives_before_its_last_game() -> Non
         events = client.play_table(table_id="streamed", seed="stream-1", games=games,
                                    seats=["house:random", "house:greedy",
                                           "house:heuristic", "house:random"])
+        assert isinstance(next(events), org.TableStarted)
         first = next(events)
-        assert first["type"] == "game" and first["game_index"] == 0
+        assert isinstance(first, org.GameRecord) and first.game_index == 0
         runner = thread.referee.registry.tables.get("streamed")
         # the table is still running and has games left to play
         assert runner is not None and not runner.finished
         assert runner.games_played < games // 2
         rest = list(events)
-    assert [e["game_index"] for e in rest[:-1]] == list(range(1, games))
-    assert rest[-1]["type"] == "result" and rest[-1]["games_played"] == games
+    assert [e.game_index for e in rest[:-1]] == list(range(1, games))
+    assert isinstance(rest[-1], org.TableResult) and rest[-1].games_played == games
 
 
 async def test_a_house_bot_table_never_monopolises_the_event_loop(referee: Referee) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service.organizer_client import OrganizerClient, RefereeError
 from referee_service.server import referee_in_thread
 
@@ -32,7 +33,7 @@ def test_tls_referee_serves_tls_clients_only(certificate: tuple[bytes, bytes]) -
         with OrganizerClient(referee.target, "tls-org", root_certificates=cert) as client:
             out = list(client.play_table(table_id="tls", games=1,
                                          seats=["house:random", "house:greedy"]))
-            assert out[-1]["status"] == "completed"
+            assert out[-1].status == org.TABLE_STATUS_COMPLETED
         with OrganizerClient(referee.target, "tls-org", timeout=3) as plain, \
                 pytest.raises(RefereeError) as info:
             plain.list_bots()

@@ -5,6 +5,7 @@ tests skip, saying so, only where Node.js is not installed."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.rules import PRESETS
 from referee_service.auth import BotIdentity, StaticTokenStore
 from referee_service.organizer_client import OrganizerClient
@@ -74,23 +76,23 @@ def test_the_javascript_bot_plays_every_preset_and_size_without_a_rejected_move(
     try:
         with OrganizerClient(referee.target, ORGANIZER, timeout=300) as client:
             deadline = time.monotonic() + 30
-            while "jsbot" not in {b["bot_id"] for b in client.list_bots()}:
+            while "jsbot" not in {b.bot_id for b in client.list_bots()}:
                 assert bot.poll() is None, bot.communicate()
                 assert time.monotonic() < deadline, "the JavaScript bot did not connect"
                 time.sleep(0.1)
-            listed = {b["bot_id"]: b for b in client.list_bots()}["jsbot"]
-            assert listed["max_tables"] == 2 and listed["bot_name"] == "JS example"
+            listed = {b.bot_id: b for b in client.list_bots()}["jsbot"]
+            assert listed.max_tables == 2 and listed.bot_name == "JS example"
             for preset in sorted(PRESETS):
                 for players in (2, 3, 4):
                     seats = ["jsbot", "house:heuristic", "house:greedy", "house:random"][:players]
                     events = list(client.play_table(table_id=f"js-{preset}-{players}",
                                                     seats=seats, preset=preset, games=3))
                     result = events[-1]
-                    assert result["status"] == "completed", result
-                    assert result["strikes"][0] == 0 and not result["forfeited"]
-                    for game in events[:-1]:
-                        seat = game["seat_participants"].index(0)
-                        mine = [m for m in game["timing"]["moves"] if m["seat"] == seat]
+                    assert result.status == org.TABLE_STATUS_COMPLETED, result
+                    assert result.strikes[0] == 0 and not result.forfeited
+                    for game in events[1:-1]:
+                        seat = list(game.seat_participants).index(0)
+                        mine = [m for m in json.loads(game.timing_json)["moves"] if m["seat"] == seat]
                         # every answer legal at the first attempt, none replaced
                         assert all(m["attempts"] == 1 and m["fallback"] is None for m in mine)
                         moves += len(mine)

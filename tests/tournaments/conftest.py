@@ -7,6 +7,8 @@ import json
 import pytest
 from django.contrib.auth.models import Permission, User
 
+from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from tournaments import services
 from tournaments.referee import GameResult
 
@@ -47,16 +49,26 @@ def make_result(index: int, order: list[int], seat_participants: list[int] | Non
             "next_starting": False,
         },
     }
-    text = json.dumps(replay, separators=(",", ":"))
     timing = {"schema": "tienlen.timing/1", "moves": [{"seat": 0, "elapsed_ms": 1.5, "fallback": None}]}
-    return GameResult(
+    return game_result(index, replay, seat_participants=seat_participants, timing=timing, seed=seed or "")
+
+
+def game_result(index: int, replay: dict, *, seat_participants: list[int] | None = None,
+                timing: dict | None = None, seed: str = "", forfeited: list[int] = ()) -> GameResult:
+    """What the worker records for a GameRecord the referee streams with this replay: the
+    record is built as the referee builds it and read by the worker's own path."""
+    result = replay["result"]
+    record = org.GameRecord(
         game_index=index,
-        seat_participants=seat_participants if seat_participants is not None else list(range(n)),
-        replay=replay,
-        replay_text=text,
-        timing=timing,
-        seed=seed or "",
+        seat_participants=seat_participants if seat_participants is not None else list(range(replay["players"])),
+        replay_json=json.dumps(replay, separators=(",", ":")),
+        timing_json=json.dumps(timing or {"schema": "tienlen.timing/1", "moves": []}, separators=(",", ":")),
+        forfeited=forfeited,
+        result=pb.GameResult(finishing_order=result["finishing_order"], points=result["points"],
+                             instant_winner=result.get("instant_winner")),
+        seed=seed,
     )
+    return GameResult.from_record(record)
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,8 @@ into the GameResults the referee streams, recorded by the real services.
 
 from __future__ import annotations
 
-import json
-
 from bots_sdk.rules import Game
+from tests.tournaments.conftest import game_result
 from tournaments import services
 from tournaments.referee import GameResult
 
@@ -45,11 +44,7 @@ def table_play_locally(*, table_id: int, games: int | None = None) -> list[GameR
                          leader=None if starting else leader)
         replay = game.replay()
         seating = [(s + index % n) % n for s in range(n)] if rotation else list(range(n))
-        results.append(GameResult(
-            game_index=index, seat_participants=seating, replay=replay,
-            replay_text=json.dumps(replay, separators=(",", ":")),
-            timing={"schema": "tienlen.timing/1", "moves": []}, seed=plan.deal_seeds[offset],
-        ))
+        results.append(game_result(index, replay, seat_participants=seating, seed=plan.deal_seeds[offset]))
         leader, starting = game.next_leader, bool(game.next_starting)
     services.table_games_record(table_id=table_id, results=results)
     return results

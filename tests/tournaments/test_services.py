@@ -163,7 +163,7 @@ def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots
     start(tournament)
     table = tournament.tables.get()
 
-    def misbehaving_referee(**kwargs):
+    def misbehaving_referee(plan):
         yield make_result(0, [0, 1, 2, 3])
         yield make_result(1, [0, 1, 2, 3], seat_participants=[0, 0, 0, 0])
 
