@@ -352,6 +352,8 @@ def main() -> None:
         print(f"| referee process CPU per game | {ref_ms:.2f} ms |")
         print(f"| recording CPU per game in the worker (worker minus bare client) | {rec_ms:.2f} ms |")
         print(f"| recording CPU / referee CPU | {100 * rec_ms / ref_ms:.1f}% |")
+        worker_ms = 1000 * statistics.median(cpu["worker"])
+        print(f"| worker CPU per game, all of it (task, organiser client, recording, this process) | {worker_ms:.2f} ms |")
         print(f"| replay JSON bytes per game | {raw:,.0f} |")
         print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
         print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")

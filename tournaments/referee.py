@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +80,13 @@ class TablePlan:
     def bot_ids(self) -> list[int]:
         """The registered bots of the table (house bots and stand-ins excluded)."""
         return [int(p[4:]) for p in self.participants if p.startswith("bot:")]
+
+    def absent(self, connected: Mapping[str, str]) -> list[str]:
+        """The participants that forfeit when the connect deadline has passed: the bots not
+        in `connected` (the referee's ListBots), or every participant when none is missing
+        from it (the referee still found a seat it could not fill)."""
+        missing = [p for p in self.participants if p.startswith("bot:") and p[4:] not in connected]
+        return missing or list(self.participants)
 
     def request(self) -> org.PlayTableRequest:
         """The referee's PlayTableRequest for this plan: the one place it is built."""

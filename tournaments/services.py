@@ -13,12 +13,12 @@ import secrets
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -67,6 +67,15 @@ from tournaments.scheduling.owners import (
     split_deal_groups,
 )
 from tournaments.scheduling.round_robin import round_robin_schedule
+from tournaments.table_lifecycle import (
+    CLOSED,
+    Event,
+    next_status,
+    table_close,
+    table_progress,
+    table_start,
+    tables_cancel,
+)
 from tournaments.tokens import (
     API_TOKEN_PREFIX,
     BOT_TOKEN_PREFIX,
@@ -83,9 +92,6 @@ def house_bot_names() -> frozenset[str]:
         return names()
     except ImportError:
         return frozenset({"random", "greedy", "heuristic", "search"})
-
-
-DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 
 
 # --- users, tokens, bots ---------------------------------------------------------------
@@ -385,7 +391,7 @@ def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament
         Tournament.objects.filter(pk=tournament.pk).update(
             status=Tournament.Status.CANCELLED, finished_at=timezone.now(), status_reason=reason[:500]
         )
-        tournament.tables.exclude(status__in=DONE_STATUSES).update(status=Table.Status.CANCELLED)
+        tables_cancel(tournament_id=tournament.pk)
         # Every table is closed: no deal will be played any more, so every deal is
         # revealed, and then the games recorded before the cancel are all rated.
         _deals_reveal(tournament)
@@ -533,20 +539,11 @@ def table_plan(*, table_id: int) -> TablePlan | None:
     with transaction.atomic():
         table = Table.objects.select_for_update().select_related("tournament").get(pk=table_id)
         tournament = table.tournament
-        if table.status in DONE_STATUSES or tournament.status != Tournament.Status.RUNNING:
+        if tournament.status != Tournament.Status.RUNNING:
             return None
         now = timezone.now()
-        if table.started_at is None:
-            table.started_at = now
-        if table.waiting_since is None:
-            # The connect deadline counts from when this run of attempts began waiting,
-            # not from the table's first start: a table resumed late (after a referee
-            # restart) gives reconnecting bots the whole deadline again.
-            table.waiting_since = now
-        table.status = Table.Status.RUNNING
-        table.attempts += 1
-        table.progress_at = now
-        table.save(update_fields=["started_at", "waiting_since", "status", "attempts", "progress_at"])
+        if not table_start(table=table, now=now):
+            return None
         seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
         last = table.games.order_by("-index").select_related("replay").first()
         first = 0 if last is None else last.index + 1
@@ -766,7 +763,7 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         [(g.pk, *rest) for g, *rest in game_seats],
     )
     Replay.objects.bulk_create(replays)
-    table_fields = {"games_recorded": F("games_recorded") + len(new), "progress_at": timezone.now(), "waiting_since": None}
+    table_fields = {"games_recorded": F("games_recorded") + len(new), **table_progress(table=table, now=timezone.now())}
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
     Table.objects.filter(pk=table_id).update(**table_fields)
@@ -888,8 +885,11 @@ def table_complete(
         table = Table.objects.select_related("tournament").get(pk=table_id)
         tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
         table.refresh_from_db()
-        if table.status in DONE_STATUSES:
-            return steps
+        if status not in (Table.Status.DONE, Table.Status.FAILED):
+            raise ValueError(f"a table completes as done or failed, not {status!r}")
+        event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
+        if next_status(table.status, event, table_id=table.pk) is None:
+            return steps  # closed already: a duplicated task
         absent = set(absent)
         forfeited = set(forfeited)
         in_games = set(
@@ -922,10 +922,7 @@ def table_complete(
             if tournament.format == Tournament.Format.KNOCKOUT:
                 seat.advanced = place <= advance and not result.forfeited
         TableSeat.objects.bulk_update(seats, ["points", "place", "advanced"])
-        table.status = status
-        table.last_error = error[:1000]
-        table.finished_at = timezone.now()
-        table.save(update_fields=["status", "last_error", "finished_at"])
+        table_close(table=table, event=event, error=error, now=timezone.now())
         # A closed table plays no more games: the deals its group waited for it to play are
         # revealed, and the games planned after it may now be rated.
         _deals_reveal(tournament, [table.deal_group])
@@ -933,7 +930,7 @@ def table_complete(
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
         current = tournament.tables.filter(round=table.round)
-        if current.exclude(status__in=DONE_STATUSES).exists():
+        if current.exclude(status__in=CLOSED).exists():
             return steps
         if tournament.format == Tournament.Format.KNOCKOUT:
             # Who did not go through this round is out (the final's losers too).
@@ -984,44 +981,6 @@ def tournament_finish(*, tournament_id: int) -> bool:
     return bool(updated)
 
 
-def table_retry_note(*, table_id: int, error: str, waiting_for_bots: bool = False) -> None:
-    """Note why the table will be retried. Only a retry that waits for absent bots keeps
-    `waiting_since`; any other (referee down, aborted) starts the connect wait afresh."""
-    fields = {"status": Table.Status.WAITING, "last_error": error[:1000], "progress_at": timezone.now()}
-    if not waiting_for_bots:
-        fields["waiting_since"] = None
-    Table.objects.filter(pk=table_id).exclude(status__in=DONE_STATUSES).update(**fields)
-
-
-def table_busy_note(*, table_id: int) -> None:
-    """Another worker is playing this table: this delivery's attempt does not count."""
-    Table.objects.filter(pk=table_id, attempts__gt=0).update(attempts=F("attempts") - 1)
-
-
-def tables_stale_claim(*, stale_after_s: float, now: datetime | None = None) -> list[int]:
-    """Claim running/waiting tables that showed no progress for `stale_after_s` (their
-    worker died, or their retry was lost) so the caller re-enqueues them.
-
-    Each claim is a conditional UPDATE that also refreshes `progress_at`: of two ticks
-    racing, only one sees the table stale, so a table is enqueued once per timeout. A
-    table whose first worker is alive after all is harmless to re-enqueue: the referee
-    answers ALREADY_EXISTS and the copy backs off; games are unique by (table, index).
-    """
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=stale_after_s)
-    stale = (
-        Q(progress_at__lt=cutoff) | Q(progress_at__isnull=True, started_at__lt=cutoff)
-    ) & Q(
-        status__in=[Table.Status.RUNNING, Table.Status.WAITING],
-        tournament__status=Tournament.Status.RUNNING,
-    )
-    claimed = []
-    for table_id in Table.objects.filter(stale).order_by("id").values_list("id", flat=True):
-        if Table.objects.filter(stale, pk=table_id).update(progress_at=now):
-            claimed.append(table_id)
-    return claimed
-
-
 # --- ladder ----------------------------------------------------------------------------
 
 
@@ -1045,7 +1004,7 @@ def ladder_tick(
         seats = tournament.seats_per_table
         busy = set(
             TableSeat.objects.filter(table__tournament=tournament)
-            .exclude(table__status__in=DONE_STATUSES)
+            .exclude(table__status__in=CLOSED)
             .values_list("entrant__bot_id", flat=True)
         )
         active = list(tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot"))

@@ -12,7 +12,6 @@ import logging
 import queue
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
@@ -32,6 +31,7 @@ from tournaments.referee import (
     referee_list_bots,
     referee_play_table,
 )
+from tournaments.table_lifecycle import table_busy, table_wait, tables_claim_stale, tables_forgotten
 
 log = logging.getLogger(__name__)
 
@@ -127,11 +127,10 @@ def table_play_task(self, table_id: int) -> str:
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
-    bot_ids = plan.bot_ids
-    if bot_ids:  # which version of each bot plays this table, as the referee reports it
+    if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = referee_list_bots()
         if connected:
-            services.bot_versions_note(connected=connected, bot_ids=bot_ids)
+            services.bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
     outcome: TableOutcome | None = None
     recorded = 0
     try:
@@ -142,25 +141,24 @@ def table_play_task(self, table_id: int) -> str:
             if outcomes:
                 outcome = outcomes[-1]
     except BotsNotConnected as exc:
-        if plan.deadline_passed:
-            connected = referee_list_bots() or {}
-            absent = [p for p in plan.participants if p.startswith("bot:") and p[4:] not in connected]
-            playing = services.table_seats_forfeit(table_id=table_id, absent=absent or plan.participants)
-            if playing and absent:
-                # The absent seats forfeit; the others play the rest of the table against
-                # the stand-in house bot (with a fresh connect wait for those present).
-                services.table_retry_note(table_id=table_id, error=f"forfeit: {exc}")
-                raise self.retry(countdown=0, exc=exc) from exc
-            _finish(table_id, absent=absent or plan.participants, error=f"forfeit: {exc}")
-            return "forfeited"
-        services.table_retry_note(table_id=table_id, error=str(exc), waiting_for_bots=True)
-        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+        if not plan.deadline_passed:
+            table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True)
+            raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+        # Past the connect deadline: the absent seats forfeit the table.
+        absent = plan.absent(referee_list_bots() or {})
+        if services.table_seats_forfeit(table_id=table_id, absent=absent):
+            # The others play the rest of the table against the stand-in house bot (with
+            # a fresh connect wait for those present).
+            table_wait(table_id=table_id, error=f"forfeit: {exc}")
+            raise self.retry(countdown=0, exc=exc) from exc
+        _finish(table_id, absent=absent, error=f"forfeit: {exc}")
+        return "forfeited"
     except TableBusy as exc:
         # Another worker is playing this table (a duplicate delivery, or a stale-table
         # re-enqueue while the first worker still runs): back off and look again. If that
         # worker finishes, the retry finds nothing to play; if it dies, the retry resumes.
         log.info("table %s: already running elsewhere, retrying later: %s", table_id, exc)
-        services.table_busy_note(table_id=table_id)
+        table_busy(table_id=table_id)
         raise self.retry(countdown=backoff_seconds(self.request.retries + 1), exc=exc) from exc
     except RefereeRejected as exc:
         _finish(table_id, status=Table.Status.FAILED, error=str(exc))
@@ -177,14 +175,14 @@ def table_play_task(self, table_id: int) -> str:
         log.warning("table %s: database error, will resume: %s", table_id, exc)
         raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
     except RefereeUnavailable as exc:
-        services.table_retry_note(table_id=table_id, error=str(exc))
+        table_wait(table_id=table_id, error=str(exc))
         if plan.attempts > MAX_REFEREE_RETRIES:
             _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {exc}")
             return "failed"
         raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
     if outcome is not None and not outcome.completed:
         # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
-        services.table_retry_note(table_id=table_id, error=f"aborted: {outcome.detail}")
+        table_wait(table_id=table_id, error=f"aborted: {outcome.detail}")
         raise self.retry(countdown=backoff_seconds(plan.attempts))
     _finish(table_id, forfeited=outcome.forfeited if outcome is not None else ())
     return f"recorded {recorded} games"
@@ -208,18 +206,10 @@ def tournaments_tick() -> dict:
             ids = services.ladder_tick(tournament=ladder, connected=connected)
             _enqueue_tables(ids)
             ladder_tables += len(ids)
-    stale_before = now - timedelta(minutes=10)
-    forgotten = list(
-        Table.objects.filter(
-            tournament__status=Tournament.Status.RUNNING,
-            status=Table.Status.PENDING,
-            created_at__lt=stale_before,
-            attempts=0,
-        ).values_list("id", flat=True)
-    )
+    forgotten = tables_forgotten(now=now)
     # Tables whose worker died mid-table: brokers redeliver those late (Redis, after the
     # visibility timeout) or never (filesystem), so the tick claims and re-enqueues them.
-    stale = services.tables_stale_claim(
+    stale = tables_claim_stale(
         stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0), now=now
     )
     for table_id in [*forgotten, *stale]:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from tests.tournaments.conftest import make_result
 from tournaments import selectors, services
 from tournaments.models import GameSeat, Table, TableSeat, Tournament
+from tournaments.table_lifecycle import table_wait, tables_claim_stale
 
 pytestmark = pytest.mark.django_db
 
@@ -99,7 +100,7 @@ def test_a_table_resumed_long_after_it_started_gets_the_whole_connect_deadline(o
     services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
     # An hour later (a referee restart), the table is retried: the bots are reconnecting.
     Table.objects.filter(pk=table.pk).update(started_at=timezone.now() - timedelta(hours=1))
-    services.table_retry_note(table_id=table.pk, error="referee unavailable")
+    table_wait(table_id=table.pk, error="referee unavailable")
     plan = services.table_plan(table_id=table.pk)
     assert plan.first_game_index == 1
     assert not plan.deadline_passed
@@ -110,11 +111,11 @@ def test_the_deadline_runs_across_retries_that_wait_for_bots(organiser, bots) ->
     tournament = knockout(organiser, bots, connect_deadline_s=300)
     table = tournament.tables.get()
     services.table_plan(table_id=table.pk)
-    services.table_retry_note(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
+    table_wait(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
     Table.objects.filter(pk=table.pk).update(waiting_since=timezone.now() - timedelta(seconds=299))
     plan = services.table_plan(table_id=table.pk)
     assert not plan.deadline_passed and plan.connect_deadline_ms == 1000
-    services.table_retry_note(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
+    table_wait(table_id=table.pk, error="not connected: 7", waiting_for_bots=True)
     Table.objects.filter(pk=table.pk).update(waiting_since=timezone.now() - timedelta(seconds=301))
     assert services.table_plan(table_id=table.pk).deadline_passed
     # Once the referee accepted the table and games were recorded, a new wait starts afresh.
@@ -154,17 +155,17 @@ def test_tables_silent_past_the_stale_timeout_are_claimed_once(organiser, bots) 
     table = tournament.tables.get()
     services.table_plan(table_id=table.pk)
     now = timezone.now()
-    assert services.tables_stale_claim(stale_after_s=600, now=now) == []  # progress just now
+    assert tables_claim_stale(stale_after_s=600, now=now) == []  # progress just now
     later = now + timedelta(seconds=601)
-    assert services.tables_stale_claim(stale_after_s=600, now=later) == [table.pk]
+    assert tables_claim_stale(stale_after_s=600, now=later) == [table.pk]
     # A second tick (or a racing beat) finds it claimed: nothing is enqueued twice.
-    assert services.tables_stale_claim(stale_after_s=600, now=later) == []
-    assert services.tables_stale_claim(stale_after_s=600, now=later + timedelta(seconds=601)) == [table.pk]
+    assert tables_claim_stale(stale_after_s=600, now=later) == []
+    assert tables_claim_stale(stale_after_s=600, now=later + timedelta(seconds=601)) == [table.pk]
     # Recording a game is progress; finished tables and cancelled tournaments are left alone.
     services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
-    assert services.tables_stale_claim(stale_after_s=600, now=timezone.now() + timedelta(seconds=300)) == []
+    assert tables_claim_stale(stale_after_s=600, now=timezone.now() + timedelta(seconds=300)) == []
     services.tournament_cancel(tournament=tournament)
-    assert services.tables_stale_claim(stale_after_s=600, now=timezone.now() + timedelta(days=1)) == []
+    assert tables_claim_stale(stale_after_s=600, now=timezone.now() + timedelta(days=1)) == []
 
 
 def test_the_beat_tick_re_enqueues_a_stale_table(organiser, bots, settings, monkeypatch) -> None:
