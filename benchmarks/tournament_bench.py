@@ -105,16 +105,48 @@ def start_referee_process() -> RefereeProcess:
     return RefereeProcess()
 
 
-def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, seed: str) -> int:
-    """The referee draws the deals (no deal_seeds): what the worker sends costs nothing there."""
+def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, seed: str, keep: list | None = None) -> int:
+    """The referee draws the deals (no deal_seeds): what the worker sends costs nothing there.
+    The game records are thrown away (or kept in `keep`, outside the timed loop's work)."""
     from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
     from referee_service.organizer_client import OrganizerClient
 
+    games = 0
     with OrganizerClient(target, ORGANIZER_TOKEN) as client:
-        return sum(
-            1 for event in client.play_table(table_id=table_id, seats=seats, games=sets * len(seats), seed=seed, move_time_ms=1000)
-            if isinstance(event, org.GameRecord)
-        )
+        for event in client.play_table(table_id=table_id, seats=seats, games=sets * len(seats), seed=seed, move_time_ms=1000):
+            if isinstance(event, org.GameRecord):
+                games += 1
+                if keep is not None:
+                    keep.append(event)
+    return games
+
+
+def record_reading(records: list, rounds: int = 5) -> dict[str, float]:
+    """CPU per game, in microseconds, of what the worker does with each GameRecord before
+    the database: read it once (GameResult.from_record: two json.loads), the per-seat
+    timing totals, and the zlib of the replay and timing texts as received (best of
+    `rounds` passes over real records)."""
+    import zlib
+
+    from tournaments.referee import GameResult
+    from tournaments.services import _timing_summary
+
+    parts = {"read (from_record)": 0.0, "timing totals": 0.0, "zlib of both texts": 0.0}
+    best = {name: float("inf") for name in parts}
+    for _ in range(rounds):
+        c0 = time.process_time()
+        results = [GameResult.from_record(r) for r in records]
+        c1 = time.process_time()
+        for result in results:
+            _timing_summary(result.timing, result.players)
+        c2 = time.process_time()
+        for result in results:
+            zlib.compress(result.replay_text.encode("utf-8"), 6)
+            zlib.compress(result.timing_text.encode("utf-8"), 6)
+        c3 = time.process_time()
+        for name, spent in zip(parts, (c1 - c0, c2 - c1, c3 - c2), strict=True):
+            best[name] = min(best[name], 1e6 * spent / len(records))
+    return best
 
 
 def through_worker(organiser, bots, *, sets: int, seed: str, number: int) -> int:
@@ -297,7 +329,7 @@ def main() -> None:
             for i, p in enumerate(["random", "greedy", "heuristic", "greedy"])]
     seats = [f"house:{b.house_bot}" for b in bots]
 
-    plain, recorded = [], []
+    plain, recorded, records = [], [], []
     cpu: dict[str, list[float]] = {"client": [], "referee": [], "worker": []}
     raw = packed = on_disk = 0.0
     if not args.skip_referee:
@@ -309,7 +341,8 @@ def main() -> None:
                 for r in range(args.rounds):
                     seed = f"bench-{r}"
                     t0, c0, rc0 = time.perf_counter(), time.process_time(), process_cpu_s(referee.popen.pid)
-                    n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1")
+                    n = referee_only(referee.target, table_id=f"plain-{r}", seats=seats, sets=sets, seed=f"{seed}/r1/t1",
+                                     keep=records if r == 0 else None)
                     plain.append(n / (time.perf_counter() - t0))
                     cpu["client"].append((time.process_time() - c0) / n)
                     cpu["referee"].append((process_cpu_s(referee.popen.pid) - rc0) / n)
@@ -320,6 +353,7 @@ def main() -> None:
         finally:
             referee.stop()
         raw, packed, on_disk = replay_sizes()
+        reading = record_reading(records)
 
     # Recording alone, alternating plan order and reverse order.
     record: dict[str, list[dict[str, float]]] = {"plan order": [], "reverse order": []}
@@ -354,6 +388,9 @@ def main() -> None:
         print(f"| recording CPU / referee CPU | {100 * rec_ms / ref_ms:.1f}% |")
         worker_ms = 1000 * statistics.median(cpu["worker"])
         print(f"| worker CPU per game, all of it (task, organiser client, recording, this process) | {worker_ms:.2f} ms |")
+        total = sum(reading.values())
+        detail = ", ".join(f"{name} {us:.0f}" for name, us in reading.items())
+        print(f"| worker CPU per game from GameRecord to stored bytes, best of 5 over {len(records)} real records ({detail}) | {total:.0f} µs |")
         print(f"| replay JSON bytes per game | {raw:,.0f} |")
         print(f"| replay zlib bytes per game (stored) | {packed:,.0f} |")
         print(f"| replay bytes per game on disk (pg_column_size) | {on_disk:,.0f} |")
