@@ -191,6 +191,7 @@ class BotMessage(_message.Message):
     MOVE_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
     GOODBYE_FIELD_NUMBER: _builtins.int
+    CAPACITY_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def hello(self) -> Global___Hello:
         """must be the first message, exactly once"""
@@ -207,6 +208,10 @@ class BotMessage(_message.Message):
     def goodbye(self) -> Global___Goodbye:
         """the bot is leaving: take no new tables on this stream"""
 
+    @_builtins.property
+    def capacity(self) -> Global___Capacity:
+        """change how many tables this stream takes from now on"""
+
     def __init__(
         self,
         *,
@@ -214,12 +219,13 @@ class BotMessage(_message.Message):
         move: Global___Move | None = ...,
         ping: Global___Ping | None = ...,
         goodbye: Global___Goodbye | None = ...,
+        capacity: Global___Capacity | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "goodbye", b"goodbye", "hello", b"hello", "move", b"move", "ping", b"ping"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "capacity", b"capacity", "goodbye", b"goodbye", "hello", b"hello", "move", b"move", "ping", b"ping"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "goodbye", b"goodbye", "hello", b"hello", "move", b"move", "ping", b"ping"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "capacity", b"capacity", "goodbye", b"goodbye", "hello", b"hello", "move", b"move", "ping", b"ping"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["hello", "move", "ping", "goodbye"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["hello", "move", "ping", "goodbye", "capacity"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -350,6 +356,31 @@ class Goodbye(_message.Message):
 Global___Goodbye: _TypeAlias = Goodbye  # noqa: Y015
 
 @_typing.final
+class Capacity(_message.Message):
+    """How many tables this stream may be playing at once from now on (replaces Hello.max_tables;
+    the referee caps it at max_tables_per_bot). 0: no new table on this stream for now;
+    running tables always continue. A bot connected to several referees of a pool keeps the
+    sum of its streams' capacities at what it can play (docs/protocol.md, "Referee pools").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MAX_TABLES_FIELD_NUMBER: _builtins.int
+    max_tables: _builtins.int
+    def __init__(
+        self,
+        *,
+        max_tables: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_tables", b"max_tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Capacity: _TypeAlias = Capacity  # noqa: Y015
+
+@_typing.final
 class RefereeMessage(_message.Message):
     """---------------------------------------------------------------- referee -> bot"""
 
@@ -366,6 +397,7 @@ class RefereeMessage(_message.Message):
     TABLE_END_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     PONG_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___Welcome: ...
     @_builtins.property
@@ -390,6 +422,10 @@ class RefereeMessage(_message.Message):
     def error(self) -> Global___Error: ...
     @_builtins.property
     def pong(self) -> Global___Pong: ...
+    @_builtins.property
+    def pool(self) -> Global___RefereePool:
+        """only from a referee in a pool: after Welcome, then on change"""
+
     def __init__(
         self,
         *,
@@ -404,12 +440,13 @@ class RefereeMessage(_message.Message):
         table_end: Global___TableEnd | None = ...,
         error: Global___Error | None = ...,
         pong: Global___Pong | None = ...,
+        pool: Global___RefereePool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "error", b"error", "game_end", b"game_end", "game_start", b"game_start", "move_accepted", b"move_accepted", "move_rejected", b"move_rejected", "move_request", b"move_request", "pong", b"pong", "strike", b"strike", "table_end", b"table_end", "table_start", b"table_start", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "error", b"error", "game_end", b"game_end", "game_start", b"game_start", "move_accepted", b"move_accepted", "move_rejected", b"move_rejected", "move_request", b"move_request", "pong", b"pong", "pool", b"pool", "strike", b"strike", "table_end", b"table_end", "table_start", b"table_start", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "error", b"error", "game_end", b"game_end", "game_start", b"game_start", "move_accepted", b"move_accepted", "move_rejected", b"move_rejected", "move_request", b"move_request", "pong", b"pong", "strike", b"strike", "table_end", b"table_end", "table_start", b"table_start", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "error", b"error", "game_end", b"game_end", "game_start", b"game_start", "move_accepted", b"move_accepted", "move_rejected", b"move_rejected", "move_request", b"move_request", "pong", b"pong", "pool", b"pool", "strike", b"strike", "table_end", b"table_end", "table_start", b"table_start", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["welcome", "table_start", "game_start", "move_request", "move_accepted", "move_rejected", "strike", "game_end", "table_end", "error", "pong"]  # noqa: Y015
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["welcome", "table_start", "game_start", "move_request", "move_accepted", "move_rejected", "strike", "game_end", "table_end", "error", "pong", "pool"]  # noqa: Y015
     _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
 
@@ -433,6 +470,7 @@ class Welcome(_message.Message):
     RESUMED_SEATS_FIELD_NUMBER: _builtins.int
     MAX_STREAMS_PER_BOT_FIELD_NUMBER: _builtins.int
     MAX_TABLES_PER_BOT_FIELD_NUMBER: _builtins.int
+    REFEREE_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """random; names this stream in the referee's logs"""
     bot_id: _builtins.str
@@ -456,6 +494,8 @@ class Welcome(_message.Message):
     """a further stream is refused (RESOURCE_EXHAUSTED)"""
     max_tables_per_bot: _builtins.int
     """tables at once across all streams of this bot"""
+    referee_id: _builtins.str
+    """this referee's id in its pool ("" when not in a pool)"""
     def __init__(
         self,
         *,
@@ -469,14 +509,65 @@ class Welcome(_message.Message):
         resumed_seats: _builtins.int = ...,
         max_streams_per_bot: _builtins.int = ...,
         max_tables_per_bot: _builtins.int = ...,
+        referee_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "bot_name", b"bot_name", "max_message_bytes", b"max_message_bytes", "max_messages_per_second", b"max_messages_per_second", "max_streams_per_bot", b"max_streams_per_bot", "max_tables", b"max_tables", "max_tables_per_bot", b"max_tables_per_bot", "protocol_version", b"protocol_version", "resumed_seats", b"resumed_seats", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "bot_name", b"bot_name", "max_message_bytes", b"max_message_bytes", "max_messages_per_second", b"max_messages_per_second", "max_streams_per_bot", b"max_streams_per_bot", "max_tables", b"max_tables", "max_tables_per_bot", b"max_tables_per_bot", "protocol_version", b"protocol_version", "referee_id", b"referee_id", "resumed_seats", b"resumed_seats", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Welcome: _TypeAlias = Welcome  # noqa: Y015
+
+@_typing.final
+class RefereePool(_message.Message):
+    """The live referees of this referee's pool, this one included: connect one stream to each
+    (same token) to be seated by every one of them. Sent after Welcome and again whenever
+    the list changes; a referee missing from the list has left or died (finish the tables
+    you still play there, then drop the stream). docs/protocol.md, "Referee pools".
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFEREES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def referees(self) -> _containers.RepeatedCompositeFieldContainer[Global___PoolReferee]: ...
+    def __init__(
+        self,
+        *,
+        referees: _abc.Iterable[Global___PoolReferee] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["referees", b"referees"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefereePool: _TypeAlias = RefereePool  # noqa: Y015
+
+@_typing.final
+class PoolReferee(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REFEREE_ID_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    referee_id: _builtins.str
+    """stable for the referee's lifetime; Welcome.referee_id on its streams"""
+    address: _builtins.str
+    """host:port to connect to (the referee's --advertise address)"""
+    def __init__(
+        self,
+        *,
+        referee_id: _builtins.str = ...,
+        address: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "referee_id", b"referee_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PoolReferee: _TypeAlias = PoolReferee  # noqa: Y015
 
 @_typing.final
 class SeatInfo(_message.Message):
