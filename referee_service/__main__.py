@@ -17,6 +17,8 @@ from pathlib import Path
 
 from referee_service import logs
 from referee_service.auth import load_token_store
+from referee_service.organizer import DEFAULT_CAPACITY
+from referee_service.pool import DEFAULT_HEARTBEAT_S, load_pool_registry
 from referee_service.server import Referee, RefereeConfig
 
 log = logging.getLogger("referee_service.main")
@@ -44,6 +46,27 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bot tokens: 'env' (TIENLEN_BOT_TOKENS=bot_id:token,...), "
                              "'file:PATH' (JSON), or 'module:Class', e.g. "
                              "tournaments.token_store:DjangoTokenStore (env TIENLEN_TOKEN_STORE)")
+    parser.add_argument("--pool", default=_env("TIENLEN_REFEREE_POOL", "auto"),
+                        help="register in a referee pool so bots and workers find this "
+                             "referee: 'auto' (the token store's pool, if it has one: the "
+                             "platform's DjangoTokenStore does), 'none', or 'module:Class' "
+                             "(env TIENLEN_REFEREE_POOL)")
+    parser.add_argument("--advertise", default=_env("TIENLEN_REFEREE_ADVERTISE"),
+                        metavar="HOST:PORT",
+                        help="the address bots and workers reach this referee at, told to "
+                             "the pool (default: the --listen address, or this host's name "
+                             "when listening on every interface; env "
+                             "TIENLEN_REFEREE_ADVERTISE)")
+    parser.add_argument("--referee-id", default=_env("TIENLEN_REFEREE_ID"),
+                        help="this referee's id in the pool (default: host name and a "
+                             "random suffix, new at every start; env TIENLEN_REFEREE_ID)")
+    parser.add_argument("--capacity", type=int,
+                        default=_env("TIENLEN_REFEREE_CAPACITY", str(DEFAULT_CAPACITY)),
+                        help="tables played at once; more are refused and the pool routes "
+                             "them elsewhere (env TIENLEN_REFEREE_CAPACITY)")
+    parser.add_argument("--pool-heartbeat", type=float,
+                        default=_env("TIENLEN_POOL_HEARTBEAT_S", str(DEFAULT_HEARTBEAT_S)),
+                        help="seconds between pool heartbeats (env TIENLEN_POOL_HEARTBEAT_S)")
     parser.add_argument("--max-message-bytes", type=int,
                         default=_env("TIENLEN_MAX_MESSAGE_BYTES", "65536"))
     parser.add_argument("--rate-limit", type=int,
@@ -87,6 +110,7 @@ async def _serve(args: argparse.Namespace) -> int:
     _ensure_platform_on_path()
     try:
         store = load_token_store(args.token_store)
+        pool = load_pool_registry(args.pool, store)
     except (ValueError, ImportError) as exc:
         print(f"tienlen-referee: {exc}", file=sys.stderr)
         return 2
@@ -105,8 +129,10 @@ async def _serve(args: argparse.Namespace) -> int:
         max_message_bytes=args.max_message_bytes, rate_limit=args.rate_limit,
         max_tables_per_bot=args.max_tables_per_bot,
         max_streams_per_bot=args.max_streams_per_bot,
-        shutdown_grace_s=args.shutdown_grace)
-    referee = Referee(config, store)
+        shutdown_grace_s=args.shutdown_grace, capacity=args.capacity,
+        advertise=args.advertise, referee_id=args.referee_id,
+        pool_heartbeat_s=args.pool_heartbeat)
+    referee = Referee(config, store, pool)
     try:
         await referee.start()
     except (OSError, RuntimeError) as exc:
@@ -135,7 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.max_message_bytes < 1024:
         parser.error("--max-message-bytes must be at least 1024")
-    for flag in ("rate_limit", "max_streams_per_bot", "max_tables_per_bot"):
+    if args.pool_heartbeat <= 0:
+        parser.error("--pool-heartbeat must be a positive number of seconds")
+    if args.advertise:
+        host, sep, port = args.advertise.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            parser.error(f"--advertise must be HOST:PORT, got {args.advertise!r}")
+    if args.referee_id is not None and not 1 <= len(args.referee_id) <= 64:
+        parser.error("--referee-id must be 1-64 characters")
+    for flag in ("rate_limit", "max_streams_per_bot", "max_tables_per_bot", "capacity"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
     if os.environ.get("TIENLEN_MAX_TABLES_PER_STREAM"):

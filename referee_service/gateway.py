@@ -58,6 +58,17 @@ class BotGateway:
         self.token_store = token_store
         self.limits = limits
         self.accepting = True
+        self.referee_id = ""  # this referee's id in its pool (Welcome.referee_id)
+        # The latest RefereePool message, serialized: sent after each Welcome (pools only).
+        self.pool_message: bytes | None = None
+
+    def pool_changed(self, message: gw.RefereeMessage) -> None:
+        """A new list of the pool's referees: every open stream hears it now, every new
+        one right after its Welcome."""
+        self.pool_message = message.SerializeToString()
+        for streams in list(self.registry.sessions.values()):
+            for session in streams:
+                session.send(message)
 
     def handler(self) -> grpc.GenericRpcHandler:
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {
@@ -90,7 +101,10 @@ class BotGateway:
                 resumed_seats=len(resumed),
                 max_streams_per_bot=self.registry.max_streams_per_bot,
                 max_tables_per_bot=self.registry.max_tables_per_bot,
+                referee_id=self.referee_id,
             )).SerializeToString())
+            if self.pool_message is not None:
+                await context.write(self.pool_message)
             session.context = context
             if resumed:
                 log.info("seats resumed", extra={"event": "seats_resumed",
@@ -229,6 +243,11 @@ class BotGateway:
             session.send(gw.RefereeMessage(pong=gw.Pong(nonce=message.ping.nonce)))
         elif kind == "goodbye":
             session.draining = True
+            self.registry.released()
+        elif kind == "capacity":
+            # 0 is allowed here (no new table for now), unlike Hello.max_tables.
+            session.max_tables = min(message.capacity.max_tables,
+                                     self.limits.max_tables_per_bot)
             self.registry.released()
         elif kind == "hello":
             session.outbox.put_nowait(_error(gw.ERROR_CODE_MALFORMED_MESSAGE,

@@ -21,11 +21,16 @@ from referee_service.table import TableFailure, TableRunner
 
 log = logging.getLogger("referee_service.organizer")
 
+#: Tables one referee plays at once unless configured (--capacity).
+DEFAULT_CAPACITY = 256
+
 
 class OrganizerService(org_grpc.OrganizerServicer):
-    def __init__(self, registry: SessionRegistry, organizer_token: str | None) -> None:
+    def __init__(self, registry: SessionRegistry, organizer_token: str | None, *,
+                 capacity: int = DEFAULT_CAPACITY) -> None:
         self.registry = registry
         self.organizer_token = organizer_token
+        self.capacity = capacity
         self.accepting = True
 
     async def _authorize(self, context: grpc.aio.ServicerContext) -> None:
@@ -51,6 +56,10 @@ class OrganizerService(org_grpc.OrganizerServicer):
         if spec.table_id in self.registry.tables:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS,
                                 f"table {spec.table_id!r} is already running")
+        if len(self.registry.tables) >= self.capacity:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"the referee is at its capacity of {self.capacity} tables "
+                                "at once; play this one on another referee or later")
         runner = TableRunner(spec, self.registry)
         runner.start()
         try:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
+import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
@@ -27,7 +30,16 @@ from referee_service.auth import StaticTokenStore, TokenStore
 from referee_service.gateway import SERVICE_NAME as GATEWAY_SERVICE
 from referee_service.gateway import BotGateway, GatewayLimits
 from referee_service.house import shutdown_house_workers
-from referee_service.organizer import OrganizerService
+from referee_service.organizer import DEFAULT_CAPACITY, OrganizerService
+from referee_service.pool import (
+    DEFAULT_HEARTBEAT_S,
+    BotSlots,
+    PoolHeartbeat,
+    PoolMember,
+    PoolRegistry,
+    RefereeReport,
+    default_advertise,
+)
 from referee_service.sessions import (
     DEFAULT_MAX_STREAMS_PER_BOT,
     DEFAULT_MAX_TABLES_PER_BOT,
@@ -57,13 +69,26 @@ class RefereeConfig:
     tls_key: bytes | None = None
     keepalive_ms: int = KEEPALIVE_TIME_MS  # the clients' ping interval; tests shorten it
     extra_options: list[tuple[str, int | str]] = field(default_factory=list)
+    capacity: int = DEFAULT_CAPACITY  # tables at once; more are refused (RESOURCE_EXHAUSTED)
+    # Pools (referee_service.pool): where bots and workers reach this referee (default:
+    # the listen address, or this host's name when listening on every interface), its id
+    # in the pool (default: host name and a random suffix) and the heartbeat period.
+    advertise: str | None = None
+    referee_id: str | None = None
+    pool_heartbeat_s: float = DEFAULT_HEARTBEAT_S
 
 
 class Referee:
     """One referee server: bot gateway + organiser API + health + reflection."""
 
-    def __init__(self, config: RefereeConfig, token_store: TokenStore) -> None:
+    def __init__(self, config: RefereeConfig, token_store: TokenStore,
+                 pool: PoolRegistry | None = None) -> None:
         self.config = config
+        self.referee_id = config.referee_id or (
+            f"{socket.gethostname()[:40]}-{secrets.token_hex(4)}")
+        self.pool = pool
+        self.heartbeat: PoolHeartbeat | None = None
+        self.started_at = time.time()
         self.registry = SessionRegistry(max_streams_per_bot=config.max_streams_per_bot,
                                         max_tables_per_bot=config.max_tables_per_bot,
                                         rate_limit=config.rate_limit)
@@ -72,7 +97,8 @@ class Referee:
             max_tables_per_bot=config.max_tables_per_bot,
             max_streams_per_bot=config.max_streams_per_bot,
             hello_timeout_s=config.hello_timeout_s, max_outbox=config.max_outbox))
-        self.organizer = OrganizerService(self.registry, config.organizer_token)
+        self.organizer = OrganizerService(self.registry, config.organizer_token,
+                                          capacity=config.capacity)
         self.health = health_aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port = 0
@@ -81,6 +107,23 @@ class Referee:
     def target(self) -> str:
         host = self.config.listen.rsplit(":", 1)[0] or "127.0.0.1"
         return f"{host}:{self.port}"
+
+    @property
+    def advertise(self) -> str:
+        return self.config.advertise or default_advertise(self.config.listen, self.port)
+
+    def pool_report(self) -> RefereeReport:
+        """This referee as its pool heartbeat reports it."""
+        return RefereeReport(
+            referee_id=self.referee_id, address=self.advertise,
+            capacity=self.config.capacity, active_tables=len(self.registry.tables),
+            bots={bot_id: BotSlots(free, version, active) for bot_id, (free, active, version)
+                  in self.registry.bot_slots().items()},
+            started_at=self.started_at, draining=not self.organizer.accepting)
+
+    def _pool_changed(self, members: list[PoolMember]) -> None:
+        self.gateway.pool_changed(gw.RefereeMessage(pool=gw.RefereePool(referees=[
+            gw.PoolReferee(referee_id=m.referee_id, address=m.address) for m in members])))
 
     async def start(self) -> int:
         options = [
@@ -116,8 +159,16 @@ class Referee:
         for name in ("", GATEWAY_SERVICE, ORGANIZER_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.server = server
-        log.info("referee listening", extra={"event": "listening", "target": self.target,
-                                             "tls": bool(self.config.tls_cert)})
+        if self.pool is not None:
+            self.gateway.referee_id = self.referee_id
+            self.heartbeat = PoolHeartbeat(self.pool, self.pool_report, self._pool_changed,
+                                           interval_s=self.config.pool_heartbeat_s)
+            self.registry.listeners.append(self.heartbeat.wake)
+            await self.heartbeat.start()
+        log.info("referee listening", extra={
+            "event": "listening", "target": self.target, "tls": bool(self.config.tls_cert),
+            "referee_id": self.referee_id if self.pool is not None else None,
+            "advertise": self.advertise if self.pool is not None else None})
         # make sure descriptors of the bot protocol are in the default pool for reflection
         assert gw.DESCRIPTOR is not None
         return self.port
@@ -129,6 +180,11 @@ class Referee:
         grace = self.config.shutdown_grace_s if grace is None else grace
         self.organizer.accepting = False
         self.gateway.accepting = False
+        if self.heartbeat is not None:
+            # Out of the pool first: workers stop routing tables here, and the other
+            # referees tell the bots it is gone.
+            await self.heartbeat.stop(self.referee_id)
+            self.heartbeat = None
         await self.health.enter_graceful_shutdown()
         runners = list(self.registry.tables.values())
         tasks = [r.task for r in runners if r.task is not None]
@@ -160,11 +216,12 @@ class Referee:
 @contextlib.asynccontextmanager
 async def running_referee(token_store: TokenStore | None = None, *,
                           organizer_token: str | None = "organizer-secret",
+                          pool: PoolRegistry | None = None,
                           **config: object) -> AsyncIterator[Referee]:
     """A referee on a free loopback port for the duration of the block (tests, tools)."""
     referee = Referee(RefereeConfig(listen="127.0.0.1:0", organizer_token=organizer_token,
                                     **config),  # type: ignore[arg-type]
-                      token_store or StaticTokenStore())
+                      token_store or StaticTokenStore(), pool)
     await referee.start()
     try:
         yield referee

@@ -189,10 +189,14 @@ class SessionRegistry:
         # token digest -> (bot id, open streams welcomed with it)
         self._tokens: dict[str, tuple[str, int]] = {}
         self._changed = asyncio.Event()
+        # Called on every change of streams or free slots (the pool heartbeat reports early).
+        self.listeners: list[Callable[[], None]] = []
 
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+        for listener in self.listeners:
+            listener()
 
     def add(self, session: BotSession) -> list[RemoteParticipant]:
         """Register a new stream; return the seats of running tables it resumes.
@@ -260,6 +264,11 @@ class SessionRegistry:
         """A table freed capacity on some stream."""
         self._notify()
 
+    def seated(self) -> None:
+        """A table took its seats (free slots changed: the pool heartbeat reports it)."""
+        for listener in self.listeners:
+            listener()
+
     def find_stream(self, bot_id: str, table_id: str) -> BotSession | None:
         streams = self.sessions.get(bot_id, ())
         candidates = [s for s in streams if s.has_room(table_id)]
@@ -293,6 +302,22 @@ class SessionRegistry:
                 return result
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
+
+    def bot_slots(self) -> dict[str, tuple[int, int, str]]:
+        """Per connected bot: (free table slots, tables playing here, version). Free
+        slots are what its open streams still take (Hello.max_tables or Capacity, minus
+        the tables they play), capped by the per-bot allowance."""
+        slots = {}
+        for bot_id, streams in self.sessions.items():
+            if not streams:
+                continue
+            room = sum(max(0, s.max_tables - len(s.seats)) for s in streams
+                       if not s.closed and not s.draining)
+            active = self.active_tables(bot_id)
+            free = max(0, min(room, self.max_tables_per_bot - active))
+            first = min(streams, key=lambda s: s.connected_at)
+            slots[bot_id] = (free, active, first.bot_version)
+        return slots
 
     def connected_bots(self) -> list[dict[str, Any]]:
         bots = []

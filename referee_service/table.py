@@ -556,6 +556,7 @@ class TableRunner:
             raise TableFailure("FAILED_PRECONDITION",
                                f"bots unavailable after {self.spec.connect_deadline_ms} ms ("
                                + "; ".join(parts) + ")")
+        self.registry.seated()
 
     # ------------------------------------------------------------ one game
     async def _play_game(self, index: int) -> None:
