@@ -468,3 +468,27 @@ class RatingChange(models.Model):
     @property
     def delta(self) -> float:
         return self.rating_after - self.rating_before
+
+
+class Referee(models.Model):
+    """A referee of the pool as it last reported itself (referee_service.pool): workers
+    route tables to the live ones, bots learn their addresses from it. Written only by the
+    referees' heartbeats; live = a heartbeat within TIENLEN_REFEREE_TIMEOUT_S, measured on
+    the database's clock (never the referee's, which may differ)."""
+
+    referee_id = models.CharField(max_length=64, unique=True)
+    address = models.CharField(max_length=255)
+    capacity = models.PositiveIntegerField()
+    active_tables = models.PositiveIntegerField(default=0)
+    # {bot id: {"free": tables it could start there now, "active": tables it plays
+    # there, "version": the version it reported}}
+    bots = models.JSONField(default=dict)
+    draining = models.BooleanField(default=False)
+    started_at = models.DateTimeField()
+    last_heartbeat = models.DateTimeField()
+
+    class Meta:
+        ordering = ["referee_id"]
+
+    def __str__(self) -> str:
+        return f"referee {self.referee_id} at {self.address}"

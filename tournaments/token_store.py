@@ -35,6 +35,14 @@ class DjangoTokenStore:
     def __init__(self) -> None:
         _django_setup()
 
+    @staticmethod
+    def referee_pool():
+        """The pool a referee using this store joins by default (`--pool auto`): the
+        platform's, so workers route tables to it and bots find it."""
+        from tournaments.referee_pool import DjangoRefereePool
+
+        return DjangoRefereePool()
+
     def authenticate_bot(self, token: str) -> BotIdentity | None:
         from django.db import DatabaseError, connection
 

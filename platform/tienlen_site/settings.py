@@ -281,6 +281,9 @@ TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"
 # A running/waiting table with no progress (no game recorded, no attempt begun) for this
 # long lost its worker: the beat tick re-enqueues it. Keep it above the longest game.
 TIENLEN_STALE_TABLE_SECONDS = float(os.environ.get("TIENLEN_STALE_TABLE_SECONDS", "900"))
+# A referee silent for this long is out of the pool (its heartbeat is every second):
+# workers stop routing tables to it and bots stop connecting to it.
+TIENLEN_REFEREE_TIMEOUT_S = float(os.environ.get("TIENLEN_REFEREE_TIMEOUT_S", "5"))
 # The referee house bot that plays a forfeited seat for the rest of its table.
 TIENLEN_STAND_IN_HOUSE_BOT = os.environ.get("TIENLEN_STAND_IN_HOUSE_BOT", "random")
 
