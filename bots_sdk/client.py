@@ -1,6 +1,9 @@
 """The gRPC bot client: connects a Bot class to the referee and keeps it playing.
 
-One stream carries every table of this process (docs/protocol.md). The client never lets
+One stream per referee carries every table this process plays there (docs/protocol.md);
+given one referee of a pool, the client finds the others from its `RefereePool` messages
+and keeps a stream to each live one, so a bot owner runs one process with one address
+however many referees the platform runs. The client never lets
 the bot's own failures end the process: an exception, a timeout or an illegal answer is
 logged with the referee's reason and replaced by the fallback move the referee itself
 would play (pass where allowed, else the weakest play), which spares the bot a strike
@@ -108,6 +111,7 @@ class _TableState:
     seat: int
     players: int
     preset: str
+    link: RefereeLink  # the stream (referee) that plays this table now
     game_index: int = -1
     score: int = 0  # this bot's points so far at the table
     strikes: int = 0
@@ -168,7 +172,15 @@ class ClientStats:
 
 
 class BotClient:
-    """Plays `bot_factory()` instances (one per table) over one referee stream.
+    """Plays `bot_factory()` instances (one per table) on a referee, or on every referee of
+    its pool.
+
+    Given one referee's address, the client opens one stream there; if that referee is in
+    a pool it lists the pool's referees (`RefereePool`), and the client keeps one stream to
+    each live one, following referees as they join and leave, and shares `max_tables`
+    between them (each stream is told the capacity the others leave free). A table is
+    played on one stream at a time: a table resumed on another referee (its referee died)
+    moves there with its bot instance.
 
     `run()` returns when `stop()` was called and the running tables are finished (or at
     once when `stop(force=True)`), and raises ClientError when the referee refuses us."""
@@ -191,6 +203,7 @@ class BotClient:
         safety_margin_ms: int = 30,
         stop_when_idle: bool = False,
         keepalive_ms: int = KEEPALIVE_TIME_MS,
+        follow_pool: bool = True,
     ) -> None:
         if not token:
             raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
@@ -212,12 +225,14 @@ class BotClient:
         self.ever_welcomed = False
         self.safety_margin_ms = safety_margin_ms
         self.stop_when_idle = stop_when_idle
+        # False: stay on the given referee even if it lists a pool.
+        self.follow_pool = follow_pool
         # keepalive_ms: ping interval; keep the default, which the referee expects
         self.channel_options = [*client_keepalive_options(keepalive_ms), MAX_RECEIVE]
         self.stats = ClientStats()
         self.errors = ErrorTally()
         self.tables: dict[str, _TableState] = {}
-        self.welcome: Any = None
+        self.links: list[RefereeLink] = []  # one per referee; links[0] is the given address
         # Spare threads: a play() that overran its time keeps its thread until it returns,
         # and must not make the next moves wait behind it.
         self._executor = ThreadPoolExecutor(
@@ -226,10 +241,19 @@ class BotClient:
         self._stopping = False
         self._force = False
         self._stop_event: asyncio.Event | None = None
-        self._call: Any = None
-        self._write_lock: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self.connected: asyncio.Event | None = None  # set while welcomed (run() creates it)
+        self._links_changed: asyncio.Event | None = None
+        self.connected: asyncio.Event | None = None  # the first stream's (run() creates it)
+
+    # ------------------------------------------------------------------ compatibility
+    @property
+    def welcome(self) -> Any:
+        """The given referee's Welcome (the first stream's)."""
+        return self.links[0].welcome if self.links else None
+
+    @property
+    def _call(self) -> Any:
+        return self.links[0].call if self.links else None
 
     # ------------------------------------------------------------------ lifecycle
     def stop(self, force: bool = False) -> None:
@@ -238,180 +262,130 @@ class BotClient:
         self._force = self._force or force
         if self._stop_event is not None:
             self._stop_event.set()
+        for link in self.links:
+            link.wake.set()
 
     async def run(self) -> None:
-        from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2_grpc
-
         self._stop_event = asyncio.Event()
-        self._write_lock = asyncio.Lock()
-        self.connected = asyncio.Event()
-        attempt = 0
-        delay = self.backoff_initial_s
+        self._links_changed = asyncio.Event()
+        seed = self._add_link(self.target, seed=True)
+        self.connected = seed.connected
         try:
             while True:
-                attempt += 1
-                channel = (
-                    grpc.aio.secure_channel(self.target, self.credentials, options=self.channel_options)
-                    if self.credentials
-                    else grpc.aio.insecure_channel(self.target, options=self.channel_options)
-                )
-                try:
-                    stub = bot_gateway_pb2_grpc.BotGatewayStub(channel)
-                    welcomed = await self._session(stub)
-                    if welcomed:
-                        attempt, delay = 0, self.backoff_initial_s
-                    elif self._fails_fast():
-                        raise ClientError(first_connection_error(self.target, None, ""))
-                except grpc.aio.AioRpcError as exc:
-                    if exc.code() in _FATAL_CODES:
-                        raise ClientError(
-                            f"referee refused the connection: {exc.code().name}: {exc.details()}"
-                        ) from None
-                    if self._fails_fast():
-                        raise ClientError(
-                            first_connection_error(self.target, exc.code(), exc.details() or "")
-                        ) from None
-                    log.warning(
-                        "connection to %s lost: %s: %s", self.target, exc.code().name, exc.details()
-                    )
-                finally:
-                    self.connected.clear()
-                    await channel.close(grace=None)
-                if self._stopping:
-                    # Running tables cannot be finished without a stream: the referee plays
-                    # the fallback for our seats from here.
+                running = {link.task for link in self.links if link.task is not None}
+                if not running:
                     return
-                if not self.reconnect:
-                    raise ClientError(f"connection to {self.target} closed")
-                if self.max_connect_attempts and attempt >= self.max_connect_attempts:
-                    raise ClientError(
-                        f"cannot reach the referee at {self.target} after {attempt} attempts"
-                    )
-                wait = delay * (0.5 + random.random() / 2)
-                log.info("reconnecting in %.1f s", wait)
-                self.stats.reconnects += 1
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop_event.wait(), wait)
-                if self._stopping and (self._force or not self.tables):
-                    return
-                delay = min(self.backoff_max_s, delay * 2)
+                changed = asyncio.ensure_future(self._links_changed.wait())
+                done, _ = await asyncio.wait({*running, changed},
+                                             return_when=asyncio.FIRST_COMPLETED)
+                changed.cancel()
+                self._links_changed.clear()
+                for task in done - {changed}:
+                    task.result()  # the given referee's ClientError ends the client
+                    for link in [x for x in self.links if x.task is task]:
+                        link.task = None
+                        if not link.seed:
+                            self.links.remove(link)
+                self._pool_changed()
         finally:
+            for link in self.links:
+                if link.task is not None:
+                    link.task.cancel()
             for task in list(self._tasks):
                 task.cancel()
             self._executor.shutdown(wait=False, cancel_futures=True)
 
+    def _add_link(self, target: str, *, seed: bool = False, expected_id: str = "") -> RefereeLink:
+        link = RefereeLink(self, target, seed=seed, expected_id=expected_id)
+        self.links.append(link)
+        link.task = asyncio.ensure_future(link.run())
+        if self._links_changed is not None:
+            self._links_changed.set()
+        return link
+
     def _fails_fast(self) -> bool:
         return not (self.ever_welcomed or self.retry_first_connection or self._stopping)
 
-    async def _session(self, stub: Any) -> bool:
-        """One stream from Hello to its end. Returns whether the referee welcomed us."""
-        call = stub.Connect()
-        self._call = call
-        hello = gw.Hello(
-            token=self.token,
-            bot_name=self.bot_name,
-            bot_version=str(self.bot_version),
-            max_tables=self.max_tables,
-            protocol_version=PROTOCOL_VERSION,
-            sdk_name=SDK_NAME,
-            sdk_version=SDK_VERSION,
-        )
-        await self._write(gw.BotMessage(hello=hello))
-        welcomed = False
-        # One task watches for stop() for the whole stream, so reading a message is a plain
-        # await on the call (a task and an asyncio.wait per message cost more CPU than the
-        # rest of a move of a fast bot).
-        leaving = Leaving()
-        watcher = asyncio.ensure_future(self._watch_stop(call, gw, leaving))
-        try:
-            while True:
-                try:
-                    msg = await call.read()
-                except asyncio.CancelledError:
-                    task = asyncio.current_task()
-                    if task is not None and task.cancelling():
-                        raise  # we are being cancelled ourselves
-                    if not leaving.now:
-                        log.warning("the stream to %s was cancelled", self.target)
-                    return welcomed  # cancelled under us (reconnect) or by stop()
-                if msg is grpc.aio.EOF:
-                    status = await call.code()
-                    if status in _FATAL_CODES:
-                        raise ClientError(
-                            f"referee refused the connection: {status.name}: {await call.details()}"
-                        )
-                    return welcomed
-                kind = msg.WhichOneof("body")
-                if kind == "welcome":
-                    welcomed = self.ever_welcomed = True
-                    self.welcome = msg.welcome
-                    if self.tables and not msg.welcome.resumed_seats:
-                        # Back too late: the referee gave our seats up (forfeit).
-                        log.warning(
-                            "reconnected, but no seat was resumed: dropping table(s) %s",
-                            ", ".join(sorted(self.tables)),
-                        )
-                        self.tables.clear()
-                    self.connected.set()  # type: ignore[union-attr]
-                    log.info(
-                        "connected to %s as %s (bot id %s; running %s %s; up to %d tables; "
-                        "%d seats resumed)",
-                        self.target,
-                        msg.welcome.bot_name or self.bot_name,
-                        msg.welcome.bot_id,
-                        self.bot_name,
-                        self.bot_version,
-                        msg.welcome.max_tables,
-                        msg.welcome.resumed_seats,
-                    )
-                else:
-                    await self._dispatch(kind, getattr(msg, kind))
-                if self._stopping and not self.tables and leaving.goodbye_sent:
-                    call.cancel()
-                    return welcomed
-                if self.stop_when_idle and welcomed and not self.tables and self.stats.tables_done:
-                    self.stop()
-        finally:
-            watcher.cancel()
+    def _channel(self, target: str) -> grpc.aio.Channel:
+        if self.credentials:
+            return grpc.aio.secure_channel(target, self.credentials, options=self.channel_options)
+        return grpc.aio.insecure_channel(target, options=self.channel_options)
 
-    async def _watch_stop(self, call: Any, gw: Any, leaving: Leaving) -> None:
-        """On stop(): leave at once (force, or no table running), else say Goodbye and let
-        the read loop finish the running tables."""
-        await self._stop_event.wait()  # type: ignore[union-attr]
-        if self._force or not self.tables:
-            leaving.now = True
-            call.cancel()
+    # ------------------------------------------------------------------ the pool
+    def _pool_changed(self) -> None:
+        """Follow the pool: one stream per live referee (the union of what the connected
+        referees list, so one referee's late heartbeat does not flap the list); streams to
+        referees no longer listed finish their tables and close."""
+        if not self.follow_pool or self._stopping:
             return
-        log.info("stopping: finishing %d running table(s)", len(self.tables))
-        leaving.goodbye_sent = True
-        await self._write(gw.BotMessage(goodbye=gw.Goodbye(reason="client stopping")))
+        members: dict[str, str] = {}
+        for link in self.links:
+            if link.connected.is_set():
+                for referee_id, address in link.view:
+                    members.setdefault(referee_id, address)
+        if not members:
+            return  # no pool (or no stream up right now): change nothing
+        live = [link for link in self.links if not link.retired]
+        known: dict[str, RefereeLink] = {}
+        for link in live:
+            key = link.referee_id or link.expected_id
+            if not key:
+                continue
+            if key in known:
+                # Two streams to one referee (the given address is also a listed one):
+                # keep the given one, or the older.
+                extra = link if not link.seed else known[key]
+                known[key] = known[key] if extra is link else link
+                extra.retire("another stream already reaches this referee")
+            else:
+                known[key] = link
+        for referee_id, address in sorted(members.items()):
+            if referee_id not in known:
+                log.info("pool: connecting to referee %s at %s", referee_id, address)
+                self._add_link(address, expected_id=referee_id)
+        for link in live:
+            key = link.referee_id or link.expected_id
+            if not link.seed and not link.retired and key and key not in members:
+                link.retire("it left the pool")
 
-    async def _write(self, message: Any) -> None:
-        assert self._write_lock is not None
-        async with self._write_lock:
-            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError):
-                await self._call.write(message)
+    def _capacity_changed(self) -> None:
+        """Each pool stream may start the tables the others leave free, so the process
+        never plays more than max_tables at once (two referees seating it in the same
+        instant aside)."""
+        total = len(self.tables)
+        for link in self.links:
+            if not (link.referee_id and link.connected.is_set()):
+                continue  # a referee outside any pool: Hello.max_tables stands
+            offer = max(0, self.max_tables - (total - len(link.tables())))
+            if offer != link.offered:
+                link.offered = offer
+                self._spawn(link.write(gw.BotMessage(capacity=gw.Capacity(max_tables=offer))))
+
+    def _table_done(self, link: RefereeLink) -> None:
+        self._capacity_changed()
+        if (self._stopping or link.retired) and not link.tables():
+            link.wake.set()
 
     # ------------------------------------------------------------------ messages
-    async def _dispatch(self, kind: str | None, body: Any) -> None:
+    async def _dispatch(self, link: RefereeLink, kind: str | None, body: Any) -> None:
         if kind == "table_start":
-            await self._on_table_start(body)
+            await self._on_table_start(link, body)
         elif kind == "game_start":
-            await self._on_game_start(body)
+            await self._on_game_start(link, body)
         elif kind == "move_request":
-            self._spawn(self._on_move_request(body))
+            self._spawn(self._on_move_request(link, body))
         elif kind == "move_rejected":
-            await self._on_move_rejected(body)
+            await self._on_move_rejected(link, body)
         elif kind == "move_accepted":
-            state = self.tables.get(body.table_id)
+            state = self._table(link, body.table_id)
             if state:
                 state.pending.pop(body.move_id, None)
         elif kind == "strike":
-            self._on_strike(body)
+            self._on_strike(link, body)
         elif kind == "game_end":
-            await self._on_game_end(body)
+            await self._on_game_end(link, body)
         elif kind == "table_end":
-            await self._on_table_end(body)
+            await self._on_table_end(link, body)
         elif kind == "error":
             level = logging.ERROR if body.fatal else logging.WARNING
             log.log(level, "referee error %s: %s", _enum_name(body, "code", body.code), body.reason)
@@ -423,10 +397,30 @@ class BotClient:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _on_table_start(self, m: Any) -> None:
+    def _table(self, link: RefereeLink, table_id: str) -> _TableState | None:
+        """The table's state if `link` is the stream playing it (a referee the table
+        moved away from has no say in it any more)."""
+        state = self.tables.get(table_id)
+        return state if state is not None and state.link is link else None
+
+    async def _on_table_start(self, link: RefereeLink, m: Any) -> None:
         state = self.tables.get(m.table_id)
-        if state is not None and m.resumed:
+        if state is not None and state.link is link and m.resumed:
             log.info("table %s resumed (seat %d)", m.table_id, m.seat)
+            return
+        if state is not None and state.link is not link:
+            # Its referee died or left: the platform resumed the table on another one of
+            # the pool. The same table, so the same bot instance plays on, here.
+            log.info("table %s moved from %r to %r (seat %d)", m.table_id, state.link, link,
+                     m.seat)
+            if state.link.connected.is_set():
+                log.warning("table %s is also running on %r, which is still connected; "
+                            "its requests there are answered too", m.table_id, state.link)
+            state.link = link
+            state.seat = m.seat
+            state.pending.clear()
+            state.where.clear()
+            self._capacity_changed()
             return
         try:
             bot = self.bot_factory()
@@ -436,8 +430,9 @@ class BotClient:
                 m.table_id, type(exc).__name__, exc,
             )
             bot = _FallbackBot()
-        state = _TableState(m.table_id, bot, m.seat, m.players, m.preset)
+        state = _TableState(m.table_id, bot, m.seat, m.players, m.preset, link)
         self.tables[m.table_id] = state
+        self._capacity_changed()
         import json
 
         try:
@@ -465,8 +460,8 @@ class BotClient:
         )
         await self._hook(state, "on_table_start", info)
 
-    async def _on_game_start(self, m: Any) -> None:
-        state = self.tables.get(m.table_id)
+    async def _on_game_start(self, link: RefereeLink, m: Any) -> None:
+        state = self._table(link, m.table_id)
         if state is None:
             return
         if state.game_index == m.game_index:
@@ -487,7 +482,7 @@ class BotClient:
         )
         await self._hook(state, "on_game_start", info)
 
-    async def _on_move_request(self, m: Any) -> None:
+    async def _on_move_request(self, link: RefereeLink, m: Any) -> None:
         state = self.tables.get(m.table_id)
         if state is None:
             log.warning("move request for unknown table %s ignored", m.table_id)
@@ -536,7 +531,9 @@ class BotClient:
         thinking_us = int((time.perf_counter() - started) * 1e6)
         state.pending[m.move_id] = (view, cards)
         self.stats.moves += 1
-        await self._write(move_message(m.table_id, m.game_index, m.move_id, cards, min(thinking_us, 2**32 - 1)))
+        # Answered on the stream that asked, whichever stream plays the table now.
+        await link.write(move_message(m.table_id, m.game_index, m.move_id, cards,
+                                      min(thinking_us, 2**32 - 1)))
 
     async def _call_play(self, bot: Bot, view: View) -> Any:
         import inspect
@@ -549,8 +546,8 @@ class BotClient:
         result = await loop.run_in_executor(self._executor, bot.play, view)
         return await call_hook(result)
 
-    async def _on_move_rejected(self, m: Any) -> None:
-        state = self.tables.get(m.table_id)
+    async def _on_move_rejected(self, link: RefereeLink, m: Any) -> None:
+        state = self._table(link, m.table_id)
         code = _enum_name(m, "code", m.code)
         if m.code in _MISADDRESSED or state is None or m.move_id not in state.pending:
             # an answer that arrived late (its move was already played for us) or for
@@ -573,10 +570,10 @@ class BotClient:
             return  # the referee plays the same fallback itself
         state.pending[m.move_id] = (view, fallback)
         self.stats.fallbacks += 1
-        await self._write(move_message(m.table_id, m.game_index, m.move_id, fallback, 0))
+        await link.write(move_message(m.table_id, m.game_index, m.move_id, fallback, 0))
 
-    def _on_strike(self, m: Any) -> None:
-        state = self.tables.get(m.table_id)
+    def _on_strike(self, link: RefereeLink, m: Any) -> None:
+        state = self._table(link, m.table_id)
         if state is not None:
             state.strikes = m.strikes
         self.stats.strikes += 1
@@ -590,8 +587,8 @@ class BotClient:
             _describe(fallback), " - seat forfeited" if m.forfeited else "",
         )
 
-    async def _on_game_end(self, m: Any) -> None:
-        state = self.tables.get(m.table_id)
+    async def _on_game_end(self, link: RefereeLink, m: Any) -> None:
+        state = self._table(link, m.table_id)
         if state is None:
             return
         r = game_result(m.result)
@@ -616,9 +613,16 @@ class BotClient:
         )
         await self._hook(state, "on_game_end", result)
 
-    async def _on_table_end(self, m: Any) -> None:
-        state = self.tables.pop(m.table_id, None)
+    async def _on_table_end(self, link: RefereeLink, m: Any) -> None:
+        state = self._table(link, m.table_id)
         reason = _enum_name(m, "reason", m.reason)
+        if state is None and m.table_id in self.tables:
+            log.info("table %s ended on %r (%s), where it no longer plays: ignored",
+                     m.table_id, link, reason)
+            return
+        if state is not None:
+            del self.tables[m.table_id]
+            self._table_done(link)
         self.stats.tables_done += 1
         log.info(
             "table %s ended (%s%s): %d games, totals %s, %d strikes",
@@ -646,6 +650,236 @@ class BotClient:
         return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)
 
 
+class RefereeLink:
+    """One stream to one referee: connects, reconnects with backoff, and hands every
+    message to the client with itself, so answers go back on the stream that asked."""
+
+    def __init__(self, client: BotClient, target: str, *, seed: bool, expected_id: str = "") -> None:
+        self.client = client
+        self.target = target
+        self.seed = seed  # the address the client was given (never dropped by the pool)
+        self.expected_id = expected_id  # the pool's id for this address
+        self.referee_id = ""  # from Welcome ("" outside a pool)
+        self.welcome: Any = None
+        self.view: list[tuple[str, str]] = []  # the pool as this referee last listed it
+        self.call: Any = None
+        self.write_lock = asyncio.Lock()
+        self.connected = asyncio.Event()  # set while welcomed
+        self.wake = asyncio.Event()  # stop() or retire(): look again
+        self.retired = False  # out of the pool: finish its tables, then close for good
+        self.offered: int | None = None  # the capacity the referee was last told
+        self.task: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"referee {self.referee_id or self.expected_id or '?'} at {self.target}"
+
+    def tables(self) -> list[_TableState]:
+        return [s for s in self.client.tables.values() if s.link is self]
+
+    def retire(self, why: str) -> None:
+        if not self.retired:
+            self.retired = True
+            log.info("leaving %r: %s%s", self, why,
+                     f" (after its {len(self.tables())} running table(s))" if self.tables() else "")
+            self.wake.set()
+
+    async def run(self) -> None:
+        """Connect and stay connected until the client stops or the referee leaves the
+        pool; ClientError (given address only) when the referee refuses us."""
+        from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2_grpc
+
+        client = self.client
+        attempt = 0
+        delay = client.backoff_initial_s
+        while True:
+            attempt += 1
+            channel = client._channel(self.target)
+            try:
+                stub = bot_gateway_pb2_grpc.BotGatewayStub(channel)
+                welcomed = await self._session(stub)
+                if welcomed:
+                    attempt, delay = 0, client.backoff_initial_s
+                elif self.seed and client._fails_fast():
+                    raise ClientError(first_connection_error(self.target, None, ""))
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() in _FATAL_CODES:
+                    refused = f"referee refused the connection: {exc.code().name}: {exc.details()}"
+                    if self.seed:
+                        raise ClientError(refused) from None
+                    log.error("%r: %s; not connecting to it again", self, refused)
+                    self.retired = True
+                elif self.seed and client._fails_fast():
+                    raise ClientError(
+                        first_connection_error(self.target, exc.code(), exc.details() or "")
+                    ) from None
+                else:
+                    log.warning("connection to %s lost: %s: %s", self.target, exc.code().name,
+                                exc.details())
+            finally:
+                self.connected.clear()
+                self.view = []
+                self.offered = None
+                await channel.close(grace=None)
+            if client._stopping:
+                # Running tables cannot be finished without a stream: the referee plays
+                # the fallback for our seats from here.
+                return
+            if self.retired:
+                self._forget_tables("its referee left the pool")
+                return
+            if not client.reconnect:
+                if self.seed:
+                    raise ClientError(f"connection to {self.target} closed")
+                return
+            if client.max_connect_attempts and attempt >= client.max_connect_attempts:
+                if self.seed:
+                    raise ClientError(
+                        f"cannot reach the referee at {self.target} after {attempt} attempts"
+                    )
+                self.retired = True
+                self._forget_tables(f"cannot reach it after {attempt} attempts")
+                return
+            wait = delay * (0.5 + random.random() / 2)
+            log.info("reconnecting to %s in %.1f s", self.target, wait)
+            client.stats.reconnects += 1
+            self.wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), wait)
+            if client._stopping and (client._force or not self.tables()):
+                return
+            if self.retired:
+                self._forget_tables("its referee left the pool")
+                return
+            delay = min(client.backoff_max_s, delay * 2)
+
+    def _forget_tables(self, why: str) -> None:
+        lost = self.tables()
+        if lost:
+            log.warning("dropping table(s) %s: %s (the platform resumes them on another "
+                        "referee)", ", ".join(sorted(s.table_id for s in lost)), why)
+            for state in lost:
+                del self.client.tables[state.table_id]
+            self.client._capacity_changed()
+
+    async def _session(self, stub: Any) -> bool:
+        """One stream from Hello to its end. Returns whether the referee welcomed us."""
+        client = self.client
+        call = stub.Connect()
+        self.call = call
+        others = len(client.tables) - len(self.tables())
+        offer = max(0, client.max_tables - others)
+        self.offered = max(1, offer)  # Hello's 0 means 1: told Capacity(0) after Welcome
+        hello = gw.Hello(
+            token=client.token,
+            bot_name=client.bot_name,
+            bot_version=str(client.bot_version),
+            max_tables=self.offered,
+            protocol_version=PROTOCOL_VERSION,
+            sdk_name=SDK_NAME,
+            sdk_version=SDK_VERSION,
+        )
+        await self.write(gw.BotMessage(hello=hello))
+        welcomed = False
+        # One task watches for stop() for the whole stream, so reading a message is a plain
+        # await on the call (a task and an asyncio.wait per message cost more CPU than the
+        # rest of a move of a fast bot).
+        leaving = Leaving()
+        watcher = asyncio.ensure_future(self._watch_stop(call, leaving))
+        try:
+            while True:
+                try:
+                    msg = await call.read()
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # we are being cancelled ourselves
+                    if not leaving.now:
+                        log.warning("the stream to %s was cancelled", self.target)
+                    return welcomed  # cancelled under us (reconnect) or by stop()
+                if msg is grpc.aio.EOF:
+                    status = await call.code()
+                    if status in _FATAL_CODES:
+                        refused = f"referee refused the connection: {status.name}: {await call.details()}"
+                        if self.seed:
+                            raise ClientError(refused)
+                        log.error("%r: %s; not connecting to it again", self, refused)
+                        self.retired = True
+                    return welcomed
+                kind = msg.WhichOneof("body")
+                if kind == "welcome":
+                    welcomed = client.ever_welcomed = True
+                    self._on_welcome(msg.welcome)
+                elif kind == "pool":
+                    self.view = [(r.referee_id, r.address) for r in msg.pool.referees
+                                 if r.referee_id and r.address]
+                    client._pool_changed()
+                else:
+                    await client._dispatch(self, kind, getattr(msg, kind))
+                if ((client._stopping or self.retired) and not self.tables()
+                        and (leaving.goodbye_sent or self.retired)):
+                    call.cancel()
+                    return welcomed
+                if (client.stop_when_idle and welcomed and not client.tables
+                        and client.stats.tables_done):
+                    client.stop()
+        finally:
+            watcher.cancel()
+
+    def _on_welcome(self, welcome: Any) -> None:
+        client = self.client
+        self.welcome = welcome
+        self.referee_id = welcome.referee_id
+        mine = self.tables()
+        if mine and not welcome.resumed_seats:
+            # Back too late: the referee gave our seats up (forfeit).
+            log.warning(
+                "reconnected, but no seat was resumed: dropping table(s) %s",
+                ", ".join(sorted(s.table_id for s in mine)),
+            )
+            for state in mine:
+                del client.tables[state.table_id]
+        self.connected.set()
+        log.info(
+            "connected to %s%s as %s (bot id %s; running %s %s; up to %d tables; "
+            "%d seats resumed)",
+            self.target,
+            f" (referee {welcome.referee_id})" if welcome.referee_id else "",
+            welcome.bot_name or client.bot_name,
+            welcome.bot_id,
+            client.bot_name,
+            client.bot_version,
+            welcome.max_tables,
+            welcome.resumed_seats,
+        )
+        client._capacity_changed()
+        client._pool_changed()
+
+    async def _watch_stop(self, call: Any, leaving: Leaving) -> None:
+        """On stop() or retire(): leave at once (force, or no table running here), else
+        say Goodbye and let the read loop finish the running tables."""
+        client = self.client
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            if not (client._stopping or self.retired):
+                continue
+            if (client._stopping and client._force) or not self.tables():
+                leaving.now = True
+                call.cancel()
+                return
+            if not leaving.goodbye_sent:
+                log.info("%s: finishing %d running table(s)",
+                         "stopping" if client._stopping else f"leaving {self!r}",
+                         len(self.tables()))
+                leaving.goodbye_sent = True
+                await self.write(gw.BotMessage(goodbye=gw.Goodbye(
+                    reason="client stopping" if client._stopping else "referee left the pool")))
+
+    async def write(self, message: Any) -> None:
+        async with self.write_lock:
+            with contextlib.suppress(grpc.aio.AioRpcError, asyncio.InvalidStateError,
+                                     AttributeError):
+                await self.call.write(message)
 @dataclass(slots=True)
 class Leaving:
     """What stop() did to one stream: cancelled it now, or said Goodbye."""
