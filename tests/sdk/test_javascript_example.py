@@ -116,3 +116,42 @@ def test_the_javascript_bot_fails_at_once_on_an_address_without_a_referee(bot_di
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         f"bot.js: error: cannot connect to the referee at 127.0.0.1:{port}: UNAVAILABLE"), err
+
+
+def test_the_javascript_bot_given_one_referee_plays_on_every_referee_of_the_pool(
+        bot_dir: Path) -> None:
+    """docs/protocol.md's "Referee pools" in another language: it learns the second
+    referee from the first one's RefereePool, plays there, and shares its table capacity."""
+    from referee_service.pool import MemoryPoolRegistry
+
+    store = StaticTokenStore({TOKEN: BotIdentity("jsbot", "JS example")})
+    pool = MemoryPoolRegistry(timeout_s=2.0)
+    with referee_in_thread(store, organizer_token=ORGANIZER, pool=pool, pool_heartbeat_s=0.05) as a, \
+            referee_in_thread(store, organizer_token=ORGANIZER, pool=pool, pool_heartbeat_s=0.05) as b:
+        bot = node_bot(bot_dir, a.target, "--max-tables", "2")
+        try:
+            with OrganizerClient(a.target, ORGANIZER, timeout=120) as on_a, \
+                    OrganizerClient(b.target, ORGANIZER, timeout=120) as on_b:
+                deadline = time.monotonic() + 30
+                while not all("jsbot" in {x["bot_id"] for x in c.list_bots()} for c in (on_a, on_b)):
+                    assert bot.poll() is None, bot.communicate()
+                    assert time.monotonic() < deadline, "the JavaScript bot did not reach both referees"
+                    time.sleep(0.1)
+                for client, name in ((on_a, "on-a"), (on_b, "on-b")):
+                    events = list(client.play_table(table_id=name, games=2,
+                                                    seats=["jsbot", "house:greedy", "house:random"]))
+                    assert events[-1]["status"] == "completed" and events[-1]["strikes"][0] == 0
+                # a table running on a: b is told the bot has one free table slot left
+                running = on_a.play_table(table_id="long", games=30, move_time_ms=1000,
+                                          seats=["jsbot", "house:greedy"])
+                next(running)  # its first game is over: the table is running
+                while {x["bot_id"]: x for x in on_b.list_bots()}["jsbot"]["max_tables"] != 1:
+                    assert time.monotonic() < deadline + 30, "b was never told"
+                    time.sleep(0.05)
+                assert all(e["type"] != "result" or e["status"] == "completed" for e in running)
+        finally:
+            bot.send_signal(signal.SIGINT)
+            out, err = bot.communicate(timeout=30)
+    assert bot.returncode == 0, out + err
+    assert "bye: 3 tables" in out and "0 rejected, 0 strikes" in out, out
+    assert "pool: connecting to referee" in out, out

@@ -7,6 +7,8 @@
 //   npm ci
 //   TIENLEN_TOKEN=<the bot's token> node bot.js --server 127.0.0.1:50051
 //
+// Given one referee of a pool, it connects to every referee the pool lists and follows
+// them as they come and go (docs/protocol.md, "Referee pools").
 // Flags (or environment): --server HOST:PORT (TIENLEN_SERVER, default 127.0.0.1:50051),
 // --max-tables N (TIENLEN_MAX_TABLES, default 4), --name NAME (TIENLEN_BOT_NAME),
 // --exit-when-idle (leave once every table it was given has ended). The token only comes
@@ -107,34 +109,42 @@ const CHANNEL_OPTIONS = {
   "grpc.http2.max_pings_without_data": 0,
 };
 
-class Bot {
-  constructor(config) {
-    this.config = config;
-    this.Gateway = loadGateway(config.protoDir);
+// One stream to one referee. A bot given one referee of a pool keeps one Link per live
+// referee (docs/protocol.md, "Referee pools"); every message is handled by the Bot with
+// the Link it came on, and answers go back on that Link.
+class Link {
+  constructor(bot, address, { seed = false, expectedId = "" } = {}) {
+    this.bot = bot;
+    this.address = address;
+    this.seed = seed; // the address we were given: never dropped
+    this.expectedId = expectedId; // the pool's id for this address
+    this.refereeId = ""; // Welcome.referee_id ("" outside a pool)
+    this.view = []; // the pool as this referee last listed it: [[id, address], ...]
+    this.welcomed = false;
+    this.retired = false; // left the pool: finish its tables, then close for good
+    this.offered = null; // the capacity this referee was last told
+    this.backoffMs = 500;
     this.client = null;
     this.call = null;
-    this.welcomed = false; // ever: until then a failure is reported, not retried
-    this.tables = new Map(); // table_id -> {seat, games, score, requests: Map(move_id -> request)}
-    this.tablesDone = 0;
-    this.moves = 0;
-    this.rejected = 0;
-    this.strikes = 0;
-    this.leaving = false;
-    this.backoffMs = 500;
   }
 
+  get key() { return this.refereeId || this.expectedId || this.address; }
+
   start() {
-    this.client = new this.Gateway(this.config.server, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    const bot = this.bot;
+    this.client = new bot.Gateway(this.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
     const call = (this.call = this.client.Connect());
-    call.on("data", (message) => this.onMessage(message));
+    call.on("data", (message) => bot.onMessage(this, message));
     call.on("error", (err) => this.onEnd(err));
     call.on("end", () => this.onEnd(null));
+    const others = bot.tables.size - bot.tablesOn(this);
+    this.offered = Math.max(1, bot.config.maxTables - others); // 0 would mean 1 here
     call.write({
       hello: {
-        token: this.config.token,
-        bot_name: this.config.name,
+        token: bot.config.token,
+        bot_name: bot.config.name,
         bot_version: VERSION,
-        max_tables: this.config.maxTables,
+        max_tables: this.offered,
         protocol_version: 1,
         sdk_name: "tienlen-js-example",
         sdk_version: VERSION,
@@ -146,53 +156,168 @@ class Bot {
     if (this.call) this.call.write(message);
   }
 
-  onMessage(message) {
+  close() {
+    if (this.call) this.call.end(); // half-close; the referee ends the stream
+  }
+
+  onEnd(err) {
+    if (!this.call) return; // already handled (both "error" and "end" may come)
+    this.call = null;
+    this.client.close();
+    this.view = [];
+    const bot = this.bot;
+    const why = err ? `${grpc.status[err.code] || err.code}: ${err.details || err.message}` : "stream closed";
+    if (bot.leaving || this.retired) return bot.dropLink(this);
+    if (err && [grpc.status.UNAUTHENTICATED, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED].includes(err.code)) {
+      if (!this.seed) return bot.dropLink(this); // another referee refusing us: leave it
+      console.error(`bot.js: error: the referee refused the connection: ${why}`);
+      process.exit(2);
+    }
+    if (this.seed && !bot.welcomed) {
+      // The first connection failed: most likely a wrong address or port.
+      console.error(`bot.js: error: cannot connect to the referee at ${this.address}: ${why}`);
+      process.exit(2);
+    }
+    const wait = this.backoffMs * (0.5 + Math.random() / 2);
+    log(`connection to ${this.address} lost (${why}); reconnecting in ${(wait / 1000).toFixed(1)} s`);
+    this.backoffMs = Math.min(30000, this.backoffMs * 2);
+    setTimeout(() => (this.retired || bot.leaving ? bot.dropLink(this) : this.start()), wait);
+  }
+}
+
+class Bot {
+  constructor(config) {
+    this.config = config;
+    this.Gateway = loadGateway(config.protoDir);
+    this.links = [];
+    this.welcomed = false; // ever: until then a failure is reported, not retried
+    this.tables = new Map(); // table_id -> {seat, score, link, requests: Map(move_id -> request)}
+    this.tablesDone = 0;
+    this.moves = 0;
+    this.rejected = 0;
+    this.strikes = 0;
+    this.leaving = false;
+  }
+
+  start() {
+    this.addLink(this.config.server, { seed: true });
+  }
+
+  addLink(address, options) {
+    const link = new Link(this, address, options);
+    this.links.push(link);
+    link.start();
+  }
+
+  dropLink(link) {
+    for (const [id, table] of this.tables) {
+      if (table.link === link) this.tables.delete(id); // resumed elsewhere by the platform
+    }
+    this.links = this.links.filter((l) => l !== link);
+    if (this.leaving && this.links.length === 0) this.bye();
+  }
+
+  tablesOn(link) {
+    let n = 0;
+    for (const table of this.tables.values()) if (table.link === link) n++;
+    return n;
+  }
+
+  // One stream per referee the connected referees list; streams to referees no longer
+  // listed finish their tables, then close.
+  followPool() {
+    const members = new Map();
+    for (const link of this.links) for (const [id, address] of link.view) members.set(id, address);
+    if (members.size === 0 || this.leaving) return;
+    const known = new Set(this.links.filter((l) => !l.retired).map((l) => l.key));
+    for (const [id, address] of members) {
+      if (!known.has(id)) {
+        log(`pool: connecting to referee ${id} at ${address}`);
+        this.addLink(address, { expectedId: id });
+      }
+    }
+    for (const link of this.links) {
+      if (!link.seed && !link.retired && !members.has(link.key)) {
+        link.retired = true;
+        if (this.tablesOn(link) === 0) link.close();
+      }
+    }
+  }
+
+  // Each pool stream may start the tables the others leave free: max tables in total.
+  shareCapacity() {
+    for (const link of this.links) {
+      if (!link.refereeId || !link.call) continue;
+      const offer = Math.max(0, this.config.maxTables - (this.tables.size - this.tablesOn(link)));
+      if (offer !== link.offered) {
+        link.offered = offer;
+        link.send({ capacity: { max_tables: offer } });
+      }
+    }
+  }
+
+  onMessage(link, message) {
     const body = message[message.body];
+    const table = body && this.tables.get(body.table_id);
     switch (message.body) {
       case "welcome":
-        this.welcomed = true;
-        this.backoffMs = 500;
-        log(`connected to ${this.config.server} as ${body.bot_name} (bot id ${body.bot_id}; ` +
-            `up to ${body.max_tables} tables; ${body.resumed_seats} seats resumed)`);
-        if (body.resumed_seats === 0) this.tables.clear(); // back too late: seats forfeited
+        this.welcomed = link.welcomed = true;
+        link.backoffMs = 500;
+        link.refereeId = body.referee_id;
+        log(`connected to ${link.address}${body.referee_id ? ` (referee ${body.referee_id})` : ""} as ` +
+            `${body.bot_name} (bot id ${body.bot_id}; up to ${body.max_tables} tables; ` +
+            `${body.resumed_seats} seats resumed)`);
+        if (body.resumed_seats === 0) { // back too late: its seats there were forfeited
+          for (const [id, t] of this.tables) if (t.link === link) this.tables.delete(id);
+        }
+        this.shareCapacity();
+        this.followPool();
+        break;
+      case "pool":
+        link.view = body.referees.map((r) => [r.referee_id, r.address]);
+        this.followPool();
         break;
       case "table_start":
-        if (!this.tables.has(body.table_id)) {
-          this.tables.set(body.table_id, { seat: body.seat, score: 0, requests: new Map() });
+        if (table && table.link !== link) {
+          log(`table ${body.table_id} moved to referee ${link.key}`); // its referee died
+          table.link = link;
+          table.requests.clear();
+        } else if (!table) {
+          this.tables.set(body.table_id, { seat: body.seat, score: 0, link, requests: new Map() });
           log(`table ${body.table_id}: seat ${body.seat} of ${body.players}, preset ${body.preset}, ` +
               `${body.games} games, ${body.move_time_ms} ms per move`);
         }
+        this.shareCapacity();
         break;
-      case "game_start": {
-        const table = this.tables.get(body.table_id);
+      case "game_start":
         if (table) table.seat = body.seat;
         break;
-      }
       case "move_request":
-        this.answer(body);
+        this.answer(link, body);
         break;
       case "move_rejected":
-        this.onRejected(body);
+        this.onRejected(link, body);
         break;
       case "strike":
         this.strikes++;
         log(`STRIKE ${body.strikes}/${body.max_strikes} at table ${body.table_id}: ${body.reason} ` +
             `(${body.detail}); the referee played ${body.fallback_pass ? "pass" : describe(body.fallback_cards.map(Number))}`);
         break;
-      case "game_end": {
-        const table = this.tables.get(body.table_id);
-        if (table) {
+      case "game_end":
+        if (table && table.link === link) {
           const points = body.result.points[body.seat];
           table.score += points;
           table.requests.clear();
           log(`table ${body.table_id}, game ${body.game_index + 1} over: ${points >= 0 ? "+" : ""}${points}`);
         }
         break;
-      }
       case "table_end":
+        if (table && table.link !== link) break; // it moved away from this referee
         this.tables.delete(body.table_id);
         this.tablesDone++;
         log(`table ${body.table_id} ended (${body.reason}): ${body.games_played} games, totals ${JSON.stringify(body.totals)}`);
+        this.shareCapacity();
+        if (link.retired && this.tablesOn(link) === 0) link.close();
         if (this.config.exitWhenIdle && this.tables.size === 0) this.leave("idle");
         break;
       case "error":
@@ -203,64 +328,47 @@ class Bot {
     }
   }
 
-  answer(request) {
+  answer(link, request) {
     const table = this.tables.get(request.table_id);
     if (table) table.requests.set(request.move_id, request);
     const cards = choose(request.view);
     this.moves++;
-    this.sendMove(request, cards);
+    this.sendMove(link, request, cards);
   }
 
-  sendMove(request, cards) {
+  sendMove(link, request, cards) {
     const move = { table_id: request.table_id, game_index: request.game_index, move_id: request.move_id };
     if (cards === null) move.pass = true;
     else move.cards = cards;
-    this.send({ move });
+    link.send({ move });
   }
 
   // A rejection names the request to answer (its move_id) and what is left for it; with
   // nothing left there is nothing to do (the referee plays its fallback, or the answer was
   // only late). This bot's answers come from the legal plays, so it only sees late ones.
-  onRejected(rejected) {
+  onRejected(link, rejected) {
     this.rejected++;
     log(`move rejected at table ${rejected.table_id}: ${rejected.code}: ${rejected.reason}`);
     const table = this.tables.get(rejected.table_id);
     const request = table && table.requests.get(rejected.move_id);
     if (!request || rejected.attempts_left === 0 || rejected.time_left_ms === 0) return;
-    this.sendMove(request, request.view.can_pass ? null : request.view.legal_plays[0].cards.map(Number));
-  }
-
-  onEnd(err) {
-    if (!this.call) return; // already handled (both "error" and "end" may come)
-    this.call = null;
-    this.client.close();
-    if (this.leaving) return this.bye();
-    const why = err ? `${grpc.status[err.code] || err.code}: ${err.details || err.message}` : "stream closed";
-    if (err && [grpc.status.UNAUTHENTICATED, grpc.status.INVALID_ARGUMENT, grpc.status.PERMISSION_DENIED].includes(err.code)) {
-      console.error(`bot.js: error: the referee refused the connection: ${why}`);
-      process.exit(2);
-    }
-    if (!this.welcomed) {
-      // The first connection failed: most likely a wrong address or port.
-      console.error(`bot.js: error: cannot connect to the referee at ${this.config.server}: ${why}`);
-      process.exit(2);
-    }
-    const wait = this.backoffMs * (0.5 + Math.random() / 2);
-    log(`connection lost (${why}); reconnecting in ${(wait / 1000).toFixed(1)} s`);
-    this.backoffMs = Math.min(30000, this.backoffMs * 2);
-    setTimeout(() => this.start(), wait);
+    this.sendMove(link, request, request.view.can_pass ? null : request.view.legal_plays[0].cards.map(Number));
   }
 
   leave(reason) {
     if (this.leaving) return;
     this.leaving = true;
-    if (!this.call) return this.bye();
-    this.send({ goodbye: { reason } });
-    this.call.end(); // half-close; the referee ends the stream
+    if (this.links.length === 0) return this.bye();
+    for (const link of this.links) {
+      link.send({ goodbye: { reason } });
+      link.close();
+    }
     setTimeout(() => this.bye(), 5000).unref();
   }
 
   bye() {
+    if (this.said) return;
+    this.said = true;
     log(`bye: ${this.tablesDone} tables, ${this.moves} moves, ${this.rejected} rejected, ${this.strikes} strikes`);
     process.exit(0);
   }
