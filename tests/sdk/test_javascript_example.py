@@ -133,22 +133,23 @@ def test_the_javascript_bot_given_one_referee_plays_on_every_referee_of_the_pool
             with OrganizerClient(a.target, ORGANIZER, timeout=120) as on_a, \
                     OrganizerClient(b.target, ORGANIZER, timeout=120) as on_b:
                 deadline = time.monotonic() + 30
-                while not all("jsbot" in {x["bot_id"] for x in c.list_bots()} for c in (on_a, on_b)):
+                while not all("jsbot" in {x.bot_id for x in c.list_bots()} for c in (on_a, on_b)):
                     assert bot.poll() is None, bot.communicate()
                     assert time.monotonic() < deadline, "the JavaScript bot did not reach both referees"
                     time.sleep(0.1)
                 for client, name in ((on_a, "on-a"), (on_b, "on-b")):
                     events = list(client.play_table(table_id=name, games=2,
                                                     seats=["jsbot", "house:greedy", "house:random"]))
-                    assert events[-1]["status"] == "completed" and events[-1]["strikes"][0] == 0
+                    result = events[-1]
+                    assert result.status == org.TABLE_STATUS_COMPLETED and result.strikes[0] == 0
                 # a table running on a: b is told the bot has one free table slot left
                 running = on_a.play_table(table_id="long", games=30, move_time_ms=1000,
                                           seats=["jsbot", "house:greedy"])
-                next(running)  # its first game is over: the table is running
-                while {x["bot_id"]: x for x in on_b.list_bots()}["jsbot"]["max_tables"] != 1:
+                next(running)  # TableStarted: the table is running
+                while {x.bot_id: x for x in on_b.list_bots()}["jsbot"].max_tables != 1:
                     assert time.monotonic() < deadline + 30, "b was never told"
                     time.sleep(0.05)
-                assert all(e["type"] != "result" or e["status"] == "completed" for e in running)
+                assert list(running)[-1].status == org.TABLE_STATUS_COMPLETED
         finally:
             bot.send_signal(signal.SIGINT)
             out, err = bot.communicate(timeout=30)
