@@ -22,6 +22,8 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 
+from bots_sdk.rules import PRESETS, Options
+from referee_service.house import house_bot_names
 from tournaments.bulk import insert_rows
 from tournaments.deals import (
     deal_group_next,
@@ -83,16 +85,6 @@ from tournaments.tokens import (
     token_generate,
     token_hash,
 )
-
-
-def house_bot_names() -> frozenset[str]:
-    try:
-        from referee_service.house import house_bot_names as names
-
-        return names()
-    except ImportError:
-        return frozenset({"random", "greedy", "heuristic", "search"})
-
 
 # --- users, tokens, bots ---------------------------------------------------------------
 
@@ -206,21 +198,22 @@ def rating_pool_get(*, preset: str, seats: int) -> RatingPool:
 
 
 def _validate_rules(preset: str, options: dict, errors: dict) -> None:
-    try:
-        from bots_sdk.rules import PRESETS
-    except ImportError:  # engine not installed: accept, the referee validates again
-        return
+    """The preset must be one of the engine's and the options valid on top of it (names and
+    value types, as the engine reads them); the referee checks them again."""
     if preset not in PRESETS:
-        errors["preset"] = f"Unknown preset {preset!r}; choose from {', '.join(sorted(PRESETS))}."
+        errors["preset"] = f"Unknown preset {preset!r}; choose from {', '.join(PRESETS)}."
         return
     if not isinstance(options, dict):
         errors["options"] = "Options must be a JSON object."
         return
-    base = PRESETS[preset]
-    known = set(base.to_dict()) if hasattr(base, "to_dict") else set()
-    unknown = sorted(set(options) - known) if known else []
+    unknown = sorted(set(options) - set(PRESETS[preset].to_dict()))
     if unknown:
         errors["options"] = f"Unknown option(s): {', '.join(unknown)}."
+        return
+    try:
+        Options.from_dict(options, base=PRESETS[preset])
+    except (ValueError, TypeError) as exc:
+        errors["options"] = f"Invalid rule options: {exc}."
 
 
 def _unique_slug(name: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from bots_sdk.examples import EXAMPLES
+from bots_sdk.rules import PRESETS
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments import services
 from tournaments.models import Bot, Tournament
@@ -30,6 +32,19 @@ def test_the_openapi_schema_is_served(anon) -> None:
     schema = response.json()
     assert "/api/v1/tournaments/{slug}/standings/" in schema["paths"]
     assert "apiToken" in schema["components"]["securitySchemes"]
+    # Presets and house bots are the engine's and the SDK's registries, listed for clients.
+    components = schema["components"]["schemas"]
+    assert components["PresetEnum"]["enum"] == list(PRESETS)
+    assert set(components["HouseBotEnum"]["enum"]) == set(EXAMPLES)
+
+
+def test_an_unknown_preset_or_house_bot_is_a_400_naming_the_field(organiser) -> None:
+    client = client_for(organiser)
+    response = client.post("/api/v1/tournaments/", {"name": "X", "format": "round_robin", "preset": "atlantis"}, format="json")
+    assert response.status_code == 400 and "preset" in response.json()
+    response = client.post("/api/v1/bots/", {"name": "robo", "house_bot": "nobody"}, format="json")
+    assert response.status_code == 400 and "house_bot" in response.json()
+    assert not Tournament.objects.exists() and not Bot.objects.exists()
 
 
 def test_register_a_bot_shows_the_token_once_and_stores_only_its_hash(owner) -> None:

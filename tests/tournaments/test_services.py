@@ -141,17 +141,17 @@ def test_entrants_are_fixed_once_running(organiser, bots) -> None:
 
 
 def test_unknown_preset_and_options_are_refused(organiser) -> None:
-    pytest.importorskip("bots_sdk.rules", reason="engine not importable yet")
-    from bots_sdk import rules
-
-    if not hasattr(rules, "PRESETS"):
-        pytest.skip("engine presets not available yet")
     with pytest.raises(ValidationError) as info:
         services.tournament_create(organiser=organiser, name="X", format="round_robin", preset="atlantis")
     assert "preset" in info.value.message_dict
     with pytest.raises(ValidationError) as info:
         services.tournament_create(organiser=organiser, name="X", format="round_robin", options={"no_such_option": True})
     assert "options" in info.value.message_dict
+    # A known option with a value of the wrong type is refused before anything is saved.
+    with pytest.raises(ValidationError) as info:
+        services.tournament_create(organiser=organiser, name="X", format="round_robin", options={"steal_lead": "yes"})
+    assert "steal_lead must be true or false" in info.value.message_dict["options"][0]
+    assert not Tournament.objects.filter(name="X").exists()
 
 
 def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots, monkeypatch) -> None:

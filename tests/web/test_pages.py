@@ -458,15 +458,27 @@ def test_organiser_creates_a_tournament_with_entrants(client):
     assert "Autumn Open" in client.get("/organise/").content.decode()
 
 
+def test_the_form_offers_the_engines_presets():
+    from bots_sdk.rules import PRESETS
+    from web.forms import TournamentForm
+
+    assert [name for name, _ in TournamentForm().fields["preset"].choices] == list(PRESETS)
+
+
 def test_unknown_rule_option_is_reported_and_nothing_saved(client):
     boss = _organiser()
     client.force_login(boss)
-    html = client.post("/organise/new/", {
-        "name": "Bad options", "format": "round_robin", "preset": "south",
-        "options": '{"no_such_option": 1}', "seats_per_table": 4, "duplicate_sets": 1,
-        "cycles": 1, "advance_per_table": 2, "move_time_ms": 500, "time_bank_ms": 0,
-    }).content.decode()
-    assert "no_such_option" in html and 'value="Bad options"' in html
+    form = {
+        "name": "Bad options", "format": "round_robin", "preset": "south", "deal_format": "field",
+        "seats_per_table": 4, "duplicate_sets": 1, "cycles": 1, "advance_per_table": 2,
+        "move_time_ms": 500, "time_bank_ms": 0,
+    }
+    html = client.post("/organise/new/", {**form, "options": '{"no_such_option": 1}'}).content.decode()
+    assert "Unknown option(s): no_such_option." in html and 'value="Bad options"' in html
+    # A known option with a value of the wrong type, refused by the same check as the API's.
+    html = client.post("/organise/new/", {**form, "options": '{"steal_lead": "yes"}'}).content.decode()
+    assert "Invalid rule options: option steal_lead must be true or false" in html
+    assert 'value="Bad options"' in html
     assert Tournament.objects.count() == 0
 
 

@@ -9,6 +9,8 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
+from bots_sdk.rules import PRESETS
+from referee_service.house import house_bot_names
 from tournaments.models import (
     ApiToken,
     Bot,
@@ -40,7 +42,10 @@ class ApiTokenInput(serializers.Serializer):
 class BotCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=63, validators=[name_validator])
     description = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
-    house_bot = serializers.CharField(max_length=63, required=False, allow_blank=True, default="")
+    house_bot = serializers.ChoiceField(
+        choices=["", *sorted(house_bot_names())], required=False, default="",
+        help_text="Staff only: one of the SDK's example bots, played by the referee itself.",
+    )
 
 
 class BotUpdateInput(serializers.Serializer):
@@ -52,7 +57,7 @@ class TournamentCreateInput(serializers.Serializer):
     slug = serializers.SlugField(max_length=80, required=False)
     description = serializers.CharField(max_length=5000, required=False, allow_blank=True, default="")
     format = serializers.ChoiceField(choices=Tournament.Format.choices)
-    preset = serializers.CharField(max_length=32, default="south")
+    preset = serializers.ChoiceField(choices=list(PRESETS), default="south")
     options = serializers.DictField(required=False, default=dict)
     seats_per_table = serializers.IntegerField(min_value=2, max_value=4, default=4)
     duplicate_sets = serializers.IntegerField(min_value=0, max_value=100, required=False)
