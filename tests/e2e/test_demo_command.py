@@ -7,6 +7,8 @@ import socket
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.needs import need_postgresql
+
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -114,10 +116,7 @@ def test_every_run_gives_the_organiser_a_new_usable_password() -> None:
 
 @pytest.mark.django_db
 def test_fresh_is_refused_on_a_server_database_before_anything_starts() -> None:
-    from django.db import connection
-
-    if connection.vendor == "sqlite":
-        pytest.skip("the test database is SQLite in memory here; the refusal is for servers")
+    need_postgresql("the refusal is for server databases")
     with pytest.raises(CommandError, match="--fresh starts a new SQLite database file"):
         call_command("run_demo", "--no-serve", "--fresh")
 

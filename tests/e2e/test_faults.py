@@ -6,7 +6,6 @@ recompute, and the standings saying what happened (the dead bot's strikes and fo
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import socket
 from collections import Counter
@@ -23,6 +22,7 @@ from tests.e2e.stack import (
     kill_marked,
     new_marker,
 )
+from tests.needs import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -47,9 +47,7 @@ def require_redis_broker() -> None:
         except OSError as exc:
             reason = f"Redis at {parsed.hostname}:{parsed.port or 6379} unreachable: {exc}"
     if reason:
-        if os.environ.get("TIENLEN_REQUIRE_SERVERS"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason)
 
 
 def games_recorded(tournament_id: int) -> int:

@@ -9,8 +9,9 @@ from collections import defaultdict
 
 import pytest
 from django.core.management import call_command
-from django.db import connection, connections
+from django.db import connections
 
+from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments import services
 from tournaments.models import Rating, RatingChange, RatingPool
@@ -19,8 +20,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_parallel_recording_keeps_one_total_order(organiser, bots) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks need PostgreSQL (set DATABASE_URL); SQLite serialises writers anyway")
+    need_postgresql("row locks; SQLite serialises writers anyway")
     tournament = running_round_robin(organiser, bots, seats_per_table=4)
     tables = list(tournament.tables.all())
     errors: list[BaseException] = []

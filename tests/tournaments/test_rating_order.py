@@ -14,10 +14,11 @@ import threading
 
 import pytest
 from django.core.management import call_command
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result
 from tournaments import services
 from tournaments.models import Game, Rating, RatingChange, RatingPool, Table, Tournament
@@ -187,8 +188,7 @@ def test_a_ladder_rates_its_tables_in_creation_order(organiser) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_workers_give_the_sequential_ratings_and_recompute_is_exact(organiser, bots) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks need PostgreSQL (set DATABASE_URL); SQLite serialises writers anyway")
+    need_postgresql("row locks; SQLite serialises writers anyway")
     sequential = round_robin(organiser, bots, preset="south")
     record(sequential, plan_order(sequential))
     expected = snapshot(sequential)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.needs import need_chromium
+
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -40,13 +40,12 @@ def world(db):
 @pytest.fixture(scope="module")
 def browser_instance():
     """One Chromium per test module: closed before other suites' asyncio tests run."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip("Debian chromium is not installed (make chromium)")
+    chromium = need_chromium()
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
 

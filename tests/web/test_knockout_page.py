@@ -8,6 +8,7 @@ import os
 
 import pytest
 
+from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result
 from tests.web.factories import make_user
 from tournaments import services
@@ -65,10 +66,7 @@ def test_header_shows_each_rounds_real_table_sizes_and_the_winner(client) -> Non
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_cancel_disappears_and_the_winner_appears_when_the_final_ends(live_server, page, settings) -> None:
-    from django.db import connection
-
-    if connection.vendor == "sqlite":
-        pytest.skip("needs PostgreSQL (DATABASE_URL): the live server and the test write at once")
+    need_postgresql("the live server and the test write at once")
     settings.WEB_PROGRESS_POLL_MS = 200
     boss = make_user("boss", staff=True, password="boss-pass-123")
     t = knockout(boss, 4)  # one table of 4: the final

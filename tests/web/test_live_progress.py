@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from tests.needs import need_postgresql
 from tests.web.conftest import shot
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -16,12 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings):
     """Organiser clicks Start; a real Celery worker plays the tables on a real referee
     (house bots) and the bar advances without a reload until the tournament finishes."""
-    from django.db import connection
-
-    if connection.vendor == "sqlite":
-        # The test database is SQLite in memory: the worker, the live server and the test
-        # share it across threads and writers collide ("database table is locked").
-        pytest.skip("needs PostgreSQL (DATABASE_URL), as in CI")
+    # SQLite's in-memory test database: the worker, the live server and the test share it
+    # across threads and writers collide ("database table is locked").
+    need_postgresql("a worker, the live server and the test write at once")
     from referee_service.server import referee_in_thread
     from tests.celery_helpers import isolated_celery_worker
     from tests.web.factories import make_user

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.needs import need_postgresql
 from tests.web.factories import (
     load_replay,
     make_knockout_between_rounds,
@@ -95,10 +96,7 @@ def _free_port() -> int:
 @pytest.fixture
 def asgi_server(transactional_db):
     """uvicorn serving the project's ASGI application (and its static files) in a thread."""
-    from django.db import connection
-
-    if connection.vendor == "sqlite":
-        pytest.skip("needs PostgreSQL (DATABASE_URL): the SQLite test database is in memory")
+    need_postgresql("uvicorn serves from another thread; the SQLite test database is in memory")
     import uvicorn
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from django.core.asgi import get_asgi_application
