@@ -35,6 +35,7 @@ from tournaments.deals import (
     house_seed,
     table_deal_seeds,
 )
+from tournaments.jobs import Job, enqueue_on_commit
 from tournaments.models import (
     START_RATING,
     ApiToken,
@@ -368,9 +369,7 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
         if not updated:
             raise ValidationError({"status": "The tournament was started concurrently."})
         if starts_at is None or starts_at <= timezone.now():
-            from tournaments.tasks import tournament_schedule_task
-
-            transaction.on_commit(lambda: tournament_schedule_task.delay(tournament.pk))
+            enqueue_on_commit(Job.SCHEDULE_TOURNAMENT, tournament.pk)
     tournament.refresh_from_db()
     return tournament
 
@@ -789,10 +788,7 @@ def _deals_reveal_recording(tournament: Tournament, table: Table, new_games: int
 
 
 def _baselines_after_commit(tournament: Tournament) -> None:
-    from tournaments.tasks import deal_baselines_task
-
-    tournament_id = tournament.pk
-    transaction.on_commit(lambda: deal_baselines_task.delay(tournament_id))
+    enqueue_on_commit(Job.COMPUTE_BASELINES, tournament.pk)
 
 
 def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:

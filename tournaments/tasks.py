@@ -18,7 +18,8 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from tournaments import services
+from tournaments import jobs, services
+from tournaments.jobs import Job
 from tournaments.models import Deal, Table, Tournament
 from tournaments.referee import (
     BotsNotConnected,
@@ -237,3 +238,9 @@ def deal_baselines_task(tournament_id: int) -> int:
     if done == batch:
         deal_baselines_task.delay(tournament_id)
     return done
+
+
+# The jobs the services enqueue after commit (tournaments.jobs). Looked up at call time, so
+# a test that replaces a task's `delay` sees its own.
+jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
+jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: deal_baselines_task.delay(tournament_id))
