@@ -6,6 +6,16 @@ the web app once drifted apart). Each selector's query count is pinned in
 tests/tournaments/test_selectors.py, so pages stay free of N+1 queries as data grows.
 Sums are aggregated in the database; only statistics that need every game (Plackett-Luce,
 pairwise results) read the seats, and those are summed with numpy.
+
+Every read here is public, so every read is **sealed** (docs/fair-play.md): a game's result
+(places, points, strikes, forfeits, its rating change) and everything aggregated from it is
+shown only once the game's deal is revealed — played at every table of its deal group. A
+result of a deal that another table has still to play would tell the bots there something
+about the cards they are about to be dealt (a stuck-card penalty says a seat held 2s or a
+bomb). So lists leave sealed games out, standings and head-to-heads sum revealed games only,
+and a table's result (its seats' points, places, advancement and forfeits) is shown once
+the table is closed and every game it recorded is revealed. Progress counts games played,
+not their results.
 """
 
 from __future__ import annotations
@@ -20,9 +30,12 @@ from typing import Any
 
 import numpy as np
 from django.db.models import (
+    BooleanField,
     Case,
     CharField,
     Count,
+    Exists,
+    ExpressionWrapper,
     F,
     Max,
     OuterRef,
@@ -33,6 +46,7 @@ from django.db.models import (
     Sum,
     Value,
     When,
+    prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce
 
@@ -55,6 +69,33 @@ from tournaments.scheduling.knockout import knockout_advance_count, knockout_pla
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 Z95 = 1.96
+
+
+# --- sealed results (docs/fair-play.md) -------------------------------------------------
+
+
+def revealed(path: str = "") -> Q:
+    """Games (reached through `path`, e.g. "game__") whose deal is revealed: the only ones
+    whose result any public read may show or count."""
+    return Q(**{f"{path}deal__revealed_at__isnull": False})
+
+
+def _sealed_games(table: OuterRef) -> Exists:
+    """The table (an outer reference to its id) recorded a game whose deal is not revealed."""
+    return Exists(Game.objects.filter(table_id=table, deal__revealed_at__isnull=True))
+
+
+def _table_results_public() -> ExpressionWrapper:
+    """On a Table query: its result (its seats' points, places, advancement, forfeits, and
+    why it closed) is public once it is closed and every game it recorded is revealed."""
+    return ExpressionWrapper(
+        Q(status__in=DONE_STATUSES) & ~_sealed_games(OuterRef("pk")), output_field=BooleanField()
+    )
+
+
+def _seat_results_public() -> Q:
+    """On a TableSeat query: its table's result is public (as `_table_results_public`)."""
+    return Q(table__status__in=DONE_STATUSES) & ~_sealed_games(OuterRef("table_id"))
 
 
 # --- tournaments -----------------------------------------------------------------------
@@ -257,8 +298,9 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     not show it pass `with_strength=False`.
     """
     # Correlated subqueries rather than JOINs: no GROUP BY over the entrant and bot columns.
+    # Only tables whose result is public count (closed, every game revealed).
     forfeited_tables = (
-        TableSeat.objects.filter(entrant_id=OuterRef("pk"), forfeited=True)
+        TableSeat.objects.filter(_seat_results_public(), entrant_id=OuterRef("pk"), forfeited=True)
         .order_by()
         .values("entrant_id")
         .annotate(n=Count("id"))
@@ -268,12 +310,16 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     knockout = tournament.format == Tournament.Format.KNOCKOUT
     extra = {}
     if knockout:
-        # The seat of the last round each entrant played: how far it got, and how it ended.
-        last_seat = TableSeat.objects.filter(entrant_id=OuterRef("pk")).order_by("-table__round")
+        # The seat of the last round each entrant played: how far it got, and how it ended
+        # (once that table's result is public; until then it ranks as still playing).
+        last_seat = TableSeat.objects.filter(entrant_id=OuterRef("pk")).order_by("-table__round").annotate(
+            shown_place=Case(When(_seat_results_public(), then=F("place")), default=None),
+            shown_advanced=Case(When(_seat_results_public(), then=F("advanced")), default=None),
+        )
         extra = {
             "ko_round": Subquery(last_seat.values("table__round")[:1]),
-            "ko_place": Subquery(last_seat.values("place")[:1]),
-            "ko_advanced": Subquery(last_seat.values("advanced")[:1]),
+            "ko_place": Subquery(last_seat.values("shown_place")[:1]),
+            "ko_advanced": Subquery(last_seat.values("shown_advanced")[:1]),
         }
     entrants = list(
         Entrant.objects.filter(tournament_id=tournament.pk)
@@ -281,10 +327,11 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0), pool_rating=Subquery(rating), **extra)
         .order_by("id")
     )
-    # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables.
+    # Filtering on the entrant ids (an indexed foreign key) avoids joining tables; the join
+    # to games and deals keeps sealed results out.
     sums = {
         row["entrant_id"]: row
-        for row in GameSeat.objects.filter(entrant_id__in=[e.id for e in entrants])
+        for row in GameSeat.objects.filter(revealed("game__"), entrant_id__in=[e.id for e in entrants])
         .order_by()
         .values("entrant_id")
         .annotate(
@@ -302,7 +349,7 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     if with_strength and sums:
         games: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for game_id, entrant_id, place in (
-            GameSeat.objects.filter(game__table__tournament_id=tournament.pk)
+            GameSeat.objects.filter(revealed("game__"), game__table__tournament_id=tournament.pk)
             .order_by("game_id", "seat")
             .values_list("game_id", "entrant_id", "place")
         ):
@@ -385,7 +432,8 @@ class CrossTable:
 
 
 def tournament_cross_table(*, tournament: Tournament) -> CrossTable:
-    """Pairwise results between all entrants, entrants in seed order (2 queries).
+    """Pairwise results between all entrants over the revealed games, entrants in seed
+    order (2 queries).
 
     Every pair of seats in every game counts, so a 10,000-game round robin has 40,000 seats
     and 60,000 pairs: numpy sums the pairs (bincount over entrant-pair indices) instead of a
@@ -395,7 +443,7 @@ def tournament_cross_table(*, tournament: Tournament) -> CrossTable:
     n = len(entrants)
     ids = np.array([e.id for e in entrants], dtype=np.int64)
     rows = list(
-        GameSeat.objects.filter(entrant_id__in=ids.tolist())
+        GameSeat.objects.filter(revealed("game__"), entrant_id__in=ids.tolist())
         .order_by()
         .values_list("game_id", "entrant_id", "place", "points")
     )
@@ -447,9 +495,12 @@ def tournament_cross_table(*, tournament: Tournament) -> CrossTable:
 
 
 def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:
-    """Rounds -> tables -> seats, for drawing a bracket (2 queries)."""
+    """Rounds -> tables -> seats, for drawing a bracket (2 queries). A seat's points, place,
+    advanced and forfeited are None until its table's result is public (`results_public`:
+    the table is closed and every game it recorded is revealed)."""
     tables = (
         Table.objects.filter(tournament=tournament)
+        .annotate(results_public=_table_results_public())
         .order_by("round", "number")
         .prefetch_related(
             Prefetch("seats", queryset=TableSeat.objects.select_related("entrant__bot").order_by("seat"))
@@ -464,6 +515,7 @@ def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:
                 "status": table.status,
                 "games_recorded": table.games_recorded,
                 "games_planned": table.games_planned,
+                "results_public": table.results_public,
                 "seats": [
                     {
                         "seat": s.seat,
@@ -471,10 +523,7 @@ def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:
                         "bot_id": s.entrant.bot_id,
                         "bot_name": s.entrant.bot.name,
                         "seed_rank": s.entrant.seed_rank,
-                        "points": s.points,
-                        "place": s.place,
-                        "advanced": s.advanced,
-                        "forfeited": s.forfeited,
+                        **table_seat_result(s, public=table.results_public),
                     }
                     for s in table.seats.all()
                 ],
@@ -532,11 +581,27 @@ def knockout_rounds(*, tournament: Tournament, bracket: list[dict[str, Any]], en
 
 
 def table_list(*, tournament: Tournament) -> QuerySet[Table]:
+    """Tables with their seats (2 queries a page), each annotated `results_public` (closed,
+    every game recorded revealed) and `sealed` (it recorded a game whose deal is not
+    revealed): show a seat's result through `table_seat_result`, and the table's
+    `last_error` only while it is not sealed."""
     return (
         Table.objects.filter(tournament=tournament)
+        .annotate(results_public=_table_results_public(), sealed=_sealed_games(OuterRef("pk")))
         .order_by("round", "number")
         .prefetch_related(Prefetch("seats", queryset=TableSeat.objects.select_related("entrant__bot")))
     )
+
+
+SEALED_SEAT = {"points": None, "place": None, "advanced": None, "forfeited": None}
+
+
+def table_seat_result(seat: TableSeat, *, public: bool) -> dict[str, Any]:
+    """A seat's result at its table as the public may see it: None everywhere until the
+    table's result is public."""
+    if not public:
+        return dict(SEALED_SEAT)
+    return {"points": seat.points, "place": seat.place, "advanced": seat.advanced, "forfeited": seat.forfeited}
 
 
 # --- ratings ---------------------------------------------------------------------------
@@ -599,7 +664,7 @@ def bot_page(*, bot: Bot, recent: int = 20) -> BotPage:
         Entrant.objects.filter(bot=bot).select_related("tournament").order_by("-tournament__created_at")
     )
     recent_games = list(
-        GameSeat.objects.filter(bot=bot)
+        GameSeat.objects.filter(revealed("game__"), bot=bot)
         .select_related("game__table__tournament")
         .order_by("-game_id")[:recent]
     )
@@ -630,8 +695,8 @@ class HeadToHead:
 
 
 def head_to_head(*, bot_a: Bot, bot_b: Bot, pool: RatingPool | None = None) -> HeadToHead:
-    """How two bots fared in the games they shared (1 query)."""
-    shared = Game.objects.filter(seats__bot=bot_a).filter(seats__bot=bot_b)
+    """How two bots fared in the revealed games they shared (1 query)."""
+    shared = Game.objects.filter(revealed(), seats__bot=bot_a).filter(seats__bot=bot_b)
     qs = GameSeat.objects.filter(bot_id__in=[bot_a.pk, bot_b.pk], game__in=shared)
     if pool is not None:
         qs = qs.filter(game__pool=pool)
@@ -656,8 +721,9 @@ def head_to_head(*, bot_a: Bot, bot_b: Bot, pool: RatingPool | None = None) -> H
 
 
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
-    """Games, newest first, with seats and bots prefetched (2 queries per page)."""
-    qs = Game.objects.select_related("table__tournament", "deal").prefetch_related(
+    """Revealed games, newest first, with seats and bots prefetched (2 queries per page).
+    Sealed games (their deal is still to be played at another table) are left out."""
+    qs = Game.objects.filter(revealed()).select_related("table__tournament", "deal").prefetch_related(
         Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     if tournament is not None:
@@ -672,11 +738,21 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, t
 
 
 def game_get(*, game_id: int) -> Game:
-    return (
-        Game.objects.select_related("table__tournament", "pool", "deal")
-        .prefetch_related(Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat")))
-        .get(pk=game_id)
+    """A revealed game with its seats (2 queries); DealWithheld (its result is sealed) while
+    its deal is still to be played at another table of its group."""
+    game = Game.objects.select_related("table__tournament", "pool", "deal").get(pk=game_id)
+    if game.deal.revealed_at is None:
+        raise DealWithheld(game, what="result")
+    prefetch_related_objects(
+        [game], Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
+    return game
+
+
+def game_sealed_count(*, tournament: Tournament) -> int:
+    """How many of the tournament's recorded games are sealed (1 query): a count of games
+    played, which the public may know, without their results."""
+    return Game.objects.filter(table__tournament_id=tournament.pk, deal__revealed_at__isnull=True).count()
 
 
 # --- deals (docs/fair-play.md) ------------------------------------------------------------
@@ -687,16 +763,18 @@ PROOF_SCHEMA = "tienlen.deal-proof/1"
 
 class DealWithheld(Exception):
     """The game's deal is still to be played at another table of its group: its seed, its
-    hands and every replay dealt from it stay secret until then (never a 500)."""
+    hands, its result and every replay dealt from it stay secret until then (never a 500).
+    `what` names what was asked for: "replay" (also the proof) or "result"."""
 
-    def __init__(self, game: Game) -> None:
-        super().__init__(f"The replay of game {game.pk} is {DEAL_WITHHELD}.")
+    def __init__(self, game: Game, what: str = "replay") -> None:
+        super().__init__(f"The {what} of game {game.pk} is {DEAL_WITHHELD}.")
         self.game = game
+        self.what = what
 
 
 def game_replay(*, game_id: int) -> dict[str, Any]:
     """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed."""
-    replay = Replay.objects.select_related("game__deal").get(game_id=game_id)
+    replay = Replay.objects.select_related("game__deal", "game__table__tournament").get(game_id=game_id)
     if replay.game.deal.revealed_at is None:
         raise DealWithheld(replay.game)
     return json.loads(replay.decoded_text())

@@ -7,7 +7,9 @@ recent changes, rating charts, a bot's results and head-to-heads, incidents, not
 
 Every function here runs a fixed number of queries whatever the data size (aggregates in
 the database, `select_related`/`prefetch_related` for lists), so page query counts can be
-pinned in tests and a 10,000-game tournament renders as fast as a small one.
+pinned in tests and a 10,000-game tournament renders as fast as a small one. Like the
+selectors, they show only results of games whose deal is revealed (`selectors.revealed`;
+docs/fair-play.md): ratings need no filter, since a game is rated only once revealed.
 """
 
 from __future__ import annotations
@@ -84,9 +86,10 @@ def knockout_round_labels(*, rounds: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet[GameSeat]:
-    """Seats that drew strikes or forfeited (the organiser's view of misbehaving bots)."""
+    """Seats that drew strikes or forfeited in revealed games (the organiser's view of
+    misbehaving bots)."""
     return (
-        GameSeat.objects.filter(entrant__tournament=tournament)
+        GameSeat.objects.filter(selectors.revealed("game__"), entrant__tournament=tournament)
         .filter(Q(strikes__gt=0) | Q(forfeited=True))
         .select_related("bot", "game__table")
         .order_by("-game_id")[:limit]
@@ -234,9 +237,9 @@ def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> di
 
 # ---------------------------------------------------------------- bots
 def bot_tournament_results(*, bot: Bot) -> list[dict[str, Any]]:
-    """Per tournament: games, points, firsts; one GROUP BY query."""
+    """Per tournament: revealed games, points, firsts; one GROUP BY query."""
     rows = list(
-        GameSeat.objects.filter(bot=bot, entrant__isnull=False)
+        GameSeat.objects.filter(selectors.revealed("game__"), bot=bot, entrant__isnull=False)
         .values("entrant__tournament_id", "entrant__tournament__name", "entrant__tournament__slug", "entrant__tournament__status", "entrant__status")
         .annotate(games=Count("id"), points=Sum("points"), firsts=Count("id", filter=Q(place=1)), last=Max("game__recorded_at"))
         .order_by("-last")
@@ -247,9 +250,10 @@ def bot_tournament_results(*, bot: Bot) -> list[dict[str, Any]]:
 
 
 def bot_head_to_head(*, bot: Bot, limit: int = 50) -> list[dict[str, Any]]:
-    """Against each opponent: shared games, how often this bot finished ahead, point balance."""
+    """Against each opponent, over revealed games: shared games, how often this bot finished
+    ahead, point balance."""
     rows = (
-        GameSeat.objects.filter(game__seats__bot=bot)
+        GameSeat.objects.filter(selectors.revealed("game__"), game__seats__bot=bot)
         .exclude(bot=bot)
         .values("bot_id", "bot__name")
         .annotate(
@@ -311,7 +315,8 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         if score:
             picks.append({"game_id": game_id, "tournament": tournament_name, "tags": tags, "score": score})
     upsets = (
-        RatingChange.objects.filter(game__seats__place=1, game__seats__bot=F("bot"))
+        # Rated games are revealed ones; the filter also keeps out any rated before that rule.
+        RatingChange.objects.filter(selectors.revealed("game__"), game__seats__place=1, game__seats__bot=F("bot"))
         .annotate(gain=F("rating_after") - F("rating_before"))
         .filter(gain__gt=12)
         .select_related("bot", "game__table__tournament")

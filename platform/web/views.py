@@ -150,7 +150,8 @@ def _with_notices(response: HttpResponse, tournament: Tournament) -> HttpRespons
 def tournament_games(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
     page = Paginator(selectors.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "web/tournament_games.html", {"t": tournament, "page": page})
+    sealed = selectors.game_sealed_count(tournament=tournament)
+    return render(request, "web/tournament_games.html", {"t": tournament, "page": page, "sealed": sealed})
 
 
 @require_GET
@@ -222,8 +223,8 @@ def _proof_url(request: HttpRequest, game: Game) -> str:
 
 
 def _withheld_page(request: HttpRequest, game: Game) -> HttpResponse:
-    """A game whose deal is still being played elsewhere: its result, its commitment, and
-    why the replay is not shown (403, never the hands)."""
+    """A game whose deal is still being played elsewhere: who sat where, its commitment,
+    and why its result and replay are sealed (403: no place, point, strike or hand)."""
     seats = list(game.seats.select_related("bot").order_by("seat"))
     return render(
         request, "web/game_withheld.html",

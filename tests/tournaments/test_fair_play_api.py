@@ -82,23 +82,27 @@ def test_a_replay_is_withheld_until_every_table_of_its_group_played_the_deal(ano
     game = Game.objects.get(table=a, index=0)
     hands = json.dumps(json.loads(game.replay.decoded_text())["hands"][0])
     seed = game.deal.seed
-    # Every public road to the replay answers clearly, never a 500 and never the hands.
-    for url, status in [
-        (f"/api/v1/games/{game.pk}/replay/", 403), (f"/api/v1/games/{game.pk}/proof/", 403),
-        (f"/games/{game.pk}/", 403), (f"/games/{game.pk}/replay.json", 403),
-    ]:
+    # Every public road to the game answers clearly, never a 500, never the hands, and
+    # not its result either: the result is sealed with the replay.
+    for url in [f"/api/v1/games/{game.pk}/", f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/",
+                f"/games/{game.pk}/", f"/games/{game.pk}/replay.json"]:
         response = anon.get(url)
         body = response.content.decode()
-        assert response.status_code == status, url
+        assert response.status_code == 403, url
         assert WITHHELD in body and seed not in body and hands not in body, url
+        assert "points" not in body.lower() and "finishing" not in body, url
     assert anon.get(f"/api/v1/games/{game.pk}/replay/").json()["detail"].startswith(f"The replay of game {game.pk} is {WITHHELD}")
-    info = anon.get(f"/api/v1/games/{game.pk}/").json()
-    assert info["points"] == game.points  # results are public
-    assert info["deal"]["seed"] is None and info["deal"]["withheld"] == WITHHELD
-    assert info["deal"]["commitment"] == commit(t.salt, seed)
+    detail = anon.get(f"/api/v1/games/{game.pk}/").json()
+    assert detail["detail"] == (
+        f"The result of game {game.pk} is {WITHHELD}; the commitment to its deal (group {a.deal_group}, deal 0) "
+        f"is public at /api/v1/tournaments/{t.slug}/deals/?group={a.deal_group}.")
+    commitments = anon.get(f"/api/v1/tournaments/{t.slug}/deals/?group={a.deal_group}").json()["results"]
+    assert commitments[0]["commitment"] == commit(t.salt, seed) and commitments[0]["seed"] is None
     page = anon.get(f"/games/{game.pk}/").content.decode()
-    assert info["deal"]["commitment"] in page and "tienlen-bot verify-replay" in page
-    assert "sealed" in anon.get(f"/tournaments/{t.slug}/games/").content.decode()
+    assert commit(t.salt, seed) in page and "tienlen-bot verify-replay" in page
+    games = anon.get(f"/tournaments/{t.slug}/games/").content.decode()
+    assert "0 games, newest first" in games and "1 more game played, sealed until its deal has been played" in games
+    assert anon.get(f"/api/v1/tournaments/{t.slug}/games/").json()["count"] == 0
     # The other table of the group plays deal 0: now everything is public and checks out.
     table_play_locally(table_id=b.pk, games=1)
     replay = anon.get(f"/api/v1/games/{game.pk}/replay/")

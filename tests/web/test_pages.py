@@ -232,7 +232,7 @@ def test_tournament_page_query_count_does_not_grow(client, django_assert_num_que
 
 def test_tournament_games_page_paginates(client, django_assert_num_queries):
     w = make_world(tables=3, games_per_table=30, replay=load_replay("game_2p_handmade.json"))
-    with django_assert_num_queries(4):  # tournament, count, games, their seats
+    with django_assert_num_queries(5):  # tournament, count, games, their seats, sealed games
         html = client.get(f"/tournaments/{w.tournament.slug}/games/").content.decode()
     assert "90 games" in html and "page 1 of 2" in html
     assert html.count('href="/games/') == 50

@@ -321,22 +321,53 @@ class LuckAdjustedOutput(serializers.Serializer):
 
 
 class TableSeatOutput(serializers.ModelSerializer):
+    """A seat and, once its table's result is public, how it ended there."""
+
     bot = serializers.CharField(source="entrant.bot.name")
+    points = serializers.IntegerField(allow_null=True, help_text="Null until the table's result is public.")
+    place = serializers.IntegerField(allow_null=True, help_text="Null until the table's result is public.")
+    advanced = serializers.BooleanField(
+        allow_null=True, help_text="Knockouts: went through. Null until the table's result is public."
+    )
+    forfeited = serializers.BooleanField(allow_null=True, help_text="Null until the table's result is public.")
 
     class Meta:
         model = TableSeat
         fields = ["seat", "bot", "points", "place", "advanced", "forfeited"]
 
+    def to_representation(self, instance):
+        from tournaments.selectors import table_seat_result
+
+        # The seats are prefetched with their table, which `table_list` annotates.
+        public = bool(getattr(instance.table, "results_public", False))
+        return {**super().to_representation(instance), **table_seat_result(instance, public=public)}
+
 
 class TableOutput(serializers.ModelSerializer):
     seats = TableSeatOutput(many=True)
+    last_error = serializers.CharField(
+        read_only=True, help_text="Why the table failed, stopped or is retried; empty while the "
+        "table has a game whose deal is not revealed yet.",
+    )
+    results_public = serializers.BooleanField(
+        read_only=True,
+        help_text="The seats' points, places, advanced and forfeited are shown: the table is "
+        "closed and every game it recorded is revealed (its deals were played at every table "
+        "of its deal group). Until then they are null (docs/fair-play.md).",
+    )
 
     class Meta:
         model = Table
         fields = [
             "id", "round", "number", "deal_group", "status", "games_planned", "games_recorded",
-            "attempts", "last_error", "started_at", "finished_at", "seats",
+            "attempts", "last_error", "started_at", "finished_at", "results_public", "seats",
         ]
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if getattr(instance, "sealed", True):
+            data["last_error"] = ""  # why it stopped or retried can tell how its sealed games went
+        return data
 
 
 class GameSeatOutput(serializers.ModelSerializer):

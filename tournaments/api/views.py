@@ -561,27 +561,19 @@ class PoolLeaderboardView(ServiceAPIView):
         return self.page(qs, s.RatingOutput)
 
 
-class GameDetailView(ServiceAPIView):
-    @extend_schema(responses=s.GameOutput, summary="A game")
-    def get(self, request, game_id: int):
-        try:
-            game = selectors.game_get(game_id=game_id)
-        except Game.DoesNotExist as exc:
-            raise exceptions.NotFound("No such game.") from exc
-        self.noted(game.table.tournament)
-        return Response(s.GameOutput(game, context={"request": request}).data)
-
-
 class DealWithheldError(exceptions.APIException):
     status_code = status.HTTP_403_FORBIDDEN
     default_code = "deal_withheld"
 
 
 def _withheld(exc: selectors.DealWithheld) -> DealWithheldError:
-    """403 with the reason: the game exists, its deal is still being played elsewhere."""
+    """403 with the reason: the game exists, its deal is still being played elsewhere.
+    Nothing of the game's result is in the message."""
+    game = exc.game
+    deals = reverse("api:deals", args=[game.table.tournament.slug])
     return DealWithheldError(
-        f"The replay of game {exc.game.pk} is {selectors.DEAL_WITHHELD}; its commitment is "
-        f"public at /api/v1/games/{exc.game.pk}/."
+        f"The {exc.what} of game {game.pk} is {selectors.DEAL_WITHHELD}; the commitment to its "
+        f"deal (group {game.deal.group}, deal {game.deal.index}) is public at {deals}?group={game.deal.group}."
     )
 
 
@@ -593,7 +585,27 @@ def _game_notices(view: ServiceAPIView, game_id: int) -> None:
         view.noted(tournament)
 
 
-_WITHHELD_RESPONSE = OpenApiResponse(description=f"The deal is {selectors.DEAL_WITHHELD} (code deal_withheld).")
+_WITHHELD_RESPONSE = OpenApiResponse(
+    description=f"The game's deal is {selectors.DEAL_WITHHELD} (code deal_withheld): its result, "
+    "replay and proof are sealed until then."
+)
+
+
+class GameDetailView(ServiceAPIView):
+    @extend_schema(
+        responses={200: s.GameOutput, 403: _WITHHELD_RESPONSE},
+        summary="A game, once its deal is revealed (its result is sealed until then)",
+    )
+    def get(self, request, game_id: int):
+        try:
+            game = selectors.game_get(game_id=game_id)
+        except Game.DoesNotExist as exc:
+            raise exceptions.NotFound("No such game.") from exc
+        except selectors.DealWithheld as exc:
+            self.noted(exc.game.table.tournament)
+            raise _withheld(exc) from None
+        self.noted(game.table.tournament)
+        return Response(s.GameOutput(game, context={"request": request}).data)
 
 
 class GameReplayView(ServiceAPIView):
