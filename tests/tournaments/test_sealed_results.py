@@ -1,0 +1,249 @@
+"""A game's result is sealed until its deal is revealed (docs/fair-play.md).
+
+In the default format (field duplicates) the tables of a deal group play the same deals.
+A table that is ahead records games whose deals the other tables have still to play; their
+results (places, points, strikes, forfeits, payments, rating changes, a table's totals and
+who advances) would tell those tables something about the hands they are about to be
+dealt: a stuck-card penalty says a seat held 2s or a bomb. So nothing public may depend on
+the play of an unrevealed deal.
+
+The test here records one more game on a sealed deal and has an anonymous crawler read
+the whole public site — every API route and page, the progress document and the live
+stream — before and after. Nothing may differ except counts of games played; the sealed
+game's own addresses answer 403 exactly as another sealed game's do. Then the same with a
+knockout table that plays its last game ahead of its group and closes (its advancement
+must stay sealed). Finally the other tables play the deals: the results appear and the
+games are rated in plan order, as `recompute_ratings` reproduces.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.core.cache import cache
+from django.core.management import call_command
+from django.test import AsyncClient, Client
+
+from tests.tournaments.conftest import running_round_robin
+from tests.tournaments.crawler import crawl
+from tests.tournaments.local_play import table_play_locally
+from tournaments import services
+from tournaments.models import Game, RatingChange, Table, Tournament
+
+pytestmark = pytest.mark.django_db
+
+# JSON keys that count games played (and what follows from the count alone).
+COUNT_KEYS = {"games_done", "games_recorded", "fraction", "percent", "games_withheld", "tables_running",
+              "attempts"}  # (how often a worker started the table: here, once per local play)
+# When the table ahead closes: that it is done, and when.
+CLOSE_KEYS = {"tables_done"}
+TABLE_CLOSE_KEYS = {"status", "finished_at"}
+
+# The same in the pages: each pattern is a count of games played (or, on close, a table's
+# status), nothing else.
+COUNT_PATTERNS = [
+    r'aria-valuenow="[^"]*"', r'style="width: [^"]*%"',
+    r'<span id="games-done">\d+</span>', r' · <span id="tables-running">\d+</span> playing now',
+    r'title="\d+ of \d+ games"', r"\d+ / \d+ games",
+    r'<td class="num">\d+/\d+</td>',  # a table's games recorded / planned
+    r"(</span>|<count>) \d+/\d+",  # the same in the bracket, after its status badge
+    r' <span id="games-sealed">[^<]*</span> \(<a href="/fair-play/">why</a>\)\.',
+    r"; \d+ more once their deals are revealed",
+]
+CLOSE_PATTERNS = [
+    r'<span id="tables-done">\d+</span>',
+    r'(?<=<td>)<span class="badge \w+">[^<]*</span>( <span class="small muted" title="[^"]*">result sealed</span>)?',
+    r'(?<=Table \d · )<span class="badge \w+">[^<]*</span>',
+    r' · <span title="[^"]*">result sealed</span>',
+]
+ALWAYS = [  # neither results nor counts: the clock and per-request tokens
+    (r"\d+\xa0(minute|hour|day)s?", "<when>"),
+    (r'name="csrfmiddlewaretoken" value="[^"]*"', "<csrf>"),
+]
+
+
+def _masked_json(doc: Any, closing: bool, in_table: bool = False) -> Any:
+    if isinstance(doc, dict):
+        table = "games_planned" in doc and "games_recorded" in doc
+        masked = {}
+        for key, value in doc.items():
+            if key in COUNT_KEYS or (closing and key in CLOSE_KEYS) or (closing and table and key in TABLE_CLOSE_KEYS):
+                masked[key] = "<count>"
+            else:
+                masked[key] = _masked_json(value, closing, table)
+        return masked
+    if isinstance(doc, list):
+        return [_masked_json(item, closing, in_table) for item in doc]
+    return doc
+
+
+def masked(body: str, closing: bool) -> Any:
+    try:
+        return _masked_json(json.loads(body), closing)
+    except ValueError:
+        pass
+    for pattern in (CLOSE_PATTERNS if closing else []) + COUNT_PATTERNS:
+        body = re.sub(pattern, "<count>", body)
+    for pattern, repl in ALWAYS:
+        body = re.sub(pattern, repl, body)
+    return re.sub(r"(<count>)+", "<count>", body)
+
+
+def live_first_event(slug: str) -> dict:
+    """The first progress document of the live (server-sent events) stream."""
+
+    async def first() -> dict:
+        response = await AsyncClient().get(f"/tournaments/{slug}/live/")
+        assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+        stream = response.streaming_content
+        try:
+            async for chunk in stream:
+                if chunk.decode().startswith("data: "):
+                    return json.loads(chunk.decode().removeprefix("data: "))
+        finally:
+            await stream.aclose()
+        raise AssertionError("the stream sent no progress")
+
+    return async_to_sync(first)()
+
+
+def public_view() -> dict[str, tuple[int, str]]:
+    """Everything an anonymous client can read: url -> (status, body); the live streams too."""
+    cache.clear()  # the home page's notable games are cached for 30 s
+    pages = {url: (status, body) for url, (status, body, _headers) in crawl(Client()).items()}
+    for slug in Tournament.objects.values_list("slug", flat=True):
+        pages[f"/tournaments/{slug}/live/"] = (200, json.dumps(live_first_event(slug)))
+    return pages
+
+
+def game_urls(game: Game) -> list[str]:
+    return [f"/api/v1/games/{game.pk}/", f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/",
+            f"/games/{game.pk}/", f"/games/{game.pk}/replay.json"]
+
+
+def as_any_game(body: str, game: Game) -> str:
+    """A sealed game's answer with what names the game replaced: two sealed games' answers
+    are then equal only if neither shows anything of its result."""
+    pk, deal = game.pk, game.deal
+    for old, new in ((deal.commitment, "<commitment>"), (f"Game {pk} ·", "Game <id> ·"), (f"Game #{pk} ", "Game #<id> "),
+                     (f"game {pk} is", "game <id> is"), (f"/games/{pk}/", "/games/<id>/"),
+                     (f"· game {game.index + 1}</p>", "· game <n></p>"),
+                     (f"(group {deal.group}, deal {deal.index})", "(group <g>, deal <d>)")):
+        body = body.replace(old, new)
+    return body
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two masked answers first differ (a JSON path, or the text around it)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            found = first_difference(a.get(key), b.get(key), f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if a == b:
+        return None
+    if isinstance(a, str) and isinstance(b, str):
+        at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        return f"{path}: {a[max(0, at - 80):at + 80]!r} became {b[max(0, at - 80):at + 80]!r}"
+    return f"{path}: {a!r} became {b!r}"
+
+
+def assert_only_counts_differ(before: dict, after: dict, *, new: Game, like: Game, closing: bool = False) -> None:
+    new_urls = set(game_urls(new))
+    assert set(after) - set(before) == new_urls, "the walk found different pages (a link to a sealed result?)"
+    for url in new_urls:  # the new game answers as another sealed game of its table does
+        status, body = after[url]
+        ref_status, ref_body = after[url.replace(f"/{new.pk}/", f"/{like.pk}/")]
+        assert status == ref_status == 403, url
+        assert as_any_game(body, new) == as_any_game(ref_body, like), url
+    for url in sorted(before):
+        status, body = before[url]
+        assert after[url][0] == status, url
+        difference = first_difference(masked(body, closing), masked(after[url][1], closing))
+        assert difference is None, f"{url} shows something of a sealed game: {difference}"
+
+
+def test_a_game_on_a_sealed_deal_changes_nothing_public_but_the_count_of_games_played(organiser, bots) -> None:
+    # A rated round robin in the default format: round 1's two tables form a deal group.
+    # Table a has played deals 0 and 1, table b deal 0 only: deal 0 is revealed, and a's
+    # game on deal 1 is sealed.
+    rr = running_round_robin(organiser, bots, name="Field cup", seats_per_table=4, duplicate_sets=1)
+    assert rr.deal_format == "field" and rr.rated
+    a = rr.tables.order_by("round", "number").first()
+    b = rr.tables.exclude(pk=a.pk).get(deal_group=a.deal_group)
+    table_play_locally(table_id=a.pk, games=2)
+    table_play_locally(table_id=b.pk, games=1)
+    # A knockout whose first round is one deal group of two tables: ka ahead by one deal.
+    ko = services.tournament_create(organiser=organiser, name="Field knockout", format="knockout",
+                                    seats_per_table=4, advance_per_table=2, duplicate_sets=1)
+    for bot in bots:
+        services.tournament_entrant_add(tournament=ko, bot=bot)
+    Tournament.objects.filter(pk=ko.pk).update(status="scheduled")
+    services.tournament_schedule(tournament_id=ko.pk)
+    ka, kb = ko.tables.order_by("number")
+    assert ka.deal_group == kb.deal_group and ka.games_planned == 4
+    table_play_locally(table_id=ka.pk, games=3)
+    table_play_locally(table_id=kb.pk, games=2)
+
+    # 1. Table a plays deal 2, which b has not played: only counts of games change.
+    before = public_view()
+    table_play_locally(table_id=a.pk, games=1)
+    new, like = Game.objects.get(table=a, index=2), Game.objects.get(table=a, index=1)
+    after = public_view()
+    assert_only_counts_differ(before, after, new=new, like=like)
+
+    # 2. Knockout table ka plays its last deal ahead of kb and closes: who advances (and
+    # its points, places, forfeits, why it closed) stays sealed; that it is done does not.
+    before = after
+    table_play_locally(table_id=ka.pk, games=1)
+    services.table_complete(table_id=ka.pk)
+    assert Table.objects.get(pk=ka.pk).status == Table.Status.DONE
+    assert ka.seats.filter(advanced=True).count() == 2  # decided, not shown
+    after = public_view()
+    assert_only_counts_differ(before, after, new=Game.objects.get(table=ka, index=3),
+                              like=Game.objects.get(table=ka, index=2), closing=True)
+    bracket = json.loads(after[f"/api/v1/tournaments/{ko.slug}/bracket/"][1])
+    seats = bracket["rounds"][0]["tables"][0]["seats"]
+    assert bracket["rounds"][0]["tables"][0]["results_public"] is False
+    assert all(s["points"] is s["place"] is s["advanced"] is s["forfeited"] is None for s in seats)
+
+    # The sealed games were not rated either: the games rated are those on revealed deals,
+    # in plan order.
+    def rated(t: Tournament) -> list[tuple[int, int, int]]:
+        return list(Game.objects.filter(table__tournament=t, rating_seq__isnull=False)
+                    .order_by("rating_seq").values_list("table__round", "table__number", "index"))
+
+    assert rated(rr) == [(1, a.number, 0)]
+    assert rated(ko) == [(1, ka.number, 0), (1, ka.number, 1)]
+
+    # 3. The other tables play the deals: the results, advancement and ratings appear.
+    table_play_locally(table_id=b.pk, games=2)
+    table_play_locally(table_id=kb.pk)
+    services.table_complete(table_id=kb.pk)
+    client = Client()
+    detail = client.get(f"/api/v1/games/{new.pk}/")
+    assert detail.status_code == 200 and detail.json()["points"] == new.points
+    bracket = client.get(f"/api/v1/tournaments/{ko.slug}/bracket/").json()
+    first_round = bracket["rounds"][0]["tables"]
+    assert all(t["results_public"] for t in first_round)
+    assert sorted(s["bot_name"] for t in first_round for s in t["seats"] if s["advanced"]) == sorted(
+        bracket["rounds"][1]["tables"][0]["seats"][i]["bot_name"] for i in range(4))
+    assert rated(rr) == [(1, a.number, i) for i in range(3)]  # b's games wait for a's last
+    assert rated(ko) == [(1, ka.number, i) for i in range(4)] + [(1, kb.number, i) for i in range(4)]
+    sequence = list(RatingChange.objects.order_by("seq").values_list("game_id", flat=True))
+    assert len(sequence) == 4 * (3 + 8)
+    out = io.StringIO()
+    call_command("recompute_ratings", "--pool", rr.pool.slug, stdout=out)
+    assert "changed 0 ratings, max difference 0" in out.getvalue()
