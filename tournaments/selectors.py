@@ -76,8 +76,17 @@ Z95 = 1.96
 
 def revealed(path: str = "") -> Q:
     """Games (reached through `path`, e.g. "game__") whose deal is revealed: the only ones
-    whose result any public read may show or count."""
+    whose result any public read may show or count. A join to games and deals: reads of
+    one tournament exclude `sealed_games` instead, which costs less."""
     return Q(**{f"{path}deal__revealed_at__isnull": False})
+
+
+def sealed_games(*, tournament: Tournament) -> QuerySet[Game]:
+    """The ids of the tournament's sealed games (recorded, deal not revealed), for
+    `.exclude(game_id__in=...)`: a hashed subplan over the few sealed games, where joining
+    every seat to its game and deal cost the 10,000-game standings 3x the time
+    (benchmarks/README.md, sealed results)."""
+    return Game.objects.filter(table__tournament_id=tournament.pk, deal__revealed_at__isnull=True).values("id")
 
 
 def _sealed_games(table: OuterRef) -> Exists:
@@ -327,11 +336,12 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         .annotate(table_forfeits=Coalesce(Subquery(forfeited_tables), 0), pool_rating=Subquery(rating), **extra)
         .order_by("id")
     )
-    # Filtering on the entrant ids (an indexed foreign key) avoids joining tables; the join
-    # to games and deals keeps sealed results out.
+    # Filtering on the entrant ids (an indexed foreign key) avoids joining games and tables;
+    # the tournament's few sealed games are left out by id.
     sums = {
         row["entrant_id"]: row
-        for row in GameSeat.objects.filter(revealed("game__"), entrant_id__in=[e.id for e in entrants])
+        for row in GameSeat.objects.filter(entrant_id__in=[e.id for e in entrants])
+        .exclude(game_id__in=sealed_games(tournament=tournament))
         .order_by()
         .values("entrant_id")
         .annotate(
@@ -349,7 +359,8 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     if with_strength and sums:
         games: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for game_id, entrant_id, place in (
-            GameSeat.objects.filter(revealed("game__"), game__table__tournament_id=tournament.pk)
+            GameSeat.objects.filter(game__table__tournament_id=tournament.pk)
+            .exclude(game_id__in=sealed_games(tournament=tournament))
             .order_by("game_id", "seat")
             .values_list("game_id", "entrant_id", "place")
         ):
@@ -443,7 +454,8 @@ def tournament_cross_table(*, tournament: Tournament) -> CrossTable:
     n = len(entrants)
     ids = np.array([e.id for e in entrants], dtype=np.int64)
     rows = list(
-        GameSeat.objects.filter(revealed("game__"), entrant_id__in=ids.tolist())
+        GameSeat.objects.filter(entrant_id__in=ids.tolist())
+        .exclude(game_id__in=sealed_games(tournament=tournament))
         .order_by()
         .values_list("game_id", "entrant_id", "place", "points")
     )
@@ -723,13 +735,16 @@ def head_to_head(*, bot_a: Bot, bot_b: Bot, pool: RatingPool | None = None) -> H
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
     """Revealed games, newest first, with seats and bots prefetched (2 queries per page).
     Sealed games (their deal is still to be played at another table) are left out."""
-    qs = Game.objects.filter(revealed()).select_related("table__tournament", "deal").prefetch_related(
+    qs = Game.objects.select_related("table__tournament", "deal").prefetch_related(
         Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     if tournament is not None:
         # An IN over the tournament's table ids lets the database walk games newest first
         # and stop at the page size instead of sorting every game of the tournament.
         qs = qs.filter(table_id__in=Table.objects.filter(tournament_id=tournament.pk).values("id"))
+        qs = qs.exclude(id__in=sealed_games(tournament=tournament))
+    else:
+        qs = qs.filter(revealed())
     if table is not None:
         qs = qs.filter(table=table)
     if bot is not None:

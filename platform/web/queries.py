@@ -89,7 +89,8 @@ def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet
     """Seats that drew strikes or forfeited in revealed games (the organiser's view of
     misbehaving bots)."""
     return (
-        GameSeat.objects.filter(selectors.revealed("game__"), entrant__tournament=tournament)
+        GameSeat.objects.filter(entrant__tournament=tournament)
+        .exclude(game_id__in=selectors.sealed_games(tournament=tournament))
         .filter(Q(strikes__gt=0) | Q(forfeited=True))
         .select_related("bot", "game__table")
         .order_by("-game_id")[:limit]
