@@ -98,6 +98,12 @@ def user_is_organiser(*, user) -> bool:
     )
 
 
+def user_can_manage_tournament(*, user, tournament: Tournament) -> bool:
+    """Who may change a tournament (entrants, start, cancel): an organiser, on their own
+    tournament; staff on any. The API, the organiser pages and the page's buttons ask this."""
+    return user_is_organiser(user=user) and (user.is_staff or tournament.organiser_id == user.pk)
+
+
 def api_token_create(*, user, name: str = "") -> tuple[ApiToken, str]:
     """A new API token; the clear token is returned once and never stored."""
     key = token_generate(prefix=API_TOKEN_PREFIX)

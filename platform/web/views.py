@@ -124,8 +124,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
     """The same rule as the start/cancel views: an organiser, on their own tournament
     (staff: on any), so the buttons never lead to a 403."""
-    user = request.user
-    return services.user_is_organiser(user=user) and (user.is_staff or tournament.organiser_id == user.id)
+    return services.user_can_manage_tournament(user=request.user, tournament=tournament)
 
 
 @require_GET

@@ -30,7 +30,7 @@ def _require_organiser(request: HttpRequest) -> None:
 def _own_tournament(request: HttpRequest, slug: str) -> Tournament:
     _require_organiser(request)
     tournament = get_object_or_404(Tournament, slug=slug)
-    if not (request.user.is_staff or tournament.organiser_id == request.user.id):
+    if not services.user_can_manage_tournament(user=request.user, tournament=tournament):
         raise PermissionDenied("This tournament belongs to another organiser.")
     return tournament
 

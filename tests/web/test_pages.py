@@ -509,6 +509,37 @@ def test_only_the_owning_organiser_may_start_or_cancel(client):
     assert "Start now" not in html
 
 
+def test_the_page_the_organiser_pages_and_the_api_agree_on_who_manages_a_tournament(client):
+    """One rule (services.user_can_manage_tournament): the page shows the buttons exactly to
+    those the organiser pages and the API let cancel it."""
+    from django.contrib.auth.models import Permission
+    from rest_framework.test import APIClient
+
+    owner_org = _organiser("org1")
+    demoted = _organiser("org3")
+    users = {
+        "its organiser": (owner_org, True),
+        "another organiser": (_organiser("org2"), False),
+        "staff": (make_user("admin", staff=True), True),
+        "a bot owner": (make_user("player"), False),
+        "its organiser without the permission any more": (demoted, False),
+    }
+    for label, (user, allowed) in users.items():
+        organiser = demoted if label.endswith("any more") else owner_org
+        slug = f"t-{user.username}"
+        Tournament.objects.create(name=slug, slug=slug, organiser=organiser, format="round_robin")
+        if label.endswith("any more"):
+            demoted.user_permissions.remove(Permission.objects.get(codename="organise_tournaments"))
+            user = type(demoted).objects.get(pk=demoted.pk)  # the permission cache is per instance
+        assert services.user_can_manage_tournament(user=user, tournament=Tournament.objects.get(slug=slug)) is allowed, label
+        client.force_login(user)
+        assert ("Cancel" in client.get(f"/tournaments/{slug}/").content.decode()) is allowed, label
+        api = APIClient()
+        api.force_authenticate(user)
+        assert (api.post(f"/api/v1/tournaments/{slug}/cancel/", {}, format="json").status_code == 200) is allowed, label
+        assert (client.post(f"/organise/{slug}/cancel/").status_code == 302) is allowed, label
+
+
 def test_owner_edits_and_retires_a_bot(client):
     owner = make_user("ann")
     bot, _token = services.bot_create(owner=owner, name="annbot")

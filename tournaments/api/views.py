@@ -113,7 +113,7 @@ class IsOrganiser(permissions.BasePermission):
 
 def _own_tournament(request: Request, slug: str) -> Tournament:
     tournament = get_object_or_404(Tournament, slug=slug)
-    if tournament.organiser_id != request.user.pk and not request.user.is_staff:
+    if not services.user_can_manage_tournament(user=request.user, tournament=tournament):
         raise exceptions.PermissionDenied("Only this tournament's organiser can do this.")
     return tournament
 
