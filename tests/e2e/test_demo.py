@@ -147,7 +147,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     # --- the database: every game stored once, replays re-simulate to the stored results
     tournament = Tournament.objects.get()
     assert tournament.status == Tournament.Status.FINISHED
-    games = list(Game.objects.filter(table__tournament=tournament).select_related("replay"))
+    games = list(Game.objects.filter(table__tournament=tournament).select_related("replay", "deal"))
     planned = SEATS * DUPLICATE_SETS  # 4 bots at tables of 4: one table
     assert len(games) == planned
     assert Counter((g.table_id, g.index) for g in games) == Counter(
@@ -162,10 +162,12 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
         assert game.points == replay["result"]["points"]
         assert sum(game.points) == 0
         deals[frozenset(frozenset(h) for h in replay["hands"])] += 1
-    # duplicate sets: each deal played once in every seat rotation
-    assert sorted(deals.values()) == [SEATS] * DUPLICATE_SETS
+        assert replay["seed"] == game.deal.seed  # dealt from the deal committed for it
+    # Field duplicates (the default format): every game of the table on a deal of its own
+    # (a deal repeats only at the other tables of its group; a lone table has none).
+    assert sorted(deals.values()) == [1] * planned
 
-    # every bot played every game of the table, each from every seat of each deal
+    # every bot played every game of the table
     seats = GameSeat.objects.filter(game__table__tournament=tournament)
     per_bot = Counter(seats.values_list("bot__name", flat=True))
     assert set(per_bot.values()) == {planned}
