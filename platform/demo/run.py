@@ -48,8 +48,8 @@ class DemoConfig:
     bots: tuple[str, ...] = DEFAULT_BOTS
     seats: int = 4
     preset: str = "south"
-    games_per_table: int | None = DEFAULT_GAMES_PER_TABLE  # independent deals
-    duplicate_sets: int | None = None  # or: each deal in every seat rotation
+    games_per_table: int | None = DEFAULT_GAMES_PER_TABLE  # each game a new deal (field duplicates)
+    duplicate_sets: int | None = None  # or: duplicate_sets x seats games, each a new deal too
     move_time_ms: int = 1000
     concurrency: int = 2
     serve: bool = True

@@ -1,6 +1,8 @@
 """The README's main job, end to end: `manage.py run_demo` with real processes (referee,
 Celery worker, web server, one process per bot over gRPC), then the database, the JSON
-the site serves, and the replay in real Chromium; Ctrl-C must leave no process behind."""
+the site serves, what it shows of fair play (every deal committed before play, played once,
+revealed and verifiable with `tienlen-bot verify-replay`), and the replay in real
+Chromium; Ctrl-C must leave no process behind."""
 
 from __future__ import annotations
 
@@ -35,11 +37,14 @@ from tests.needs import CHROMIUM, need_chromium
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
-DUPLICATE_SETS = 2
+GAMES = 8
 SEATS = 4
 # One table (the default demo plays 14; this checks every game of one in depth), with both
-# versions of the demo's planner: bot processes loaded from `module:Class`.
+# versions of the demo's planner: bot processes loaded from `module:Class`. The demo plays
+# the platform's default deal format, field duplicates: each game a new secret deal,
+# committed before play, every game a starting game, each bot in the same seat throughout.
 BOTS = ("planner-v2", "planner-v1", "greedy", "random")
+TIENLEN_BOT = [sys.executable, "-m", "bots_sdk.cli"]
 
 
 class Output:
@@ -111,9 +116,10 @@ def fetch_json(url: str) -> dict:
 
 @pytest.mark.browser
 def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) -> None:
-    from bots_sdk.rules import replay_game
+    from bots_sdk.fairplay import deal_commitment
+    from bots_sdk.rules import deal, replay_game
     from tournaments import selectors, services
-    from tournaments.models import Bot, Game, GameSeat, Rating, Tournament
+    from tournaments.models import Bot, Deal, Game, GameSeat, Rating, TableSeat, Tournament
 
     need_chromium()  # the replay check drives it
     env, marker = demo_env
@@ -122,7 +128,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
         [
             sys.executable, "manage.py", "run_demo",
             "--port", str(port), "--seats", str(SEATS), "--bots", ",".join(BOTS),
-            "--duplicate-sets", str(DUPLICATE_SETS), "--concurrency", "1",
+            "--games-per-table", str(GAMES), "--concurrency", "1",
             "--log-dir", str(tmp_path / "logs"), "--timeout", "240",
         ],
         cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -147,12 +153,15 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     # --- the database: every game stored once, replays re-simulate to the stored results
     tournament = Tournament.objects.get()
     assert tournament.status == Tournament.Status.FINISHED
-    games = list(Game.objects.filter(table__tournament=tournament).select_related("replay", "deal"))
-    planned = SEATS * DUPLICATE_SETS  # 4 bots at tables of 4: one table
+    assert (tournament.format, tournament.deal_format) == ("round_robin", "field")
+    assert not tournament.reproducible and tournament.fair_play_notices == []
+    games = list(Game.objects.filter(table__tournament=tournament).select_related("replay", "deal", "table"))
+    planned = GAMES  # 4 bots at tables of 4: one table
     assert len(games) == planned
     assert Counter((g.table_id, g.index) for g in games) == Counter(
         {(games[0].table_id, i): 1 for i in range(planned)}
     )
+    table = games[0].table
     deals = Counter()
     for game in games:
         replay = json.loads(game.replay.decoded_text())
@@ -161,16 +170,26 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
         assert game.finishing_order == replay["result"]["finishing_order"]
         assert game.points == replay["result"]["points"]
         assert sum(game.points) == 0
+        # Game i plays deal (the table's group, i), dealt from its secret seed; every game
+        # is a starting game (the 3 of spades leads), as at every table of a deal group.
+        assert (game.deal.group, game.deal.index) == (table.deal_group, game.index)
+        assert replay["seed"] == game.deal.seed and replay["starting"] is True
+        assert [sorted(h) for h in replay["hands"]] == [sorted(map(str, h)) for h in deal(game.deal.seed, SEATS)]
         deals[frozenset(frozenset(h) for h in replay["hands"])] += 1
-        assert replay["seed"] == game.deal.seed  # dealt from the deal committed for it
-    # Field duplicates (the default format): every game of the table on a deal of its own
-    # (a deal repeats only at the other tables of its group; a lone table has none).
+    # Field duplicates with one table: every deal is a new one, played once (no bot is
+    # dealt into a deal it has seen), and every deal is committed and revealed.
     assert sorted(deals.values()) == [1] * planned
+    committed = list(Deal.objects.filter(tournament=tournament))
+    assert len(committed) == planned and all(d.revealed_at is not None for d in committed)
+    assert all(deal_commitment(tournament.salt, d.seed) == d.commitment for d in committed)
+    assert all(d.created_at <= min(g.recorded_at for g in games) for d in committed)  # before play
 
-    # every bot played every game of the table
+    # Every bot played every game, from the seat it was given at the table (no rotation).
     seats = GameSeat.objects.filter(game__table__tournament=tournament)
     per_bot = Counter(seats.values_list("bot__name", flat=True))
     assert set(per_bot.values()) == {planned}
+    table_seat = dict(TableSeat.objects.filter(table=table).values_list("entrant__bot__name", "seat"))
+    assert set(seats.values_list("bot__name", "seat")) == set(table_seat.items())
     assert not seats.filter(forfeited=True).exists()
 
     # --- ratings: what is stored equals a full recompute from the games
@@ -197,6 +216,21 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     assert fetch_json(f"{site}/games/{game.id}/replay.json")["result"] == stored["result"]
     schema = urllib.request.urlopen(f"{site}/api/v1/schema/", timeout=10).read().decode()
     assert "/api/v1/tournaments/{slug}/standings/" in schema
+
+    # --- fair play as a competitor sees it: the commitments published, every seed revealed
+    # now that every deal has been played, and a game checked with the one-line command.
+    served_deals = fetch_json(f"{api}/tournaments/{tournament.slug}/deals/")
+    assert served_deals["count"] == planned
+    assert {(d["index"], d["commitment"], d["seed"]) for d in served_deals["results"]} == {
+        (d.index, d.commitment, d.seed) for d in committed}
+    about = fetch_json(f"{api}/games/{game.id}/")["deal"]
+    assert (about["seed"], about["salt"], about["withheld"]) == (game.deal.seed, tournament.salt, None)
+    verified = subprocess.run([*TIENLEN_BOT, "verify-replay", f"{site}/games/{game.id}/"],
+                              capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "verified: every check passed" in verified.stdout
+    page = urllib.request.urlopen(f"{site}/tournaments/{tournament.slug}/", timeout=10).read().decode()
+    assert f'<b id="deals-committed">{planned}</b>' in page and f'<b id="deals-revealed">{planned}</b>' in page
 
     # --- the replay in Chromium
     check_replay_page_in_chromium(f"{site}/games/{game.id}/", game)

@@ -63,8 +63,8 @@ class Command(BaseCommand):
             help=f"Games per table, each a new deal (default {run.DEFAULT_GAMES_PER_TABLE}).",
         )
         parser.add_argument("--duplicate-sets", type=positive, default=None,
-                            help="Instead: duplicate sets per table (each deal in every seat "
-                            "rotation).")
+                            help="Instead: duplicate sets per table, duplicate-sets x seats games "
+                            "(each a new deal: seat rotation of one deal is for house bots only).")
         parser.add_argument(
             "--fresh", action="store_true",
             help="Start from an empty database (SQLite only): the previous one is kept as "
