@@ -76,6 +76,11 @@ class Game:
     ``state.GameState`` protocol); the underscore fields are this class's own.
     """
 
+    def __new__(cls, *args: object, **kwargs: object) -> Game:
+        # Only so that ``copy()`` can make a Game without running ``__init__``: a class
+        # compiled by mypyc runs ``__init__`` from its default ``__new__``.
+        return super().__new__(cls)
+
     def __init__(
         self,
         hands: Iterable[Iterable[Card | str | int] | str],
@@ -147,6 +152,7 @@ class Game:
         self._offer_combo: Combo | None = None
         self._last_stealer: int | None = None
         self._first_card_bit = 0
+        self._opening: int | None = None
         self._legal: LegalPlays | None = None
         self._emp3 = [False] * n
         self._emp6 = [False] * n
@@ -169,6 +175,7 @@ class Game:
                 start_bit = dealt & -dealt  # the weakest dealt card (§4 gap)
             lead = next(s for s in range(n) if masks[s] & start_bit)
             self._first_card_bit = start_bit
+            self._opening = start_bit.bit_length() - 1
         else:
             if leader is None:
                 lead = 0
@@ -341,6 +348,26 @@ class Game:
         """Every move so far as ``MoveRecord(seat, mask, offer)`` (mask None for a pass or a
         declined offer): ``history`` without building dicts."""
         return tuple([MoveRecord(*mv) for mv in self._moves])
+
+    @property
+    def move_count(self) -> int:
+        """How many moves the log holds (``len(moves)`` without building them)."""
+        return len(self._moves)
+
+    def moves_since(self, start: int) -> tuple[MoveRecord, ...]:
+        """The moves of the log from index ``start`` on: for readers that keep what they
+        already saw (the log only grows), so each move is read once."""
+        if start < 0:
+            raise ValueError(f"start must be 0 or more, got {start}")
+        return tuple([MoveRecord(*mv) for mv in self._moves[start:]])
+
+    @property
+    def opening_card(self) -> int | None:
+        """The index of the card the first play of a starting game must contain: the
+        preset's start card, or the weakest dealt card when that was not dealt (2-3
+        players); None in a game that is not a starting game. Public from the deal on:
+        the referee announces it in GameStart."""
+        return self._opening
 
     @property
     def chops(self) -> tuple[int, ...]:
@@ -815,6 +842,65 @@ class Game:
         self._den_bai = result.den_bai
         self._next_leader = result.next_leader
         self._next_starting = False
+
+    # ------------------------------------------------------------------ copies
+    def copy(self) -> Game:
+        """An independent game at the same position: moves played on one never change
+        the other. Much cheaper than dealing and replaying the history (a search tries
+        several moves from one position), and it works for the compiled build too, whose
+        objects cannot be pickled or deep-copied."""
+        g = Game.__new__(Game)
+        g.preset = self.preset
+        g.options = self.options
+        g.seed = self.seed
+        g.players = self.players
+        g.starting = self.starting
+        g.leader = self.leader
+        g._to_move = self._to_move
+        g._hands = self._hands[:]
+        g._initial = self._initial
+        g._played = self._played[:]
+        g._out = self._out[:]
+        g._places = self._places[:]
+        g._top = self._top
+        g._bottom = self._bottom
+        g._frozen = self._frozen[:]
+        g._freeze_judged = self._freeze_judged
+        g._locked = self._locked
+        g._table = self._table
+        g._table_seat = self._table_seat
+        g._chain = self._chain[:]
+        g._chops = self._chops[:]
+        g._moves = self._moves[:]
+        g._payments = self._payments[:]  # payment dicts are never changed once made
+        g._passed_with_play = self._passed_with_play[:]
+        g._last_pass_with_play = self._last_pass_with_play
+        g._over = self._over
+        g._instant_winner = self._instant_winner
+        g._instant_kind = self._instant_kind
+        g._tied = self._tied
+        g._offer = self._offer
+        g._offer_queue = self._offer_queue[:]
+        g._offer_origin = self._offer_origin
+        g._offer_combo = self._offer_combo
+        g._last_stealer = self._last_stealer
+        g._first_card_bit = self._first_card_bit
+        g._opening = self._opening
+        g._legal = self._legal  # the same position's plays: a snapshot, safe to share
+        g._emp3 = self._emp3[:]
+        g._emp6 = self._emp6[:]
+        g._split3 = self._split3[:]
+        g._split6 = self._split6[:]
+        g._left_holding = self._left_holding
+        g._blind_holders = self._blind_holders
+        g._split_any = self._split_any
+        g._like = self._like
+        g._ootc = self._ootc
+        g._den_bai = self._den_bai
+        g._end_reason = self._end_reason
+        g._next_leader = self._next_leader
+        g._next_starting = self._next_starting
+        return g
 
     # ------------------------------------------------------------------ views, replays
     def view(self, seat: object) -> SeatView:

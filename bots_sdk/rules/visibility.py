@@ -31,6 +31,9 @@ class Visibility(NamedTuple):
     #: The public moves of the game's log from index ``moves_from`` on (declined offers
     #: left out).
     moves: tuple[MoveRecord, ...]
+    #: The length of the log these moves reach: the ``moves_from`` of the next call that
+    #: wants only what is new.
+    moves_to: int
 
 
 def is_public(move: MoveRecord) -> bool:
@@ -46,11 +49,13 @@ def seat_visibility(game: GameState, seat: object, *, moves_from: int = 0) -> Vi
     """
     if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < game.players:
         raise ValueError(f"no seat {seat!r} in a {game.players}-player game")
+    if moves_from < 0:
+        raise ValueError(f"moves_from must be 0 or more, got {moves_from}")
     to_move = game.to_move
     offer = game.offer
     mine = to_move == seat
-    log = game.moves
-    moves = tuple(mv for mv in (log[moves_from:] if moves_from else log) if is_public(mv))
+    log = game.moves_since(moves_from)
+    moves = tuple([mv for mv in log if is_public(mv)])
     return Visibility(
         seat=seat,
         hand=game.hand_masks[seat],
@@ -59,4 +64,5 @@ def seat_visibility(game: GameState, seat: object, *, moves_from: int = 0) -> Vi
         offer=offer if mine else None,
         can_pass=game.can_pass if mine else False,
         moves=moves,
+        moves_to=game.move_count,
     )

@@ -96,3 +96,48 @@ def test_every_seat_view_is_built_from_the_hiding_function(preset: str) -> None:
             plays = g.legal_plays()
             k = rng.randrange(len(plays) + g.can_pass)
             g.pass_turn() if k == len(plays) else g.play(plays[k])
+
+
+def test_an_encoder_reads_each_new_move_of_the_log_once() -> None:
+    """``moves_since`` / ``move_count`` and ``Visibility.moves_to``: a reader that keeps
+    what it saw asks only for what is new, declined offers counted in the log but never
+    shown."""
+    g = make_game("3S 4D 9H", "5S 6S", "4S 4C 5C 5D 6C 6D KD", "7S 8S JD", preset="hue")
+    assert g.move_count == 0 and g.moves_since(0) == ()
+    seen = 0
+    shown: list[MoveRecord] = []
+    rng = random.Random(2)
+    while not g.is_over:
+        vis = seat_visibility(g, 0, moves_from=seen)
+        assert vis.moves_to == g.move_count == len(g.moves)
+        shown.extend(vis.moves)
+        seen = vis.moves_to
+        plays = g.legal_plays()
+        k = rng.randrange(len(plays) + g.can_pass)
+        g.pass_turn() if k == len(plays) else g.play(plays[k])
+    shown.extend(seat_visibility(g, 0, moves_from=seen).moves)
+    assert shown == list(seat_visibility(g, 0).moves)
+    assert g.moves_since(1) == g.moves[1:]
+    assert (g.moves[0].seat, g.moves[0].offer) == (2, "steal_lead")  # asked first
+    with pytest.raises(ValueError, match="0 or more"):
+        g.moves_since(-1)
+    with pytest.raises(ValueError, match="0 or more"):
+        seat_visibility(g, 0, moves_from=-2)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_the_opening_card_is_the_leaders_and_every_first_play_holds_it(preset: str,
+                                                                       players: int) -> None:
+    for i in range(30):
+        game = Game.from_seed(f"opening-{preset}-{i}", players, preset=preset)
+        card = game.opening_card
+        start = game.options.start_card
+        dealt = sorted(c.index for hand in game.initial_hands for c in hand)
+        assert card == (start if start in dealt else dealt[0])
+        assert card in {c.index for c in game.initial_hands[game.leader]}
+        if not game.is_over:
+            assert all(card in {c.index for c in play} for play in game.legal_plays())
+        later = Game.from_seed(f"opening-{preset}-{i}", players, preset=preset,
+                               starting=False, leader=0)
+        assert later.opening_card is None
