@@ -31,17 +31,13 @@ from bots_sdk.bot import (
     GameResult,
     TableInfo,
     TableResult,
-    View,
     normalize_move,
     safe_move,
 )
-from bots_sdk.liveview import _COUNTS_REFS, LiveSeatView, seal
+from bots_sdk.liveview import COUNTS_REFS, LiveView, seal
+from bots_sdk.rules import Game, SeatView
 from bots_sdk.stats import GameRecord
 
-# References the arena loop itself holds when it seals a view (see liveview.seal): the
-# local variable, seal()'s parameter and getrefcount()'s argument; plus View.seat_view.
-_VIEW_REFS = 3
-_LIVE_REFS = 4
 _HOOKS = ("on_table_start", "on_game_start", "on_game_end", "on_table_end")
 
 __all__ = ["ArenaConfig", "ArenaResult", "GameTask", "Lineup", "play_task", "run_arena"]
@@ -224,27 +220,24 @@ class _Runner:
                 info = TableInfo(table_id, s, n, cfg.preset, dict(self.options), 1)
                 self._hook(bot, "on_table_start", info, errors, labels[s])
             if "on_game_start" in hooks[s]:
-                hand = tuple(game.hands[s])
-                self._hook(bot, "on_game_start", GameInfo(table_id, 0, s, hand, True, None), errors, labels[s])
+                info = GameInfo.of_game(game, table_id=table_id, game_index=0, seat=s)
+                self._hook(bot, "on_game_start", info, errors, labels[s])
         fallbacks = [0] * n  # moves answered with the fallback move (as the SDK client does)
         rejected = [0] * n  # illegal answers, which the referee would reject
         think = [0.0] * n
         moves = [0] * n
         perf = time.perf_counter
-        getrefcount = sys.getrefcount if _COUNTS_REFS else lambda _: 1 << 30
+        getrefcount = sys.getrefcount if COUNTS_REFS else lambda _: 1 << 30
         IllegalMove = self.IllegalMove
-        live: LiveSeatView | None = None
-        view: View | None = None
+        view: LiveView | None = None
         while not game.is_over:
-            if live is None:
-                live = LiveSeatView(game)
-                view = View(live, table_id)
+            if view is None:
+                view = LiveView(game, table_id)
             else:
                 # Nobody but us holds the previous view (checked below): point it at the new
-                # position instead of building two objects per move.
-                live.__init__(game)  # type: ignore[misc]
-                view._plays = None  # type: ignore[union-attr]
-            seat = live.seat
+                # position instead of building an object per move.
+                view.renew(game, table_id)
+            seat = view.seat
             bot = bots[seat]
             t0 = perf()
             try:
@@ -263,18 +256,18 @@ class _Runner:
                 moves[seat] += 1
                 fallbacks[seat] += 1
                 errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}; fallback played")
-                self._fallback(game, live)
-                seal(view, live, _VIEW_REFS, _LIVE_REFS)
-                live = view = None
+                self._fallback(game, view)
+                seal(view, held=1)
+                view = None
                 continue
             think[seat] += perf() - t0
             moves[seat] += 1
-            # liveview.seal(), inlined: if the bot kept the view, it gets its snapshot now
-            # and the next move gets new objects.
-            if getrefcount(view) > _VIEW_REFS - 1 or getrefcount(live) > _LIVE_REFS - 1:
-                live._snapshot()
-                live._game = None
-                live = view = None
+            # liveview.seal(), inlined: if the bot kept the view (more references than our
+            # variable and getrefcount's argument), it gets its snapshot now and the next
+            # move a new object.
+            if getrefcount(view) > 2:
+                view.snapshot()
+                view = None
             try:
                 if cards is None:
                     game.pass_turn()
@@ -309,8 +302,8 @@ class _Runner:
         return record, replay
 
     @staticmethod
-    def _fallback(game: Any, sv: Any) -> None:
-        cards = safe_move(sv.can_pass, [tuple(p) for p in sv.legal_plays])
+    def _fallback(game: Game, sv: SeatView) -> None:
+        cards = safe_move(sv.can_pass, sv.legal_plays())
         if cards is None:
             game.pass_turn()
         else:

@@ -1,23 +1,21 @@
 """The Bot API: what a bot author subclasses, and the read-only view a bot decides from.
 
 The engine's `SeatView` is the single source of truth for what a seat may know; `View`
-wraps it so the author-facing surface (``view.legal_plays()``, ``view.pass_turn()``,
-table-level context such as the table id and running scores) can grow without touching
-the engine, and so the same bot runs unchanged in the local arena and against the
-referee.
+is a SeatView (the same fields, defined once, in the engine) with where the bot plays it
+and a few helpers for authors, so the same bot runs unchanged in the local arena and
+against the referee.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Final, TypeAlias
 
-from bots_sdk.cards import Card, parse_cards
-
-if TYPE_CHECKING:
-    from bots_sdk.rules import SeatView
+from bots_sdk.cards import DECK, Card, parse_cards
+from bots_sdk.rules import GameState, SeatView
+from bots_sdk.rules.view import FIELDS as SEAT_VIEW_FIELDS
 
 __all__ = [
     "PASS",
@@ -82,6 +80,19 @@ class GameInfo:
     hand: tuple[Card, ...]
     starting: bool = True
     leader: int | None = None
+    #: In a starting game, the card the first play must contain (the preset's start
+    #: card, or the weakest dealt card when that was not dealt); None in other games.
+    opening_card: Card | None = None
+
+    @classmethod
+    def of_game(cls, game: GameState, *, table_id: str, game_index: int, seat: int) -> GameInfo:
+        """What a bot in `seat` is told when `game` starts (the arena and house bots; a
+        remote bot reads the same from the referee's GameStart)."""
+        opening = game.opening_card
+        return cls(table_id=table_id, game_index=game_index, seat=seat,
+                   hand=tuple(game.hands[seat]), starting=game.starting,
+                   leader=None if game.starting else game.leader,
+                   opening_card=None if opening is None else DECK[opening])
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,25 +129,23 @@ class TableResult:
     forfeited: bool = False
 
 
-class View:
+@dataclass(frozen=True, init=False, eq=False, repr=False)
+class View(SeatView):
     """Everything the bot's seat may know right now. Immutable: keep it if you like.
 
-    Attribute access is forwarded to the engine's `SeatView` (`hand`, `card_counts`,
-    `table`, `history`, `locked_out`, `finished`, `points`, `to_move`, `can_pass`, `offer`,
-    `preset`, `players`, `seat`); the methods below are the author-facing API.
-
-    (A plain slotted class with read-only properties rather than a frozen dataclass: it is
-    built once per move, and a frozen dataclass costs twice as much to build.)
+    It is the engine's `SeatView` (every field of it: `hand`, `card_counts`, `table`,
+    `history`, `locked_out`, `finished`, `points`, `to_move`, `can_pass`, `offer`,
+    `plays`, `preset`, `players`, `seat`, `starting`, `leader`, `frozen`, and its
+    `legal_plays()`), plus where the bot plays it (`table_id`, `game_index`,
+    `time_left_ms`, `table_score`) and the author's helpers below.
     """
 
-    __slots__ = (
-        "_game_index",
-        "_plays",
-        "_seat_view",
-        "_table_id",
-        "_table_score",
-        "_time_left_ms",
-    )
+    table_id: str = "local"
+    game_index: int = 0
+    #: Time left for this move including the time bank (None in the local arena).
+    time_left_ms: int | None = None
+    #: This bot's points at this table before this game.
+    table_score: int = 0
 
     def __init__(
         self,
@@ -146,132 +155,35 @@ class View:
         time_left_ms: int | None = None,
         table_score: int = 0,
     ) -> None:
-        self._seat_view = seat_view
-        self._table_id = table_id
-        self._game_index = game_index
-        self._time_left_ms = time_left_ms
-        self._table_score = table_score
-        self._plays: tuple[tuple[Card, ...], ...] | None = None
+        """The view of `seat_view` (e.g. `game.view(seat)`) at a table."""
+        values = self.__dict__  # a frozen dataclass: filled once, here
+        for name in SEAT_VIEW_FIELDS:
+            values[name] = getattr(seat_view, name)
+        values["table_id"] = table_id
+        values["game_index"] = game_index
+        values["time_left_ms"] = time_left_ms
+        values["table_score"] = table_score
 
     @property
     def seat_view(self) -> SeatView:
-        """The engine's SeatView (in the local arena: a lazily built equivalent)."""
-        return self._seat_view
-
-    @property
-    def table_id(self) -> str:
-        return self._table_id
-
-    @property
-    def game_index(self) -> int:
-        return self._game_index
-
-    @property
-    def time_left_ms(self) -> int | None:
-        """Time left for this move including the time bank (None in the local arena)."""
-        return self._time_left_ms
-
-    @property
-    def table_score(self) -> int:
-        """This bot's points at this table before this game."""
-        return self._table_score
+        """The view itself (it is the engine's SeatView); kept for bots written when the
+        view wrapped one."""
+        return self
 
     def __repr__(self) -> str:
         return (
-            f"View(table_id={self._table_id!r}, game_index={self._game_index}, "
+            f"View(table_id={self.table_id!r}, game_index={self.game_index}, "
             f"seat={self.seat}, hand={list(map(str, self.hand))})"
         )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, View):
             return NotImplemented
-        return (
-            self._table_id == other._table_id
-            and self._game_index == other._game_index
-            and self._seat_view == other._seat_view
-        )
+        return all(getattr(self, name) == getattr(other, name) for name in _VIEW_FIELDS)
 
     __hash__ = None  # type: ignore[assignment]
 
-    # --- forwarded engine fields (explicit for type checkers and autocompletion) ---
-    @property
-    def seat(self) -> int:
-        return self._seat_view.seat
-
-    @property
-    def players(self) -> int:
-        return self._seat_view.players
-
-    @property
-    def preset(self) -> str:
-        return self._seat_view.preset
-
-    @property
-    def hand(self) -> tuple[Card, ...]:
-        """Own cards, ascending (3S first)."""
-        return self._seat_view.hand
-
-    @property
-    def card_counts(self) -> tuple[int, ...]:
-        """Cards left per seat."""
-        return tuple(self._seat_view.card_counts)
-
-    @property
-    def to_move(self) -> int | None:
-        return self._seat_view.to_move
-
-    @property
-    def can_pass(self) -> bool:
-        return self._seat_view.can_pass
-
-    @property
-    def offer(self) -> str | None:
-        """None, or the name of the offer being made to this seat (e.g. "steal_lead");
-        during an offer `pass_turn()` declines it without locking you out."""
-        return self._seat_view.offer
-
-    @property
-    def table(self) -> dict[str, Any] | None:
-        """The play to beat: {"seat", "cards", "kind"}, or None when you lead."""
-        return self._seat_view.table
-
-    @property
-    def locked_out(self) -> tuple[int, ...]:
-        return tuple(self._seat_view.locked_out)
-
-    @property
-    def finished(self) -> tuple[int, ...]:
-        """Seats that emptied their hands, in finishing order."""
-        return tuple(self._seat_view.finished)
-
-    @property
-    def history(self) -> tuple[dict[str, Any], ...]:
-        """Public moves so far: {"seat": s, "cards": [...]} or {"seat": s, "pass": True}."""
-        return tuple(self._seat_view.history)
-
-    @property
-    def points(self) -> tuple[int, ...] | None:
-        """This game's points per seat, once the game is over."""
-        pts = self._seat_view.points
-        return None if pts is None else tuple(pts)
-
-    def __getattr__(self, name: str) -> Any:
-        # Anything the engine adds to SeatView later is reachable without an SDK release.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._seat_view, name)
-
     # --- author-facing helpers ---
-    def legal_plays(self) -> list[tuple[Card, ...]]:
-        """Every legal play now (each a tuple of Card, in the engine's order). Passing is
-        not in the list: see `can_pass` and `pass_turn()`. Built once per view; for hands
-        with very many straights, `view.seat_view.legal_plays` is the engine's lazy
-        sequence (indexable without building every play)."""
-        plays = self._plays
-        if plays is None:
-            plays = self._plays = tuple(tuple(p) for p in self._seat_view.legal_plays)
-        return list(plays)
-
     def pass_turn(self) -> Pass:
         """Return this from `play` to pass (or to decline an offer)."""
         return PASS
@@ -279,19 +191,19 @@ class View:
     @property
     def table_cards(self) -> tuple[Card, ...]:
         """Cards of the play to beat; empty when you lead."""
-        t = self._seat_view.table
+        t = self.table
         if not t:
             return ()
         return tuple(parse_cards(t["cards"]))
 
     @property
     def is_leading(self) -> bool:
-        return self._seat_view.table is None
+        return self.table is None
 
     def cards_played(self) -> list[Card]:
         """Every card played so far in this game (public), in order."""
         out: list[Card] = []
-        for move in self._seat_view.history:
+        for move in self.history:
             cards = move.get("cards")
             if cards:
                 out.extend(parse_cards(cards))
@@ -300,11 +212,12 @@ class View:
     def unseen_cards(self) -> list[Card]:
         """Cards neither in your hand nor played yet: in other hands (or undealt with
         fewer than four players)."""
-        from bots_sdk.cards import DECK
-
         known = set(self.hand)
         known.update(self.cards_played())
         return [c for c in DECK if c not in known]
+
+
+_VIEW_FIELDS = tuple(f.name for f in fields(View))
 
 
 class Bot:

@@ -16,9 +16,10 @@ import inspect
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from bots_sdk.bot import Bot, View, normalize_move, safe_move
+from bots_sdk.rules import PRESETS, Game, IllegalMove, SeatView, deal
 
 __all__ = ["CheckReport", "certify"]
 
@@ -44,15 +45,13 @@ class _Probe:
     errors: list[str] = field(default_factory=list)
 
 
-def _play_game(game: Any, bot_seat: int, bot: Bot, probe: _Probe, label: str, rng: random.Random) -> None:
-    from bots_sdk.rules import IllegalMove
-
+def _play_game(game: Game, bot_seat: int, bot: Bot, probe: _Probe, label: str, rng: random.Random) -> None:
     loop: asyncio.AbstractEventLoop | None = None
     while not game.is_over:
         seat = game.to_move
         sv = game.view(seat)
         if seat != bot_seat:
-            plays = sv.legal_plays
+            plays = sv.plays
             n = len(plays) + (1 if sv.can_pass else 0)
             i = rng.randrange(n)
             if i == len(plays):
@@ -99,8 +98,8 @@ def _distinct(errors: list[str]) -> list[str]:
     return out
 
 
-def _fallback(game: Any, sv: Any) -> None:
-    cards = safe_move(sv.can_pass, sv.legal_plays)
+def _fallback(game: Game, sv: SeatView) -> None:
+    cards = safe_move(sv.can_pass, sv.legal_plays())
     if cards is None:
         game.pass_turn()
     else:
@@ -110,8 +109,6 @@ def _fallback(game: Any, sv: Any) -> None:
 def _local_stage(
     bot_cls: type[Bot], games: int, report: CheckReport, out: TextIO | None
 ) -> _Probe:
-    from bots_sdk.rules import PRESETS, Game, deal
-
     total = _Probe()
     rng = random.Random(2024)
     for preset in sorted(PRESETS):

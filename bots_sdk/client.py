@@ -31,7 +31,6 @@ import grpc
 
 from bots_sdk.bot import (
     Bot,
-    GameInfo,
     GameResult,
     TableInfo,
     TableResult,
@@ -43,7 +42,7 @@ from bots_sdk.bot import (
 from bots_sdk.cards import Card, format_cards
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
-from bots_sdk.wire import HistoryCache, game_result, move_message, seat_view_from_proto
+from bots_sdk.wire import HistoryCache, game_info, game_result, move_message, view_from_proto
 
 __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
 
@@ -468,17 +467,10 @@ class BotClient:
             return  # re-sent after a reconnection
         state.game_index = m.game_index
         state.seat = m.seat
-        hand = tuple(Card.from_index(i) for i in m.hand)
+        info = game_info(m)
         log.debug(
-            "table %s, game %d: seat %d, hand %s", m.table_id, m.game_index + 1, m.seat, format_cards(hand)
-        )
-        info = GameInfo(
-            table_id=m.table_id,
-            game_index=m.game_index,
-            seat=m.seat,
-            hand=hand,
-            starting=m.starting,
-            leader=m.leader if m.HasField("leader") else None,
+            "table %s, game %d: seat %d, hand %s", m.table_id, m.game_index + 1, m.seat,
+            format_cards(info.hand),
         )
         await self._hook(state, "on_game_start", info)
 
@@ -487,8 +479,9 @@ class BotClient:
         if state is None:
             log.warning("move request for unknown table %s ignored", m.table_id)
             return
-        view = View(
-            seat_view_from_proto(m.view, history=state.history.decode(m.game_index, m.view.history)),
+        view = view_from_proto(
+            m.view,
+            history=state.history.decode(m.game_index, m.view.history),
             table_id=m.table_id,
             game_index=m.game_index,
             time_left_ms=m.time_left_ms,

@@ -42,7 +42,7 @@ from operator import attrgetter
 from typing import Any
 
 from bots_sdk.cards import DECK, Card
-from bots_sdk.rules import PRESETS, Game, IllegalMove, Options
+from bots_sdk.rules import PRESETS, Game, IllegalMove, Options, SeatView
 
 __all__ = ["Deal", "Determinizer", "InconsistentView", "sample_deal"]
 
@@ -111,14 +111,13 @@ class Determinizer:
     ``on_table_start``, or an ``Options``); the preset's by default.
     """
 
-    def __init__(self, view: Any, options: Options | dict | None = None) -> None:
-        sv = getattr(view, "seat_view", view)
-        try:
-            seat, n, preset = sv.seat, sv.players, sv.preset
-            hand, counts, history = sv.hand, tuple(sv.card_counts), sv.history
-        except AttributeError as exc:
-            raise TypeError(f"expected a View or SeatView, got {type(view).__name__}") from exc
-        if getattr(sv, "points", None) is not None:
+    def __init__(self, view: SeatView, options: Options | dict[str, Any] | None = None) -> None:
+        if not isinstance(view, SeatView):
+            raise TypeError(f"expected a View or SeatView, got {type(view).__name__}")
+        sv = view
+        seat, n, preset = sv.seat, sv.players, sv.preset
+        hand, counts, history = sv.hand, tuple(sv.card_counts), sv.history
+        if sv.points is not None:
             raise InconsistentView("the game is over: every hand is known from the replay")
         if n not in (2, 3, 4) or len(counts) != n or not 0 <= seat < n:
             raise InconsistentView(f"seat {seat} of {n} players with counts {counts}")
@@ -126,11 +125,11 @@ class Determinizer:
         self.options = opts = _resolve_options(preset, options)
         self._options_arg = options if options is None or isinstance(options, Options) \
             else opts
-        self.starting = bool(getattr(sv, "starting", False))
-        self.leader = int(getattr(sv, "leader", 0) or 0)
+        self.starting = sv.starting
+        self.leader = sv.leader
         self.to_move = sv.to_move
-        self.offer = getattr(sv, "offer", None)
-        table = getattr(sv, "table", None)
+        self.offer = sv.offer
+        table = sv.table
         self._table_kind = table.get("kind") if table else None
 
         own = _mask(hand)

@@ -32,7 +32,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from bots_sdk.cards import DECK, Card, format_cards
-from bots_sdk.rules import PRESETS, Game, IllegalMove, Options
+from bots_sdk.rules import PRESETS, Game, IllegalMove, Options, SeatView
 
 __all__ = [
     "ACTION_SIZE",
@@ -168,10 +168,10 @@ def _encode(*, me: int, n: int, hand: int, dealt: int, played: Sequence[int],
     return np.frombuffer(buf, dtype=np.int8)
 
 
-def dealt_cards(view: Any) -> list[Card]:
-    """The seat's dealt hand (what action ids index), from its view: its cards now and the
-    cards it has played, weakest first."""
-    sv = getattr(view, "seat_view", view)
+def dealt_cards(sv: SeatView) -> list[Card]:
+    """The seat's dealt hand (what action ids index), from its view (the engine's
+    ``SeatView`` or the SDK's ``View``, which is one): its cards now and the cards it has
+    played, weakest first."""
     cards = list(sv.hand)
     for move in sv.history:
         if move.get("seat") == sv.seat and move.get("cards"):
@@ -179,26 +179,24 @@ def dealt_cards(view: Any) -> list[Card]:
     return sorted(cards, key=lambda c: c.index)
 
 
-def action_mask_for(view: Any) -> np.ndarray:
+def action_mask_for(sv: SeatView) -> np.ndarray:
     """The action mask of a seat's view (zeros unless it is that seat's move): what the
     environment gives, for a trained policy playing as a bot."""
-    sv = getattr(view, "seat_view", view)
     mask = np.zeros(ACTION_SIZE, dtype=np.int8)
     if sv.to_move != sv.seat:
         return mask
     dealt = dealt_cards(sv)
-    for play in sv.legal_plays:
+    for play in sv.plays:
         mask[action_for(dealt, play)] = 1
     if sv.can_pass:
         mask[PASS_ACTION] = 1
     return mask
 
 
-def observation_for(view: Any, dealt: Sequence[Card] | None = None) -> np.ndarray:
+def observation_for(sv: SeatView, dealt: Sequence[Card] | None = None) -> np.ndarray:
     """The observation vector of a seat from its view only (the engine's ``SeatView``,
     or the SDK's ``View``): what the environment gives that seat, and what a bot trained
     on it computes from the view the referee sends."""
-    sv = getattr(view, "seat_view", view)
     n = sv.players
     played = [0] * n
     for move in sv.history:

@@ -1,36 +1,44 @@
-"""Conversions between the protocol's messages and the SDK's types.
+"""Conversions between the protocol's messages and the SDK's types (the bot's side).
 
-Kept apart from the client so the conversions can be tested without a network, and so the
-engine's `SeatView` stays the one shape a bot sees whether it plays in the arena or
-against the referee.
+Kept apart from the client so the conversions can be tested without a network, and so a
+bot sees the same `View` (the engine's `SeatView` with its table context) whether it plays
+in the arena or against the referee. The referee's encoder of the same messages is
+`referee_service.view_encoder`; a test checks that decoding its bytes gives `Game.view`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from bots_sdk.cards import Card
+from bots_sdk.bot import GameInfo, View
+from bots_sdk.cards import CARD_TEXT, DECK, Card
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+from bots_sdk.rules import SeatView
+from bots_sdk.rules.combos import KIND_NAMES
 
-__all__ = ["game_result", "move_message", "seat_view_from_proto"]
+__all__ = [
+    "KIND_BY_WIRE",
+    "WIRE_KINDS",
+    "HistoryCache",
+    "game_info",
+    "game_result",
+    "move_message",
+    "view_from_proto",
+]
 
-_KIND_NAMES = {
-    pb.COMBINATION_KIND_SINGLE: "single",
-    pb.COMBINATION_KIND_PAIR: "pair",
-    pb.COMBINATION_KIND_TRIPLE: "triple",
-    pb.COMBINATION_KIND_STRAIGHT: "straight",
-    pb.COMBINATION_KIND_PAIR_SEQUENCE: "pair_sequence",
-    pb.COMBINATION_KIND_FOUR_OF_A_KIND: "four_of_a_kind",
-}
+#: The wire's CombinationKind of each engine kind (indexed by the engine's kind code, as
+#: in ``Game.table_key``), found by name in the generated enum: a kind the protocol
+#: lacks fails here, at import.
+WIRE_KINDS: tuple[int, ...] = tuple(pb.CombinationKind.Value("COMBINATION_KIND_" + name.upper())
+                                    for name in KIND_NAMES)
+#: The engine's kind name of each wire CombinationKind.
+KIND_BY_WIRE: dict[int, str] = dict(zip(WIRE_KINDS, KIND_NAMES, strict=True))
 
 
-def _cards(values: Any) -> tuple[Card, ...]:
-    return tuple(Card.from_index(int(v)) for v in values)
-
-
-def _names(values: Any) -> list[str]:
-    return [str(Card.from_index(int(v))) for v in values]
+def _cards(values: Iterable[int]) -> tuple[Card, ...]:
+    return tuple([DECK[v] for v in values])
 
 
 class HistoryCache:
@@ -38,13 +46,13 @@ class HistoryCache:
     are new since the last view (the history only grows within a game; decoding all of it
     every move made a game quadratic in its length)."""
 
-    __slots__ = ("game_index", "entries")
+    __slots__ = ("entries", "game_index")
 
     def __init__(self) -> None:
         self.game_index = -1
         self.entries: list[dict[str, Any]] = []
 
-    def decode(self, game_index: int, history: Any) -> tuple[dict[str, Any], ...]:
+    def decode(self, game_index: int, history: Sequence[pb.PublicMove]) -> tuple[dict[str, Any], ...]:
         entries = self.entries
         if game_index != self.game_index or len(history) < len(entries):
             self.game_index = game_index
@@ -54,35 +62,35 @@ class HistoryCache:
         return tuple(entries)
 
 
-def _history_entry(m: Any) -> dict[str, Any]:
+def _history_entry(m: pb.PublicMove) -> dict[str, Any]:
+    """A public move as in ``SeatView.history`` and the replay JSON."""
     d: dict[str, Any] = {"seat": m.seat}
     if getattr(m, "pass"):  # `pass` is a Python keyword
         d["pass"] = True
     else:
-        d["cards"] = _names(m.cards)
+        d["cards"] = [CARD_TEXT[c] for c in m.cards]
     if m.offer:
         d["offer"] = m.offer
     return d
 
 
-def seat_view_from_proto(v: pb.SeatView, *, history: tuple[dict[str, Any], ...] | None = None
-                         ) -> Any:
-    """The engine's SeatView for a protocol SeatView, in exactly the shapes `Game.view`
+def view_from_proto(v: pb.SeatView, *, history: tuple[dict[str, Any], ...] | None = None,
+                    table_id: str = "local", game_index: int = 0,
+                    time_left_ms: int | None = None, table_score: int = 0) -> View:
+    """The bot's `View` of a protocol SeatView, in exactly the shapes `Game.view`
     produces (table cards as Card, history cards as names), so a bot sees the same view
     in the arena and on the referee. `history`: the entries already decoded (see
     `HistoryCache`)."""
-    from bots_sdk.rules import SeatView
-
     table = None
     if v.HasField("table"):
         table = {
             "seat": v.table.seat,
             "cards": list(_cards(v.table.cards)),
-            "kind": v.table.kind_name or _KIND_NAMES.get(v.table.kind, ""),
+            "kind": v.table.kind_name or KIND_BY_WIRE.get(v.table.kind, ""),
         }
     if history is None:
         history = tuple(_history_entry(m) for m in v.history)
-    return SeatView(
+    seat_view = SeatView(
         seat=v.seat,
         players=v.players,
         preset=v.preset,
@@ -96,33 +104,37 @@ def seat_view_from_proto(v: pb.SeatView, *, history: tuple[dict[str, Any], ...] 
         finished=tuple(v.finished),
         history=history,
         points=tuple(v.points) if v.over else None,
-        legal_plays=tuple(_cards(p.cards) for p in v.legal_plays),
+        plays=tuple(_cards(p.cards) for p in v.legal_plays),
         starting=v.starting,
         leader=v.leader,
         frozen=tuple(v.frozen),
     )
+    return View(seat_view, table_id=table_id, game_index=game_index,
+                time_left_ms=time_left_ms, table_score=table_score)
+
+
+def game_info(m: gw.GameStart) -> GameInfo:
+    """What `Bot.on_game_start` is told of a GameStart."""
+    return GameInfo(
+        table_id=m.table_id,
+        game_index=m.game_index,
+        seat=m.seat,
+        hand=_cards(m.hand),
+        starting=m.starting,
+        leader=m.leader if m.HasField("leader") else None,
+        opening_card=DECK[m.opening_card] if m.HasField("opening_card") else None,
+    )
 
 
 def move_message(
-    table_id: str, game_index: int, move_id: int, cards: tuple[Card, ...] | None, thinking_us: int
+    table_id: str, game_index: int, move_id: int, cards: Sequence[Card] | None, thinking_us: int
 ) -> gw.BotMessage:
+    move = gw.Move(table_id=table_id, game_index=game_index, move_id=move_id,
+                   thinking_us=thinking_us)
     if cards is None:
-        fields = {"pass": True}  # `pass` is a Python keyword
-        move = gw.Move(
-            table_id=table_id,
-            game_index=game_index,
-            move_id=move_id,
-            thinking_us=thinking_us,
-            **fields,
-        )
+        setattr(move, "pass", True)  # `pass` is a Python keyword
     else:
-        move = gw.Move(
-            table_id=table_id,
-            game_index=game_index,
-            move_id=move_id,
-            cards=[c.index for c in cards],
-            thinking_us=thinking_us,
-        )
+        move.cards.extend(c.index for c in cards)
     return gw.BotMessage(move=move)
 
 

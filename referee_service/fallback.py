@@ -6,11 +6,11 @@ play. It is the SDK's `safe_move`, so a bot's own safety net and the referee agr
 
 from __future__ import annotations
 
-from typing import Any
-
 from bots_sdk.bot import safe_move
+from bots_sdk.cards import Card
+from bots_sdk.rules import GameState
 
 
-def fallback_move(game: Any) -> tuple[Any, ...] | None:
+def fallback_move(game: GameState) -> tuple[Card, ...] | None:
     """None for a pass, else the weakest legal play of the player to move."""
-    return safe_move(bool(game.can_pass), game.legal_plays())
+    return safe_move(game.can_pass, game.legal_plays())

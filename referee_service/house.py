@@ -105,11 +105,9 @@ class HouseBot:
                 move_time_ms=self.move_time_ms)))
         if game_index != self._game_index:
             self._game_index = game_index
-            await call_hook(self.bot.on_game_start(GameInfo(
-                table_id=table_id, game_index=game_index, seat=seat,
-                hand=tuple(game.hands[seat]), starting=bool(game.starting),
-                leader=game.leader)))
-        view = View(seat_view=game.view(seat), table_id=table_id, game_index=game_index,
+            await call_hook(self.bot.on_game_start(GameInfo.of_game(
+                game, table_id=table_id, game_index=game_index, seat=seat)))
+        view = View(game.view(seat), table_id=table_id, game_index=game_index,
                     time_left_ms=self.move_time_ms)
         if not self.offload:
             return normalize_move(await call_hook(self.bot.play(view)))

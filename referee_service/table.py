@@ -16,9 +16,10 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from bots_sdk.cards import Card
+from bots_sdk.cards import DECK
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.rules import Game, IllegalMove
 from referee_service import wire
 from referee_service.fallback import fallback_move
 from referee_service.house import HouseBot
@@ -27,7 +28,6 @@ from referee_service.spec import TableSpec
 from referee_service.view_encoder import ViewEncoder
 
 log = logging.getLogger("referee_service.table")
-_DECK = tuple(Card.from_index(i) for i in range(52))
 
 _DISCONNECTED = object()  # put in a pending move's queue when the stream drops
 _FORFEITED = object()  # ... when the seat forfeits while its move is pending
@@ -117,7 +117,7 @@ class MoveTiming:
         }
 
 
-def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
+def apply_answer(game: Game, move: gw.Move) -> tuple[gw.MoveErrorCode.ValueType, str] | None:
     """Apply a bot's answer to the game; return (MoveErrorCode, reason) if it is illegal.
 
     Everything a bot can put in a Move is checked here or by the engine, which leaves the
@@ -138,25 +138,12 @@ def apply_answer(game: Any, move: gw.Move) -> tuple[int, str] | None:
         if len(set(cards)) != len(cards):
             twice = next(c for c in cards if cards.count(c) > 1)
             return (gw.MOVE_ERROR_CODE_DUPLICATE_CARD,
-                    f"card {wire.CARD_TEXT[twice]} named twice")
-        game.play([_DECK[c] for c in cards])
+                    f"card {DECK[twice]} named twice")
+        game.play([DECK[c] for c in cards])
         return None
-    except ValueError as exc:  # the engine's IllegalMove is a ValueError
-        code = wire.MOVE_ERROR_CODES.get(getattr(exc, "code", ""), gw.MOVE_ERROR_CODE_ILLEGAL_PLAY)
+    except IllegalMove as exc:
+        code = wire.MOVE_ERROR_CODES.get(exc.code, gw.MOVE_ERROR_CODE_ILLEGAL_PLAY)
         return code, str(exc) or "illegal move"
-
-
-def opening_card(game: Any) -> int:
-    """The card the first play of a starting game must contain: the preset's start card,
-    or the weakest dealt card when the start card was not dealt (2-3 players). Public as
-    soon as the game's first play is made, which is the leader's, before anyone else acts."""
-    start = game.options.start_card
-    dealt = 0
-    for mask in game.initial_masks:
-        dealt |= mask
-    if dealt >> start & 1:
-        return int(start)
-    return (dealt & -dealt).bit_length() - 1
 
 
 class Participant:
@@ -173,7 +160,7 @@ class Participant:
         self.forfeited = False
         self.bank_ms = float(runner.spec.time_bank_ms)
 
-    def play_fallback(self, game: Any, seat: int) -> list[int] | None:
+    def play_fallback(self, game: Game, seat: int) -> list[int] | None:
         """Apply the documented fallback move; return the card indices (None: pass)."""
         move = fallback_move(game)
         if move is None:
@@ -182,7 +169,7 @@ class Participant:
         game.play(list(move))
         return [c.index for c in move]
 
-    async def move(self, game: Any, seat: int) -> MoveTiming:
+    async def move(self, game: Game, seat: int) -> MoveTiming:
         raise NotImplementedError
 
 
@@ -197,7 +184,7 @@ class HouseParticipant(Participant):
                             move_time_ms=runner.spec.move_time_ms,
                             games=runner.spec.total_games)
 
-    async def move(self, game: Any, seat: int) -> MoveTiming:
+    async def move(self, game: Game, seat: int) -> MoveTiming:
         start = time.perf_counter()
         fallback = None
         played: list[int] | None = None
@@ -307,7 +294,7 @@ class RemoteParticipant(Participant):
             self.session.send(message)
 
     # ------------------------------------------------------------ one move
-    async def move(self, game: Any, seat: int) -> MoveTiming:
+    async def move(self, game: Game, seat: int) -> MoveTiming:
         runner = self.runner
         spec = runner.spec
         if self.forfeited:
@@ -441,7 +428,7 @@ class TableRunner:
             else:
                 assert p.bot_id is not None
                 self.participants.append(RemoteParticipant(self, index, p.bot_id))
-        self.game: Any = None
+        self.game: Game | None = None
         self.game_index = spec.first_game_index
         self.seating: list[int] = spec.seating(spec.first_game_index)
         self.encoder: ViewEncoder | None = None
@@ -560,8 +547,6 @@ class TableRunner:
 
     # ------------------------------------------------------------ one game
     async def _play_game(self, index: int) -> None:
-        from bots_sdk.rules import Game
-
         spec = self.spec
         self.game_index = index
         self.seating = spec.seating(index)
@@ -575,7 +560,7 @@ class TableRunner:
         game = Game.from_seed(seed, spec.players, preset=spec.preset, starting=starting,
                               leader=leader, options=spec.overrides or None)
         self.game = game
-        encoder = self.encoder = ViewEncoder(game)
+        self.encoder = ViewEncoder(game)
         for seat, p_index in enumerate(self.seating):
             self.participants[p_index].seat = seat
         for participant in self.remote_participants():
@@ -583,10 +568,9 @@ class TableRunner:
         timings: list[MoveTiming] = []
         while not game.is_over:
             seat = game.to_move
+            assert seat is not None  # the game is not over
             participant = self.participants[self.seating[seat]]
-            offer = game.offer
             timing = await participant.move(game, seat)
-            encoder.record(seat, timing.played, offer)
             timings.append(timing)
             if participant.house or participant.forfeited:
                 # A house bot, or the fallback for a forfeited seat, moves without ever
@@ -645,17 +629,18 @@ class TableRunner:
 
     def game_start_message(self, participant: Participant) -> gw.RefereeMessage:
         game = self.game
+        assert game is not None  # sent while a game is being played
         seat = participant.seat
-        starting = bool(getattr(game, "starting", False))
         message = gw.GameStart(
             table_id=self.spec.table_id, game_index=self.game_index, seat=seat,
-            hand=wire.card_indices(game.hands[seat]), starting=starting,
+            hand=[c.index for c in game.hands[seat]], starting=game.starting,
             seats=self._seat_infos())
-        leader = getattr(game, "leader", None)
-        if leader is not None and not starting:
-            message.leader = leader
-        if starting:
-            message.opening_card = opening_card(game)
+        if game.starting:
+            opening = game.opening_card
+            assert opening is not None  # a starting game has one
+            message.opening_card = opening
+        else:
+            message.leader = game.leader
         return gw.RefereeMessage(game_start=message)
 
     def move_request_bytes(self, participant: Participant, pending: PendingMove,

@@ -17,7 +17,7 @@ class GreedyBot(Bot):
     threaded = False  # answers in well under a millisecond: play on the event loop
 
     def play(self, view: View) -> Move:
-        plays = view.seat_view.legal_plays
+        plays = view.plays
         if not plays:
             return None
         return min(plays, key=_strength)

@@ -273,8 +273,7 @@ class HeuristicBot(Bot):
         and ``None`` is the pass. One play per rank signature (the weakest suits), so this
         is also a short list of sensible candidates for a search bot (examples/search.py).
         Going out scores -inf; empty when there is no legal play (pass)."""
-        sv = view.seat_view
-        plays = sv.legal_plays
+        plays = view.plays
         if not plays:
             return []
         masks_of = getattr(plays, "masks", None)  # the engine's lazy sequence (local arena)
@@ -289,7 +288,7 @@ class HeuristicBot(Bot):
             x >>= 4
             r += 1
         never_played = True
-        for m in sv.history:
+        for m in view.history:
             names = m.get("cards")
             if names:
                 if m.get("seat") == me:

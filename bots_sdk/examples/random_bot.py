@@ -19,9 +19,8 @@ class RandomBot(Bot):
         self.rng: Any = random if seed is None else random.Random(seed)
 
     def play(self, view: View) -> Move:
-        sv = view.seat_view
-        plays = sv.legal_plays
-        n = len(plays) + (1 if sv.can_pass else 0)
+        plays = view.plays  # indexable: picking one never builds every play
+        n = len(plays) + (1 if view.can_pass else 0)
         i = self.rng.randrange(n)
         if i == len(plays):
             return None

@@ -7,11 +7,13 @@ rules themselves are ``visibility.seat_visibility``, shared with the referee's e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from bots_sdk.cards import Card, cards_of_mask, parse_cards
 
+from .moves import LegalPlays
 from .state import GameState, move_dict
 from .visibility import seat_visibility
 
@@ -31,7 +33,11 @@ class SeatView:
     finished: tuple[int, ...]
     history: tuple[dict[str, Any], ...]
     points: tuple[int, ...] | None
-    legal_plays: tuple[tuple[Card, ...], ...]
+    #: The legal plays as the engine listed them, only on this seat's move (empty
+    #: otherwise); indexable without building every play (the local arena hands a bot
+    #: the engine's lazy ``LegalPlays``: hands rich in straights have hundreds of suit
+    #: variants). ``legal_plays()`` gives them as a list of tuples.
+    plays: Sequence[Sequence[Card]] | LegalPlays
     starting: bool = False
     leader: int = 0
     frozen: tuple[int, ...] = ()
@@ -39,6 +45,11 @@ class SeatView:
     @property
     def my_turn(self) -> bool:
         return self.to_move == self.seat
+
+    def legal_plays(self) -> list[tuple[Card, ...]]:
+        """Every legal play now, each a tuple of Card in the engine's order (passing is
+        not in the list: see ``can_pass``); empty unless it is this seat's move."""
+        return [tuple(p) for p in self.plays]
 
     def to_dict(self) -> dict[str, Any]:
         table: dict[str, Any] | None = None
@@ -59,7 +70,7 @@ class SeatView:
             "finished": list(self.finished),
             "history": [dict(h) for h in self.history],
             "points": None if self.points is None else list(self.points),
-            "legal_plays": [[str(c) for c in p] for p in self.legal_plays],
+            "legal_plays": [[str(c) for c in p] for p in self.plays],
             "starting": self.starting,
             "leader": self.leader,
             "frozen": list(self.frozen),
@@ -86,7 +97,7 @@ class SeatView:
             finished=tuple(d.get("finished", ())),
             history=tuple(dict(h) for h in d.get("history", ())),
             points=None if points is None else tuple(points),
-            legal_plays=tuple(tuple(parse_cards(p)) for p in d.get("legal_plays", ())),
+            plays=tuple(tuple(parse_cards(p)) for p in d.get("legal_plays", ())),
             starting=bool(d.get("starting", False)),
             leader=d.get("leader", 0),
             frozen=tuple(d.get("frozen", ())),
@@ -115,8 +126,12 @@ def seat_view(game: GameState, seat: object) -> SeatView:
         finished=tuple(game.finishing_order),
         history=tuple(move_dict(mv) for mv in vis.moves),
         points=tuple(game.points) if over else None,
-        legal_plays=tuple(tuple(p) for p in game.legal_plays()) if vis.mine else (),
+        plays=tuple(tuple(p) for p in game.legal_plays()) if vis.mine else (),
         starting=game.starting,
         leader=game.leader,
         frozen=tuple(game.frozen),
     )
+
+
+#: The names of a SeatView's fields, in order.
+FIELDS: tuple[str, ...] = tuple(f.name for f in fields(SeatView))

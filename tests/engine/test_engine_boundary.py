@@ -5,6 +5,7 @@ gRPC, protobuf or Django installed; and nothing outside it reads a game's privat
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -196,7 +197,8 @@ def test_nothing_outside_the_engine_reads_game_internals() -> None:
     assert found == []
 
 
-@pytest.mark.parametrize("module", ["referee_service.wire", "web.replay_frames"])
+@pytest.mark.parametrize("module", ["referee_service.wire", "referee_service.view_encoder",
+                                    "bots_sdk.wire", "web.replay_frames"])
 def test_one_deck_table(module: str) -> None:
     """Card text <-> index lives in bots_sdk.cards only; the layers above import it."""
     from bots_sdk import cards
@@ -204,7 +206,7 @@ def test_one_deck_table(module: str) -> None:
     source = (ROOT / ("platform/" if module.startswith("web.") else "")
               / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
     assert '"SCDH"' not in source and '"J", "Q", "K"' not in source
-    assert "CARD_TEXT" in source
+    assert re.search(r"^from bots_sdk\.cards import .*\b(CARD_TEXT|CARD_INDEX)\b", source, re.M)
     assert cards.CARD_TEXT[0] == "3S" and cards.CARD_TEXT[51] == "2H"
     assert all(cards.CARD_INDEX[t] == i == cards.DECK[i].index and str(cards.DECK[i]) == t
                for i, t in enumerate(cards.CARD_TEXT))

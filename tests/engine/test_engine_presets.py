@@ -118,7 +118,7 @@ def test_an_offer_is_visible_only_to_the_offered_seat() -> None:
     assert g.view(2).legal_plays
     for seat in (0, 1, 3):  # only the offered seat knows it is being offered anything
         view = g.view(seat)
-        assert view.to_move is None and view.offer is None and view.legal_plays == ()
+        assert view.to_move is None and view.offer is None and view.plays == ()
     assert g.locked_out == ()
 
 

@@ -90,7 +90,7 @@ def test_every_seat_view_is_built_from_the_hiding_function(preset: str) -> None:
                 assert (view.to_move, view.offer, view.can_pass) == (vis.to_move, vis.offer,
                                                                      vis.can_pass)
                 assert len(view.history) == len(vis.moves)
-                assert bool(view.legal_plays) == (vis.mine and len(g.legal_plays()) > 0)
+                assert bool(view.plays) == (vis.mine and len(g.legal_plays()) > 0)
             if g.is_over:
                 break
             plays = g.legal_plays()

@@ -101,7 +101,7 @@ def test_a_seat_view_shows_only_what_the_seat_may_know() -> None:
     assert view.table["seat"] == seat
     assert SeatView.from_dict(json.loads(text)) == view
     idle = game.view(seat)
-    assert idle.legal_plays == () and not idle.can_pass and idle.points is None
+    assert idle.plays == () and not idle.can_pass and idle.points is None
 
 
 def test_a_table_carries_the_leader_and_the_starting_flag() -> None:

@@ -199,7 +199,7 @@ def test_views_show_only_what_the_seat_may_know() -> None:
     mine = g.view(2)
     other = g.view(0)
     assert list(mine.hand) == C("4S 8S") and list(other.hand) == C("3S 9D")
-    assert mine.legal_plays and not other.legal_plays
+    assert mine.legal_plays() and not other.legal_plays()
     assert mine.can_pass and not other.can_pass
     assert mine.card_counts == (2, 1, 2)
     assert mine.table["seat"] == 1 and list(mine.table["cards"]) == C("7C")

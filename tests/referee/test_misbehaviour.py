@@ -527,7 +527,7 @@ async def test_a_seat_moves_at_once_to_the_bots_other_open_stream(referee: Refer
 async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Even an engine bug hit by one table (simulated) leaves the other tables playing."""
-    import bots_sdk.rules
+    import referee_service.table
     from bots_sdk.rules import Game
 
     class Broken:
@@ -548,8 +548,8 @@ async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
             game = Game.from_seed(seed, *args, **kwargs)
             return Broken(game) if seed.startswith("boom/") else game
 
-    # the referee looks the engine's Game up when a table starts
-    monkeypatch.setattr(bots_sdk.rules, "Game", PatchedGame)
+    # the games the referee deals for its tables
+    monkeypatch.setattr(referee_service.table, "Game", PatchedGame)
     bots = await start_bots(referee.target, ["alice", "bob"])
     boom, fine = await asyncio.gather(
         play_table(referee.target, table_id="boom", seed="boom", games=1,

@@ -11,9 +11,8 @@ import pytest
 from bots_sdk.cards import CARD_TEXT
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from bots_sdk.rules import PRESETS, Game, replay_game
+from bots_sdk.rules import PRESETS, replay_game
 from referee_service.server import Referee
-from referee_service.table import opening_card
 
 from .harness import games_of, play_table, result_of, start_bots
 
@@ -232,21 +231,6 @@ async def test_thirty_two_tables_concurrently(referee: Referee) -> None:
     assert max(len(b.of_kind("table_start")) for b in bots) == 16
     for bot in bots:
         await bot.close()
-
-
-@pytest.mark.parametrize("players", [2, 3, 4])
-@pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_the_opening_card_is_the_leaders_and_every_first_play_holds_it(preset: str,
-                                                                       players: int) -> None:
-    for i in range(30):
-        game = Game.from_seed(f"opening-{preset}-{i}", players, preset=preset)
-        card = opening_card(game)
-        start = game.options.start_card
-        dealt = sorted(c.index for hand in game.initial_hands for c in hand)
-        assert card == (start if start in dealt else dealt[0])
-        assert card in {c.index for c in game.initial_hands[game.leader]}
-        if not game.is_over:
-            assert all(card in {c.index for c in play} for play in game.legal_plays())
 
 
 async def test_game_start_names_the_opening_card_of_starting_games(referee: Referee) -> None:

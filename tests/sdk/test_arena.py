@@ -150,7 +150,7 @@ def test_a_bot_that_keeps_its_views_sees_each_as_it_was(bot_file):
                 self.seen = []
 
             def play(self, view):
-                self.seen.append((view, len(view.seat_view.legal_plays)))
+                self.seen.append((view, len(view.plays)))
                 plays = view.legal_plays()
                 return plays[0] if plays else view.pass_turn()
 

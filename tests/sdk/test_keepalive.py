@@ -34,7 +34,8 @@ INTERVAL_MS = 1000
 
 class Passer(Bot):
     def play(self, view):
-        return view.legal_plays[0] if view.legal_plays else None
+        plays = view.legal_plays()
+        return plays[0] if plays else None
 
 
 async def test_an_idle_bot_connection_survives_many_keepalive_intervals(

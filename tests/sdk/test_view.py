@@ -94,6 +94,14 @@ def test_safe_move_is_the_referees_fallback():
     )
 
 
+def _play(g: Game, rng: random.Random) -> None:
+    plays = g.legal_plays()
+    if not plays or g.can_pass and rng.random() < 0.4:
+        g.pass_turn()
+    else:
+        g.play(plays[rng.randrange(len(plays))])
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     seed=st.text(min_size=1, max_size=8),
@@ -102,48 +110,67 @@ def test_safe_move_is_the_referees_fallback():
     moves=st.integers(0, 40),
 )
 def test_a_view_sent_over_the_wire_is_the_engine_view(seed, preset, players, moves):
-    """Referee encoder -> protocol SeatView -> SDK decoder gives back the engine's view, so
-    a bot sees the same thing in the arena and on the referee."""
-    from bots_sdk.wire import seat_view_from_proto
-    from referee_service.wire import HistoryEncoder
-    from referee_service.wire import seat_view as encode
+    """The referee's bytes -> protocol SeatView -> SDK decoder give back the engine's view,
+    so a bot sees the same thing in the arena and on the referee."""
+    from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+    from bots_sdk.wire import view_from_proto
+    from referee_service.view_encoder import ViewEncoder
 
     g = Game.from_seed(seed, players, preset=preset)
     rng = random.Random(seed)
     for _ in range(moves):
         if g.is_over:
             break
-        plays = g.legal_plays()
-        if not plays or g.can_pass and rng.random() < 0.4:
-            g.pass_turn()
-        else:
-            g.play(plays[rng.randrange(len(plays))])
+        _play(g, rng)
+    encoder = ViewEncoder(g)
     for seat in range(players):
-        engine_view = g.view(seat)
-        decoded = seat_view_from_proto(encode(engine_view, HistoryEncoder()))
-        assert decoded == engine_view
+        received = pb.SeatView.FromString(encoder.seat_view_bytes(seat))
+        decoded = view_from_proto(received, table_id="t", game_index=2, time_left_ms=900)
+        assert decoded == View(g.view(seat), table_id="t", game_index=2, time_left_ms=900)
+        assert decoded.to_dict() == g.view(seat).to_dict()
 
 
 def test_history_cache_decodes_each_entry_once_and_equals_a_full_decode():
     """The client decodes only the entries new since the last view of the game; the result
     must be the full decode every time, and start over with a new game."""
-    from bots_sdk.wire import HistoryCache, seat_view_from_proto
-    from referee_service.wire import HistoryEncoder
-    from referee_service.wire import seat_view as encode
+    from bots_sdk.wire import HistoryCache, view_from_proto
+    from referee_service.view_encoder import seat_view_message
 
     cache = HistoryCache()
     for game_index, seed in enumerate(["cache-a", "cache-b"]):
         g = Game.from_seed(seed, 4)
         rng = random.Random(seed)
         while not g.is_over:
-            wire_view = encode(g.view(g.to_move), HistoryEncoder())
-            cached = seat_view_from_proto(
+            wire_view = seat_view_message(g.view(g.to_move))
+            cached = view_from_proto(
                 wire_view, history=cache.decode(game_index, wire_view.history))
-            assert cached == seat_view_from_proto(wire_view) == g.view(g.to_move)
-            plays = g.legal_plays()
-            if not plays or g.can_pass and rng.random() < 0.4:
-                g.pass_turn()
-            else:
-                g.play(plays[rng.randrange(len(plays))])
+            assert cached == view_from_proto(wire_view) == View(g.view(g.to_move))
+            _play(g, rng)
         # what it holds is the last view's history, decoded once per entry
-        assert tuple(cache.entries) == seat_view_from_proto(wire_view).history
+        assert tuple(cache.entries) == view_from_proto(wire_view).history
+
+
+def test_a_view_is_the_engine_seat_view_with_its_table():
+    """One definition of what a seat sees: the engine's SeatView fields, in the View as
+    they are (typed, no forwarding), plus the table context."""
+    import dataclasses
+    import pickle
+
+    from bots_sdk.rules import SeatView
+
+    g = _midgame("same", 7)
+    sv = g.view(g.to_move)
+    view = View(sv, table_id="t9", game_index=4, time_left_ms=250, table_score=-3)
+    assert isinstance(view, SeatView) and view.seat_view is view
+    names = [f.name for f in dataclasses.fields(View)]
+    assert names == [f.name for f in dataclasses.fields(SeatView)] + [
+        "table_id", "game_index", "time_left_ms", "table_score"]
+    for f in dataclasses.fields(SeatView):
+        assert getattr(view, f.name) == getattr(sv, f.name)
+    assert view.legal_plays() == sv.legal_plays() == [tuple(p) for p in g.legal_plays()]
+    assert view.to_dict() == sv.to_dict()
+    assert view != View(sv, table_id="t9", game_index=5, time_left_ms=250, table_score=-3)
+    # house bots that think in a worker process get their view pickled
+    assert pickle.loads(pickle.dumps(view)) == view
+    with pytest.raises(AttributeError):
+        view.no_such_field  # noqa: B018  (no __getattr__ forwarding anything)

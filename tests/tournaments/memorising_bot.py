@@ -76,14 +76,14 @@ def memorising_bot(memory: Memory) -> type[Bot]:
             state = self.current.get((view.table_id, view.game_index))
             if state is None:
                 return
-            for move in view.seat_view.history:
+            for move in view.history:
                 cards = move.get("cards")
                 if cards:
                     state["seen"].setdefault(move["seat"], set()).update(_index(c) for c in cards)
 
         def play(self, view: View) -> Move:
             self._note(view)
-            plays = view.seat_view.legal_plays
+            plays = view.plays
             if not plays:
                 return None
             return min(plays, key=lambda p: (max(c.index for c in p), -len(p)))

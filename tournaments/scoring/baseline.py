@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from bots_sdk.bot import Bot, View, normalize_move, safe_move
-from bots_sdk.liveview import LiveSeatView
+from bots_sdk.bot import Bot, normalize_move, safe_move
+from bots_sdk.examples import EXAMPLES
+from bots_sdk.liveview import LiveView, seal
 
 BASELINE_VERSION = "house-sim-v1: mean of greedy x4 and heuristic x4"
 DEFAULT_BASELINE_BOTS: tuple[str, ...] = ("greedy", "heuristic")
@@ -30,14 +31,10 @@ DEFAULT_BASELINE_BOTS: tuple[str, ...] = ("greedy", "heuristic")
 
 @lru_cache(maxsize=8)
 def house_bot_class(name: str) -> type[Bot]:
-    from bots_sdk.examples.greedy import GreedyBot
-    from bots_sdk.examples.heuristic import HeuristicBot
-    from bots_sdk.examples.random_bot import RandomBot
-
-    classes: dict[str, type[Bot]] = {"greedy": GreedyBot, "heuristic": HeuristicBot, "random": RandomBot}
-    if name not in classes:
-        raise ValueError(f"unknown baseline bot {name!r}; choose from {', '.join(sorted(classes))}")
-    return classes[name]
+    """A house bot by its registry name (bots_sdk.examples.EXAMPLES)."""
+    if name not in EXAMPLES:
+        raise ValueError(f"unknown baseline bot {name!r}; choose from {', '.join(sorted(EXAMPLES))}")
+    return EXAMPLES[name]
 
 
 def play_deal(
@@ -57,17 +54,20 @@ def play_deal(
 
     game = Game.from_seed(seed, len(bots), preset=preset, starting=starting, options=options or None)
     while not game.is_over:
-        live = LiveSeatView(game)
-        seat = live.seat
+        view = LiveView(game, "baseline")
         try:
-            raw = bots[seat].play(View(live, "baseline"))
+            raw = bots[view.seat].play(view)
             cards = None if raw is None else normalize_move(raw)
+        except (ValueError, TypeError):
+            cards = safe_move(view.can_pass, view.legal_plays())
+        seal(view, held=1)  # a bot that kept the view gets its snapshot before we move on
+        try:
             if cards is None:
                 game.pass_turn()
             else:
                 game.play(list(cards))
-        except (IllegalMove, ValueError, TypeError):
-            fallback = safe_move(live.can_pass, [tuple(p) for p in live.legal_plays])
+        except IllegalMove:
+            fallback = safe_move(view.can_pass, view.legal_plays())
             if fallback is None:
                 game.pass_turn()
             else:
