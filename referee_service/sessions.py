@@ -30,6 +30,9 @@ log = logging.getLogger("referee_service.sessions")
 DEFAULT_MAX_STREAMS_PER_BOT = 4
 DEFAULT_MAX_TABLES_PER_BOT = 64
 DEFAULT_RATE_LIMIT = 50
+#: Tables whose move-id offsets a referee remembers for a resumed run (see
+#: SessionRegistry.move_id_bases_of).
+MAX_REMEMBERED_TABLES = 100_000
 
 
 def _session_id() -> str:
@@ -181,6 +184,9 @@ class SessionRegistry:
                  rate_limit: int = DEFAULT_RATE_LIMIT) -> None:
         self.sessions: dict[str, list[BotSession]] = {}
         self.tables: dict[str, TableRunner] = {}
+        # table id -> the move-id offsets its runs drew (table.new_move_id_base), kept
+        # until a run completes it: a resumed run never reuses an aborted run's ids.
+        self.move_id_bases: dict[str, set[int]] = {}
         self.max_streams_per_bot = max_streams_per_bot
         self.max_tables_per_bot = max_tables_per_bot
         self.rate_limit = rate_limit
@@ -191,6 +197,17 @@ class SessionRegistry:
         self._changed = asyncio.Event()
         # Called on every change of streams or free slots (the pool heartbeat reports early).
         self.listeners: list[Callable[[], None]] = []
+
+    def move_id_bases_of(self, table_id: str) -> set[int]:
+        """The move-id offsets earlier runs of `table_id` drew here (to be added to). The
+        tables remembered are capped: the oldest of those never completed (abandoned)
+        are forgotten first."""
+        bases = self.move_id_bases.get(table_id)
+        if bases is None:
+            if len(self.move_id_bases) >= MAX_REMEMBERED_TABLES:
+                del self.move_id_bases[next(iter(self.move_id_bases))]
+            bases = self.move_id_bases[table_id] = set()
+        return bases
 
     def _notify(self) -> None:
         self._changed.set()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -37,6 +38,26 @@ STRIKE_NAMES = {
     gw.STRIKE_REASON_ILLEGAL_MOVES: "illegal_moves",
     gw.STRIKE_REASON_DISCONNECTED: "disconnected",
 }
+
+
+#: Move ids of one seat in one run are its offset plus 1, 2, 3, ...: offsets are random
+#: multiples of 2^25 (more requests than a seat can be sent in MAX_GAMES games) below
+#: 2^53 (exact as a JavaScript number), so two runs' ids are disjoint unless they drew
+#: the same offset.
+MOVE_ID_SPACING = 1 << 25
+MOVE_ID_OFFSETS = 1 << 28
+
+
+def new_move_id_base(taken: set[int]) -> int:
+    """A random move-id offset for a seat of a new run of a table, none of the ones in
+    `taken` (which it joins): the offsets earlier runs of the same table drew on this
+    referee, so a late answer meant for one of them never matches this run's requests
+    (and across referee processes two runs share an offset with probability 2^-28)."""
+    while True:
+        base = secrets.randbelow(MOVE_ID_OFFSETS) * MOVE_ID_SPACING
+        if base not in taken:
+            taken.add(base)
+            return base
 
 
 class TableFailure(Exception):
@@ -216,9 +237,13 @@ class RemoteParticipant(Participant):
         self.bot_id = bot_id
         self.session: BotSession | None = None
         self.pending: PendingMove | None = None
-        # Move ids count this seat's own requests at this table (1, 2, 3, ...), so they
-        # say nothing about other seats (e.g. an offer they declined) or other tables.
+        # Move ids count this seat's own requests in this run of the table, after a random
+        # offset of the seat's own: so they say nothing about other seats (e.g. an offer
+        # they declined) or other tables, and an answer that arrives late from an earlier
+        # run of the same table (aborted, then resumed) never matches a request of this
+        # one, which counts from another offset (docs/protocol.md, "Move ids").
         self.requests_made = 0
+        self.move_id_base = new_move_id_base(runner.registry.move_id_bases_of(runner.spec.table_id))
         self.connected = asyncio.Event()
         self.attached_once = False
         self.disconnected_at: float | None = None
@@ -305,8 +330,8 @@ class RemoteParticipant(Participant):
         budget = (spec.move_time_ms + self.bank_ms) / 1000
         deadline = start + budget
         self.requests_made += 1
-        pending = PendingMove(self.requests_made, runner.game_index, seat, deadline,
-                              spec.max_illegal_attempts)
+        pending = PendingMove(self.move_id_base + self.requests_made, runner.game_index, seat,
+                              deadline, spec.max_illegal_attempts)
         self.pending = pending
         attempts = 0
         must_send = True
@@ -505,6 +530,8 @@ class TableRunner:
             next_starting=self.next_starting)
         if self.next_leader is not None:
             result.next_leader = self.next_leader
+        if status == org.TABLE_STATUS_COMPLETED:  # never resumed: its offsets can go
+            self.registry.move_id_bases.pop(self.spec.table_id, None)
         self.log_event("table_finished", status=org.TableStatus.Name(status),
                        games_played=self.games_played, detail=detail)
         self.events.put_nowait(org.TableEvent(result=result))

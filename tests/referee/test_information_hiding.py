@@ -11,6 +11,7 @@ from bots_sdk.cards import parse_cards
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.rules import PRESETS
 from referee_service.server import Referee
+from referee_service.table import MOVE_ID_SPACING
 
 from .harness import Policy, RawBot, games_of, move, play_table, random_policy, start_bots
 
@@ -132,7 +133,8 @@ def declining_policy(seed: int) -> Policy:
 async def test_move_ids_say_nothing_about_other_seats_or_tables(referee: Referee) -> None:
     """A declined offer is hidden from the other seats' views (it would reveal a bomb);
     the move ids must not give it away either, nor any other seat's or table's requests:
-    each seat's ids count its own requests at its table, 1, 2, 3, ..."""
+    each seat's ids count its own requests at its table, 1, 2, 3, ..., after a random
+    offset of its own (a multiple of MOVE_ID_SPACING)."""
     names = ["alice", "bob", "carol", "dave"]
     bots = [RawBot(referee.target, name, policy=declining_policy(n)).start()
             for n, name in enumerate(names)]
@@ -154,10 +156,17 @@ async def test_move_ids_say_nothing_about_other_seats_or_tables(referee: Referee
         if declined_between:
             break
     assert declined_between, "no offer was declined in 8 rounds of tables"
+    offsets = set()
+    pairs = 0
     for bot in bots:
         ids: dict[str, list[int]] = {}
         for request in bot.of_kind("move_request"):
             ids.setdefault(request.table_id, []).append(request.move_id)
         for table, seen in ids.items():
-            assert seen == list(range(1, len(seen) + 1)), (bot.bot_id, table, seen)
+            offset = seen[0] - 1
+            assert offset % MOVE_ID_SPACING == 0 and offset + len(seen) < 2**53
+            assert seen == list(range(offset + 1, offset + len(seen) + 1)), (bot.bot_id, table)
+            offsets.add(offset)
+            pairs += 1
         await bot.close()
+    assert len(offsets) == pairs >= 8  # drawn afresh for every seat of every table

@@ -9,6 +9,7 @@ import time
 import grpc
 import pytest
 
+from bots_sdk.cards import CARD_TEXT
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from referee_service.server import Referee
@@ -566,3 +567,58 @@ async def test_an_internal_failure_ends_only_its_own_table(referee: Referee,
     assert result_of(again).status == org.TABLE_STATUS_COMPLETED
     for bot in bots:
         await bot.close()
+
+
+async def test_a_late_answer_from_an_aborted_run_is_not_taken_for_the_resumed_run(
+        referee: Referee) -> None:
+    """A table aborted and played again under the same table id (a worker retrying it)
+    asks the same seat the same first move: the bot's late answer to the aborted run's
+    request must not be applied to the new run's (they once both had move id 1)."""
+    alice = await RawBot(referee.target, "alice", policy=lambda r, b: None).start().connected()
+    request = org.PlayTableRequest(
+        table_id="rerun", games=1, move_time_ms=5000, seed="rerun", deal_seeds=["rerun/0"],
+        seats=[org.SeatSpec(bot_id="alice"), org.SeatSpec(house_bot="random")])
+    channel, stub = organizer_stub(referee.target)
+
+    async def next_request(after: int) -> gw.MoveRequest:
+        for _ in range(500):
+            asked = alice.of_kind("move_request")
+            if len(asked) > after:
+                return asked[after]
+            await asyncio.sleep(0.01)
+        raise AssertionError("alice was not asked for a move")
+
+    first = stub.PlayTable(request, metadata=AUTH)
+    aborted = await next_request(0)
+    first.cancel()
+    assert (await alice.table_end("rerun", timeout=2)).reason == gw.TABLE_END_REASON_ABORTED
+    second = stub.PlayTable(request, metadata=AUTH)
+    events = asyncio.ensure_future(_events(second))
+    current = await next_request(1)
+    assert current.view == aborted.view  # the same position, asked again
+    assert current.move_id != aborted.move_id
+    plays = [list(p.cards) for p in current.view.legal_plays]
+    late, mine = (plays[-1], None) if current.view.can_pass else (plays[-1], plays[0])
+    assert late != mine
+    alice.send(move(aborted, late))  # the answer to the aborted run, arriving late
+    for _ in range(500):
+        rejected = [r for r in alice.of_kind("move_rejected") if r.sent_move_id == aborted.move_id]
+        if rejected:
+            break
+        await asyncio.sleep(0.01)
+    assert rejected and rejected[0].code == gw.MOVE_ERROR_CODE_STALE_MOVE
+    assert rejected[0].move_id == current.move_id  # it names what is awaited instead
+    alice.policy = random_policy(7)
+    alice.send(move(current, mine))
+    done = await asyncio.wait_for(events, 60)
+    assert result_of(done).status == org.TABLE_STATUS_COMPLETED
+    replay = json.loads(games_of(done)[0].replay_json)
+    first_of_alice = next(m for m in replay["moves"] if m["seat"] == current.view.seat)
+    assert first_of_alice.get("cards", None) == (
+        None if mine is None else [CARD_TEXT[c] for c in sorted(mine)])
+    await channel.close()
+    await alice.kill()
+
+
+async def _events(call: object) -> list[org.TableEvent]:
+    return [event async for event in call]  # type: ignore[attr-defined]
