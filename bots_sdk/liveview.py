@@ -2,10 +2,11 @@
 
 `Game.view()` copies the whole public state (history included) on every move, which costs
 several times the engine's own move; a random bot needs only the legal plays. A
-`LiveView` is a real `View` (same class, same fields) whose cheap fields are taken from
-the live game when it is made (`seat`, `to_move`, `can_pass`, `plays`, `offer`,
-`players`, `preset`: what most bots read) and whose other fields are filled from
-`game.view(seat)` on first use. It stays a faithful snapshot: call `seal()` after the bot
+`LiveView` is a real `View` (same class, same fields) whose fields are filled only as the
+bot reads them: `seat`, `can_pass` and `plays` (what every bot reads) when it is made,
+`to_move`, `offer`, `players` and `preset` from the live game on first use, and the rest
+from `game.view(seat)` on first use of any of them. (The table fields other than
+`table_id` keep their class defaults, which are the arena's: game 0, no clock, no score.) It stays a faithful snapshot: call `seal()` after the bot
 returned and before the game moves on; if the bot kept a reference to the view (CPython
 reference counts tell), the full snapshot is taken at that moment.
 """
@@ -25,6 +26,7 @@ __all__ = ["COUNTS_REFS", "LiveView", "seal"]
 #: view is snapshotted.
 COUNTS_REFS = sys.implementation.name == "cpython"
 _LAZY = frozenset(FIELDS)
+_FROM_GAME = frozenset({"offer", "players", "preset"})
 
 
 class LiveView(View):
@@ -39,18 +41,12 @@ class LiveView(View):
         """Point this view at `game`'s current position (when nobody else holds it: the
         arena reuses one object per game instead of building one per move)."""
         values = self.__dict__
-        values.clear()
-        seat = game.to_move
-        values["seat"] = values["to_move"] = seat
+        if len(values) != 5:  # the bot read more than these five last time
+            values.clear()
+        values["seat"] = game.to_move
         values["can_pass"] = game.can_pass
         values["plays"] = game.legal_plays()
-        values["offer"] = game.offer
-        values["players"] = game.players
-        values["preset"] = game.preset
         values["table_id"] = table_id
-        values["game_index"] = 0
-        values["time_left_ms"] = None
-        values["table_score"] = 0
         values["_game"] = game
 
     def snapshot(self) -> None:
@@ -66,10 +62,19 @@ class LiveView(View):
     def __getattr__(self, name: str) -> Any:
         # Called only for a field not filled yet (and for unknown names).
         if name in _LAZY:
-            if "_game" not in self.__dict__:
+            values = self.__dict__
+            game = values.get("_game")
+            if game is None:
                 raise RuntimeError("this view expired when its move was played")
-            self.snapshot()
-            return self.__dict__[name]
+            if name == "to_move":
+                value = values["seat"]  # a live view is always of the seat to move
+            elif name in _FROM_GAME:
+                value = getattr(game, name)
+            else:
+                self.snapshot()
+                return values[name]
+            values[name] = value
+            return value
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 

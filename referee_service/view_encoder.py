@@ -129,19 +129,21 @@ _TRUE = b"\x01"
 
 
 def _uint(key: bytes, value: int) -> bytes:
-    """A scalar field, left out at 0 (proto3's default), unless the field tracks presence."""
-    return key + varint(value) if value else b""
+    """A scalar field, left out at 0 (proto3's default)."""
+    if not value:
+        return b""
+    return key + (_VARINTS[value] if value < 16384 else _varint(value))
 
 
 def _string(key: bytes, text: str) -> bytes:
     if not text:
         return b""
-    data = text.encode()
-    return key + varint(len(data)) + data
+    return _nested(key, text.encode())
 
 
 def _nested(key: bytes, body: bytes) -> bytes:
-    return key + varint(len(body)) + body
+    n = len(body)
+    return key + (_VARINTS[n] if n < 16384 else _varint(n)) + body
 
 
 def _packed(key: bytes, values: Sequence[int]) -> bytes:
@@ -249,8 +251,10 @@ class ViewEncoder:
         game = self.game
         vis = seat_visibility(game, seat, moves_from=self._logged)
         if vis.moves_to != self._logged:  # the game moved on since the last view
-            self._history.extend(_history_entry(*mv) for mv in vis.moves)
-            self._history_bytes = b"".join(self._history)
+            history = self._history
+            for seat_, mask, offer in vis.moves:
+                history.append(_history_entry(seat_, mask, offer))
+            self._history_bytes = b"".join(history)
             self._logged = vis.moves_to
         if self._public_at != vis.moves_to:
             self._public = self._public_bytes()
@@ -260,8 +264,8 @@ class ViewEncoder:
             hand = _packed(_HAND, _indices(vis.hand))
             self._hand_bytes[seat] = (vis.hand, hand)
         parts = [self._static[seat], hand, self._public, self._history_bytes]
-        if vis.to_move is not None:
-            parts.append(_TO_MOVE + varint(vis.to_move))  # tracks presence: 0 is written
+        if vis.to_move is not None:  # tracks presence: seat 0 is written
+            parts.append(_TO_MOVE + _VARINTS[vis.to_move])
         if vis.mine:
             if vis.can_pass:
                 parts.append(_CAN_PASS + _TRUE)

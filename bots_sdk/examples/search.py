@@ -5,7 +5,8 @@ Each move it:
 1. asks the heuristic bot for its ranked candidates (one play per rank signature, and the
    pass) and keeps the best few: the prior, and the move played if time runs out;
 2. until the budget is spent, deals the hidden cards consistently with what it has seen
-   (``bots_sdk.determinize``), and for every candidate plays it on that deal and finishes
+   (``bots_sdk.determinize``), and for every candidate plays it on a copy of that deal's
+   game (``Game.copy()``) and finishes
    the game with every seat playing the heuristic bot's decisions (``rollout``), scoring
    the points it wins;
 3. plays the candidate with the best mean, but only leaves the heuristic's first choice
@@ -285,10 +286,12 @@ class SearchBot(Bot):
         deals = 0
         rng = self.rng
         while not out_of_time():
-            deal = det.sample(rng)
+            # One deal at the view's position, copied for each candidate but the last
+            # (a copy costs a small fraction of dealing and replaying the history).
+            deal_game = det.sample_game(rng)
             results = []
-            for move in cands:
-                game = det.game_for(deal)
+            for i, move in enumerate(cands):
+                game = deal_game if i == k - 1 else deal_game.copy()
                 if move is None:
                     game.pass_turn()
                 else:

@@ -174,3 +174,28 @@ def test_a_view_is_the_engine_seat_view_with_its_table():
     assert pickle.loads(pickle.dumps(view)) == view
     with pytest.raises(AttributeError):
         view.no_such_field  # noqa: B018  (no __getattr__ forwarding anything)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_a_live_view_kept_by_the_bot_is_the_view_of_its_position(preset):
+    """The arena's lazy view: sealed after the bot's move, it holds exactly what
+    `Game.view` said at that position (offers included), and one nobody kept expires."""
+    from bots_sdk.liveview import LiveView, seal
+
+    g = Game.from_seed(f"live-{preset}", 4, preset=preset, starting=False, leader=1)
+    rng = random.Random(preset)
+    kept = []
+    while not g.is_over:
+        view = LiveView(g, "t")
+        if rng.random() < 0.5:  # read from the live game, before the seal
+            assert (view.offer, view.to_move, view.preset) == (g.offer, g.to_move, preset)
+        kept.append((view, g.copy()))
+        seal(view, held=1)  # `view` here; the list's reference says the bot kept it
+        _play(g, rng)
+    for view, then in kept:
+        assert view == View(then.view(then.to_move), table_id="t")
+    view = LiveView(Game.from_seed("gone", 4), "t")
+    seal(view, held=1)
+    assert view.legal_plays()  # what it was made with stays
+    with pytest.raises(RuntimeError, match="expired"):
+        view.hand  # noqa: B018
