@@ -31,7 +31,9 @@ QUICK: dict[str, list[str]] = {
     "middleware_bench": ["--rounds", "3", "--requests", "100"],
     "referee_bench": ["--quick"],
     "sdk_client_bench": ["--quick"],
+    "search_bench": ["--quick"],
     "tournament_bench": ["--rounds", "1", "--recompute-games", "10000", "--record-rounds", "1"],
+    "view_encoder_bench": ["--quick"],
     "web_bench": ["--games", "2000", "--repeat", "5"],
 }
 
