@@ -6,7 +6,10 @@ leaderboard, then renders each page through Django's test client several times a
 median and worst server time and the query count. All pages are measured in one run so the
 numbers compare with each other.
 
-    .venv/bin/python benchmarks/web_bench.py [--games 10000] [--repeat 15]
+    .venv/bin/python benchmarks/web_bench.py [--games 10000] [--repeat 15] [--queries]
+
+`--queries` also prints, per page, each query's median time in the database (timed around
+the cursor call): what a change to one selector costs, without the rendering around it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--bots", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--queries", action="store_true", help="per page, each query's median database time")
     args = parser.parse_args()
 
     import django
@@ -71,19 +75,40 @@ def main() -> None:
         print(f"database: {connection.vendor}; built {args.games} games for {args.bots} bots in {build_s:.1f} s\n")
         print(f"| page | queries | median ms | worst ms | under {BUDGET_MS:.0f} ms |")
         print("| --- | ---: | ---: | ---: | :---: |")
+        per_query: dict[str, list[tuple[str, list[float]]]] = {}
         for name, url in pages:
             cache.clear()
             client.get(url)  # warm-up (template loading, connection)
             times = []
+            timed: list[tuple[str, list[float]]] = []
             for _ in range(args.repeat):
                 cache.clear()
-                with CaptureQueriesContext(connection) as ctx:
+                calls: list[tuple[str, float]] = []
+
+                def timer(execute, sql, params, many, context, calls=calls):
+                    start = time.perf_counter()
+                    try:
+                        return execute(sql, params, many, context)
+                    finally:
+                        calls.append((sql, (time.perf_counter() - start) * 1000))
+
+                with CaptureQueriesContext(connection) as ctx, connection.execute_wrapper(timer):
                     start = time.perf_counter()
                     response = client.get(url)
                     times.append((time.perf_counter() - start) * 1000)
                 assert response.status_code == 200, (url, response.status_code)
+                for i, (sql, ms) in enumerate(calls):
+                    if i == len(timed):
+                        timed.append((sql, []))
+                    timed[i][1].append(ms)
+            per_query[name] = timed
             med, worst = statistics.median(times), max(times)
             print(f"| {name} | {len(ctx)} | {med:.1f} | {worst:.1f} | {'yes' if med < BUDGET_MS else 'NO'} |")
+        if args.queries:
+            for name, timed in per_query.items():
+                print(f"\n{name}: median ms per query")
+                for sql, ms in timed:
+                    print(f"  {statistics.median(ms):7.2f}  {' '.join(sql.split())[:110]}")
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
