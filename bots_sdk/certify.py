@@ -6,7 +6,8 @@ Three stages, each reported as PASS / WARN / FAIL lines:
    moves are listed with the engine's reason;
 2. timing: the slowest move against the ladder's time per move;
 3. a protocol round trip: the bot plays a short table through the real gRPC client
-   against an in-process referee on a loopback port.
+   against a referee started for it on a loopback port (`tienlen-referee`, which comes
+   with the platform; skipped, with a warning, where only the SDK is installed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from bots_sdk.bot import Bot, View, normalize_move, safe_move
+from bots_sdk.netcheck import RefereeUnavailable, referee_command, round_trip
 from bots_sdk.rules import PRESETS, Game, IllegalMove, SeatView, deal
 
 __all__ = ["CheckReport", "certify"]
@@ -64,7 +66,7 @@ def _play_game(game: Game, bot_seat: int, bot: Bot, probe: _Probe, label: str, r
             raw = bot.play(View(sv, "check", 0))
             if inspect.isawaitable(raw):
                 loop = loop or asyncio.new_event_loop()
-                raw = loop.run_until_complete(raw)  # type: ignore[arg-type]
+                raw = loop.run_until_complete(raw)
             cards = normalize_move(raw)
         except Exception as exc:
             probe.times.append(time.perf_counter() - t0)
@@ -162,13 +164,17 @@ def _timing_stage(probe: _Probe, move_time_ms: int, report: CheckReport, out: Te
 
 
 def _server_stage(bot_cls: type[Bot], report: CheckReport, out: TextIO | None) -> None:
-    try:
-        from bots_sdk.netcheck import round_trip
-    except ImportError as exc:  # pragma: no cover - an SDK installed without the referee
-        report.add("WARN", f"protocol round trip skipped: {exc}", out)
+    command = referee_command()
+    if command is None:
+        report.add("WARN", "protocol round trip skipped: no referee here (`tienlen-referee` "
+                   "comes with the platform: pip install ./platform in its checkout); the "
+                   "local games above went through the same View and move checks", out)
         return
     try:
-        result = asyncio.run(round_trip(bot_cls))
+        result = asyncio.run(round_trip(bot_cls, command=command))
+    except RefereeUnavailable as exc:
+        report.add("FAIL", f"protocol round trip: the referee did not start: {exc}", out)
+        return
     except Exception as exc:
         report.add("FAIL", f"protocol round trip: {type(exc).__name__}: {exc}", out)
         return

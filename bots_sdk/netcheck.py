@@ -1,21 +1,42 @@
 """A protocol round trip for `tienlen-bot check`: the bot, through the real gRPC client,
-plays a short table against house bots on an in-process referee (loopback port).
+plays a short table against house bots on a real referee started for it.
 
-This is the one SDK module that imports the referee (`referee_service`): it is a tool
-that runs both ends, and it imports lazily so the rest of the SDK never needs it.
+The referee is the platform's, not the SDK's: this module never imports it. It runs the
+`tienlen-referee` command (installed with the platform, `pip install ./platform` in a
+checkout) as a child process on a loopback port, with a fresh bot token and organiser
+token, and drives it through the public organiser API as the platform's workers do. An
+SDK installed alone has no referee: the round trip is then skipped (`referee_command`
+returns None) and the check says so.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+import os
 import secrets
+import shutil
+import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 
 from bots_sdk.bot import Bot
+from bots_sdk.client import BotClient
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
 
-__all__ = ["RoundTripResult", "round_trip"]
+__all__ = ["RefereeUnavailable", "RoundTripResult", "referee_command", "round_trip"]
+
+REFEREE = "tienlen-referee"
+BOT_ID = "check-bot"
+
+
+class RefereeUnavailable(Exception):
+    """The referee could not be started; the message says why (with its last log lines)."""
 
 
 @dataclass
@@ -49,41 +70,104 @@ class RoundTripResult:
         return text
 
 
+def referee_command() -> list[str] | None:
+    """How to start a referee here: the `tienlen-referee` installed next to this Python
+    (the same environment), else one on PATH; None when the platform is not installed."""
+    beside = Path(sys.executable).with_name(REFEREE)
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [str(beside)]
+    found = shutil.which(REFEREE)
+    return [found] if found else None
+
+
+@contextlib.asynccontextmanager
+async def running_referee(command: list[str], bot_token: str, organizer_token: str,
+                          *, start_timeout_s: float = 60.0) -> AsyncIterator[str]:
+    """A referee child process on a loopback port; yields its address. Its port is read
+    from its own `listening` log line (JSON), so no port is guessed."""
+    env = {**os.environ, "TIENLEN_BOT_TOKENS": f"{BOT_ID}:{bot_token}",
+           "TIENLEN_ORGANIZER_TOKEN": organizer_token}
+    proc = await asyncio.create_subprocess_exec(
+        *command, "--listen", "127.0.0.1:0", "--token-store", "env", "--pool", "none",
+        "--log-format", "json", "--log-level", "info", "--shutdown-grace", "0",
+        env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE)
+    assert proc.stderr is not None
+    tail: list[str] = []
+
+    async def target() -> str:
+        assert proc.stderr is not None
+        while True:
+            line = await proc.stderr.readline()
+            if not line:
+                raise RefereeUnavailable(
+                    f"{command[0]} exited (status {await proc.wait()}) before listening: "
+                    + (" | ".join(tail[-3:]) or "no output"))
+            text = line.decode("utf-8", "replace").strip()
+            tail.append(text)
+            with contextlib.suppress(ValueError):
+                record = json.loads(text)
+                if isinstance(record, dict) and record.get("event") == "listening":
+                    return str(record["target"])
+
+    async def drain() -> None:  # keep reading its log, or a full pipe would stall it
+        assert proc.stderr is not None
+        while await proc.stderr.readline():
+            pass
+
+    draining: asyncio.Task[None] | None = None
+    try:
+        try:
+            address = await asyncio.wait_for(target(), start_timeout_s)
+        except TimeoutError:
+            raise RefereeUnavailable(
+                f"{command[0]} did not start listening within {start_timeout_s:g} s") from None
+        draining = asyncio.ensure_future(drain())
+        yield address
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 20)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        if draining is not None:
+            draining.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await draining
+
+
 async def round_trip(
     bot_cls: type[Bot],
     *,
+    command: list[str],
     games: int = 4,
     opponents: tuple[str, ...] = ("random", "greedy", "heuristic"),
     move_time_ms: int = 1000,
     preset: str = "south",
     timeout_s: float = 120.0,
 ) -> RoundTripResult:
-    from bots_sdk.client import BotClient
-    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-    from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
-    from referee_service.auth import BotIdentity, StaticTokenStore
-    from referee_service.server import running_referee
-
+    """`bot_cls` plays `games` games through the gRPC client on a referee started with
+    `command` (see `referee_command`). RefereeUnavailable if that referee cannot start."""
     token = secrets.token_urlsafe(16)
     organizer_token = secrets.token_urlsafe(16)
-    store = StaticTokenStore({token: BotIdentity("check-bot", bot_cls.display_name())})
     result = RoundTripResult(games_planned=games)
-    async with running_referee(store, organizer_token=organizer_token) as referee:
-        client = BotClient(
-            bot_cls, target=referee.target, token=token, max_tables=1, max_connect_attempts=3
-        )
+    async with running_referee(command, token, organizer_token) as target:
+        client = BotClient(bot_cls, target=target, token=token, max_tables=1,
+                           max_connect_attempts=3, follow_pool=False)
         task = asyncio.create_task(client.run())
         try:
-            for _ in range(200):
+            for _ in range(500):
                 if client.connected is not None and client.connected.is_set():
                     break
                 if task.done():
                     await task  # raises the client's error
                 await asyncio.sleep(0.02)
             else:
-                result.problems.append("the client did not connect within 4 s")
+                result.problems.append("the client did not connect within 10 s")
                 return result
-            seats = [org.SeatSpec(bot_id="check-bot")] + [
+            seats = [org.SeatSpec(bot_id=BOT_ID)] + [
                 org.SeatSpec(house_bot=name) for name in opponents
             ]
             request = org.PlayTableRequest(
@@ -92,11 +176,9 @@ async def round_trip(
                 preset=preset,
                 games=games,
                 move_time_ms=move_time_ms,
-                seed="check",
             )
-            async with grpc.aio.insecure_channel(referee.target) as channel:
-                stub = org_grpc.OrganizerStub(channel)
-                call = stub.PlayTable(
+            async with grpc.aio.insecure_channel(target) as channel:
+                call = org_grpc.OrganizerStub(channel).PlayTable(
                     request, metadata=(("authorization", f"Bearer {organizer_token}"),)
                 )
 

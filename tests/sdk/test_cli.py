@@ -292,3 +292,33 @@ def test_arena_passes_a_bot_with_some_legal_moves(tmp_path):
     )
     out = tienlen_bot("arena", str(bot), "greedy", "--games", "2", "--players", "2")
     assert out.returncode == 0, out.stderr
+
+
+def test_check_without_a_referee_says_the_round_trip_was_skipped(monkeypatch):
+    """An SDK installed alone has no `tienlen-referee`: the check warns and still passes
+    (the SDK never imports the referee to run one)."""
+    import io
+
+    from bots_sdk import certify
+    from bots_sdk.examples import GreedyBot
+
+    monkeypatch.setattr(certify, "referee_command", lambda: None)
+    out = io.StringIO()
+    report = certify.certify(GreedyBot, games=1, out=out)
+    assert report.passed, out.getvalue()
+    assert "WARN  protocol round trip skipped: no referee here" in out.getvalue()
+
+
+def test_check_reports_a_referee_that_does_not_start(monkeypatch):
+    import io
+
+    from bots_sdk import certify
+    from bots_sdk.examples import GreedyBot
+
+    broken = [sys.executable, "-c", "import sys; print('bad config', file=sys.stderr); sys.exit(3)"]
+    monkeypatch.setattr(certify, "referee_command", lambda: broken)
+    out = io.StringIO()
+    report = certify.certify(GreedyBot, games=1, out=out)
+    assert not report.passed
+    assert "FAIL  protocol round trip: the referee did not start:" in out.getvalue()
+    assert "exited (status 3) before listening: bad config" in out.getvalue()
