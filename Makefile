@@ -49,10 +49,12 @@ compose-check-tool:
 	    echo "could not install docker-compose, and TIENLEN_REQUIRE_SERVERS is set"; exit 1; \
 	  else echo "could not install docker-compose: its compose check will be skipped"; fi; }
 
-# ruff everywhere; mypy --strict on the engine (files and options in pyproject's [tool.mypy]).
+# ruff everywhere; mypy --strict on the engine, the SDK and the referee (pyproject's
+# [tool.mypy]); the import layers (pyproject's [tool.importlinter], platform/ on the path).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	PYTHONPATH=.:platform $(BIN)/lint-imports
 
 # The whole test suite (README: `make test`) on the compiled engine, then the engine's tests
 # again on its pure-Python source (the fallback when no C compiler is at hand).

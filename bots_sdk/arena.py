@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bots_sdk.bot import (
     Bot,
@@ -34,6 +34,7 @@ from bots_sdk.bot import (
     normalize_move,
     safe_move,
 )
+from bots_sdk.cards import Card
 from bots_sdk.liveview import COUNTS_REFS, LiveView, seal
 from bots_sdk.rules import Game, SeatView
 from bots_sdk.stats import GameRecord
@@ -192,7 +193,7 @@ class _Runner:
         if inspect.isawaitable(value):
             if self._loop is None:
                 self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(value)  # type: ignore[arg-type]
+            return self._loop.run_until_complete(value)
         return value
 
     def _hook(self, bot: Bot, name: str, arg: Any, errors: list[str], label: str) -> None:
@@ -220,8 +221,8 @@ class _Runner:
                 info = TableInfo(table_id, s, n, cfg.preset, dict(self.options), 1)
                 self._hook(bot, "on_table_start", info, errors, labels[s])
             if "on_game_start" in hooks[s]:
-                info = GameInfo.of_game(game, table_id=table_id, game_index=0, seat=s)
-                self._hook(bot, "on_game_start", info, errors, labels[s])
+                started = GameInfo.of_game(game, table_id=table_id, game_index=0, seat=s)
+                self._hook(bot, "on_game_start", started, errors, labels[s])
         fallbacks = [0] * n  # moves answered with the fallback move (as the SDK client does)
         rejected = [0] * n  # illegal answers, which the referee would reject
         think = [0.0] * n
@@ -240,11 +241,13 @@ class _Runner:
             seat = view.seat
             bot = bots[seat]
             t0 = perf()
+            cards: Sequence[Card | str | int] | None
             try:
                 raw = bot.play(view)
                 tr = type(raw)
                 if (tr is list or tr is tuple) and raw:
-                    cards = raw  # the engine checks the items (Card, "3S" or 0..51)
+                    # the engine checks the items (Card, "3S" or 0..51)
+                    cards = cast(Sequence[Card | str | int], raw)
                 elif raw is None:
                     cards = None
                 else:

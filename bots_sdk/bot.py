@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 from bots_sdk.cards import DECK, Card, parse_cards
 from bots_sdk.rules import GameState, SeatView
 from bots_sdk.rules.view import FIELDS as SEAT_VIEW_FIELDS
+from bots_sdk.rules.view import Plays
 
 __all__ = [
     "PASS",
@@ -283,7 +284,7 @@ def normalize_move(move: Any) -> tuple[Card, ...] | None:
     )
 
 
-def safe_move(can_pass: bool, legal_plays: Sequence[Sequence[Card]]) -> tuple[Card, ...] | None:
+def safe_move(can_pass: bool, legal_plays: Plays) -> tuple[Card, ...] | None:
     """The fallback the referee also applies: pass where allowed, else the weakest play.
 
     The weakest play is the one whose strongest card is lowest (fewest cards on a tie)."""

@@ -150,7 +150,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_arena(args: argparse.Namespace) -> int:
     from bots_sdk.arena import ArenaConfig, Lineup, ProgressBar, run_arena
-    from bots_sdk.stats import format_report, paired_differences, pairwise, sprt, summarize
+    from bots_sdk.stats import (
+        GameRecord,
+        format_report,
+        paired_differences,
+        pairwise,
+        sprt,
+        summarize,
+    )
 
     if len(args.bots) > args.players:
         raise UsageError(f"{len(args.bots)} bots for {args.players} seats; use --players {len(args.bots)}")
@@ -179,7 +186,7 @@ def cmd_arena(args: argparse.Namespace) -> int:
         if len(lineup.specs) < 2:
             raise UsageError("--sprt compares the first two bots: name two different bots")
 
-        def stop(records: list) -> bool:
+        def stop(records: list[GameRecord]) -> bool:
             diffs = paired_differences(records, 0, 1, len(lineup.names))
             return sprt(diffs, args.sprt).decision is not None
 

@@ -735,15 +735,23 @@ class RefereeLink:
             wait = delay * (0.5 + random.random() / 2)
             log.info("reconnecting to %s in %.1f s", self.target, wait)
             client.stats.reconnects += 1
-            self.wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), wait)
-            if client._stopping and (client._force or not self.tables()):
-                return
-            if self.retired:
-                self._forget_tables("its referee left the pool")
+            if await self._wait_to_reconnect(wait):
                 return
             delay = min(client.backoff_max_s, delay * 2)
+
+    async def _wait_to_reconnect(self, seconds: float) -> bool:
+        """Wait before reconnecting (woken early by stop() or the pool); True when this
+        link should end instead: the client is leaving, or its referee left the pool."""
+        client = self.client
+        self.wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.wake.wait(), seconds)
+        if client._stopping and (client._force or not self.tables()):
+            return True
+        if self.retired:
+            self._forget_tables("its referee left the pool")
+            return True
+        return False
 
     def _forget_tables(self, why: str) -> None:
         lost = self.tables()
@@ -898,7 +906,7 @@ def _describe(cards: tuple[Card, ...] | None) -> str:
 
 def _enum_name(msg: Any, field_name: str, value: int) -> str:
     try:
-        return msg.DESCRIPTOR.fields_by_name[field_name].enum_type.values_by_number[value].name
+        return str(msg.DESCRIPTOR.fields_by_name[field_name].enum_type.values_by_number[value].name)
     except (KeyError, AttributeError):
         return str(value)
 

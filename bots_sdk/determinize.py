@@ -91,7 +91,7 @@ def _cards(mask: int) -> tuple[Card, ...]:
     return tuple(out)
 
 
-def _resolve_options(preset: str, options: Options | dict | None) -> Options:
+def _resolve_options(preset: str, options: Options | dict[str, Any] | None) -> Options:
     if preset not in PRESETS:
         raise InconsistentView(f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
     if options is None:
@@ -267,7 +267,8 @@ class Determinizer:
         return [list(h) for h in hands]
 
     # ------------------------------------------------------------------ internals
-    def _forced(self, opts: Options, moves: list, unknown: int) -> dict[int, int]:
+    def _forced(self, opts: Options, moves: list[tuple[int, list[Card] | None, str | None]],
+                unknown: int) -> dict[int, int]:
         """Cards whose place the public game proves: -1 = undealt, else a seat."""
         if not self.starting:
             return {}
@@ -376,7 +377,7 @@ class Determinizer:
         return game
 
 
-def sample_deal(view: Any, rng: random.Random | Any = random,
-                options: Options | dict | None = None) -> Deal:
+def sample_deal(view: SeatView, rng: random.Random | Any = random,
+                options: Options | dict[str, Any] | None = None) -> Deal:
     """One consistent deal for ``view`` (build a ``Determinizer`` to draw many)."""
     return Determinizer(view, options).sample(rng)

@@ -104,9 +104,9 @@ def action_for(dealt: Sequence[Card], cards: Iterable[Card | str | int] | None) 
     return action
 
 
-def action_cards(dealt: Sequence[Card], action: int) -> list[Card] | None:
+def action_cards(dealt: Sequence[Card], action: object) -> list[Card] | None:
     """The cards action ``action`` plays for a seat dealt ``dealt`` (None: the pass)."""
-    if type(action) is not int and not isinstance(action, np.integer):
+    if not isinstance(action, int | np.integer) or isinstance(action, bool):
         raise IllegalAction(f"an action is an integer 0..{ACTION_SIZE - 1}, got {action!r}")
     action = int(action)
     if not 0 <= action < ACTION_SIZE:
@@ -235,7 +235,7 @@ class raw_env(AECEnv, EzPickle):
     anyone moves) are dealt again: see docs/env.md.
     """
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi"],
         "name": "tienlen_v0",
         "is_parallelizable": False,
@@ -250,7 +250,8 @@ class raw_env(AECEnv, EzPickle):
             raise ValueError(f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
         if type(players) is not int or players not in (2, 3, 4):
             raise ValueError(f"players must be 2, 3 or 4, got {players!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        modes: list[str] = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
                              f"got {render_mode!r}")
         self.preset = preset
@@ -260,7 +261,7 @@ class raw_env(AECEnv, EzPickle):
             else PRESETS[preset]
         self.render_mode = render_mode
         self.possible_agents = [f"player_{s}" for s in range(players)]
-        self.agents = []
+        self.agents: list[str] = []
         self._seat = {a: s for s, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict({
             "observation": spaces.Box(low=0, high=_HIGH, shape=(OBS_SIZE,), dtype=np.int8),
@@ -273,10 +274,10 @@ class raw_env(AECEnv, EzPickle):
         self.np_random, _ = seeding.np_random(None)
 
     # ------------------------------------------------------------------ spaces
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ episode
@@ -315,8 +316,8 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[game.to_move]
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = self.possible_agents[self._to_move(game)]
 
     def _select(self) -> None:
         game = self.game
@@ -329,7 +330,13 @@ class raw_env(AECEnv, EzPickle):
             # Each agent then steps None once (the AEC protocol for ended agents), starting
             # with the one that made the last move.
         else:
-            self.agent_selection = self.possible_agents[game.to_move]
+            self.agent_selection = self.possible_agents[self._to_move(game)]
+
+    @staticmethod
+    def _to_move(game: Game) -> int:
+        seat = game.to_move
+        assert seat is not None, "the game is over"
+        return seat
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._require_game()

@@ -164,9 +164,10 @@ def verify(doc: Any, *, source: str = "", commitment: str | None = None, salt: s
         report.source = f"{report.source} (game {game.get('id')}, deal {deal.get('group')}/{deal.get('index')})"
     elif doc.get("schema") == REPLAY_SCHEMA:
         replay, game = doc, None
-        seed = replay.get("seed")
-        if not isinstance(seed, str):
+        named = replay.get("seed")
+        if not isinstance(named, str):
             raise VerifyInputError(f"{report.source}: this replay names no deal seed (a hand-made position?)")
+        seed = named
     elif isinstance(doc.get("detail"), str) and "withheld" in doc["detail"]:
         raise DealWithheld(doc["detail"])
     else:

@@ -192,7 +192,7 @@ def summarize(records: Sequence[GameRecord], names: Sequence[str]) -> list[BotSu
                 row.rejected += r.rejected[seat]
     means = _unit_means(records, len(names))
     for e, row in enumerate(rows):
-        row.points = estimate([m[e] for m in means.values() if m[e] is not None])
+        row.points = estimate([x for m in means.values() if (x := m[e]) is not None])
     return rows
 
 
@@ -201,9 +201,7 @@ def pairwise(records: Sequence[GameRecord], names: Sequence[str]) -> list[PairCo
     out = []
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
-            diffs = [
-                m[a] - m[b] for m in means.values() if m[a] is not None and m[b] is not None
-            ]
+            diffs = _differences(means, a, b)
             out.append(PairComparison(names[a], names[b], estimate(diffs)))
     return out
 
@@ -285,5 +283,9 @@ def sprt(
 
 def paired_differences(records: Sequence[GameRecord], a: int, b: int, n_entrants: int) -> list[float]:
     """Per-unit points-per-game difference of entrant `a` minus entrant `b`."""
-    means = _unit_means(records, n_entrants)
-    return [m[a] - m[b] for m in means.values() if m[a] is not None and m[b] is not None]
+    return _differences(_unit_means(records, n_entrants), a, b)
+
+
+def _differences(means: dict[int, list[float | None]], a: int, b: int) -> list[float]:
+    """Per unit, entrant `a`'s mean minus entrant `b`'s, where both played."""
+    return [x - y for m in means.values() if (x := m[a]) is not None and (y := m[b]) is not None]

@@ -42,7 +42,7 @@ class GatewayLimits:
     max_outbox: int = 4096  # messages queued for a bot that does not read: then closed
 
 
-def _error(code: int, reason: str, *, fatal: bool = False, table_id: str = "",
+def _error(code: gw.ErrorCode.ValueType, reason: str, *, fatal: bool = False, table_id: str = "",
            move_id: int = 0) -> bytes:
     return gw.RefereeMessage(error=gw.Error(
         code=code, reason=reason, fatal=fatal, table_id=table_id, move_id=move_id,
@@ -76,7 +76,7 @@ class BotGateway:
         })
 
     async def connect(self, requests: AsyncIterator[bytes],
-                      context: grpc.aio.ServicerContext) -> None:
+                      context: grpc.aio.ServicerContext[bytes, bytes]) -> None:
         session = await self._hello(requests, context)
         if session is None:
             return
@@ -135,7 +135,7 @@ class BotGateway:
                 "session": session.session_id})
 
     async def _hello(self, requests: AsyncIterator[bytes],
-                     context: grpc.aio.ServicerContext) -> BotSession | None:
+                     context: grpc.aio.ServicerContext[bytes, bytes]) -> BotSession | None:
         try:
             raw = await asyncio.wait_for(anext(requests), self.limits.hello_timeout_s)
         except (StopAsyncIteration, TimeoutError):

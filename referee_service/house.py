@@ -15,7 +15,6 @@ one, started on first use). On the loop it would hold everything for its whole b
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -80,12 +79,10 @@ class HouseBot:
 
     def __init__(self, policy: str, *, seed: str, move_time_ms: int | None = None,
                  games: int | None = None) -> None:
-        from bots_sdk.examples import get
+        from bots_sdk.examples import create
 
-        cls = get(policy)
-        params = inspect.signature(cls).parameters
-        self.bot = cls(seed=seed) if "seed" in params else cls()
-        self.offload = bool(getattr(cls, "house_offload", False))
+        self.bot = create(policy, seed=seed)
+        self.offload = bool(getattr(self.bot, "house_offload", False))
         self.move_time_ms = move_time_ms
         self.games = games
         self._game_index: int | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
@@ -33,7 +34,7 @@ class OrganizerService(org_grpc.OrganizerServicer):
         self.capacity = capacity
         self.accepting = True
 
-    async def _authorize(self, context: grpc.aio.ServicerContext) -> None:
+    async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         offered = bearer_token(context.invocation_metadata())
         if not self.organizer_token:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
@@ -44,7 +45,8 @@ class OrganizerService(org_grpc.OrganizerServicer):
                                 "(metadata 'authorization: Bearer <token>')")
 
     async def PlayTable(self, request: org.PlayTableRequest,
-                        context: grpc.aio.ServicerContext) -> AsyncIterator[org.TableEvent]:
+                        context: grpc.aio.ServicerContext[org.PlayTableRequest, org.TableEvent],
+                        ) -> AsyncIterator[org.TableEvent]:
         await self._authorize(context)
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE,
@@ -74,7 +76,9 @@ class OrganizerService(org_grpc.OrganizerServicer):
             runner.abort("the organiser cancelled the call")
 
     async def ListBots(self, request: org.ListBotsRequest,
-                       context: grpc.aio.ServicerContext) -> org.ListBotsResponse:
+                       context: grpc.aio.ServicerContext[org.ListBotsRequest,
+                                                         org.ListBotsResponse],
+                       ) -> org.ListBotsResponse:
         await self._authorize(context)
         return org.ListBotsResponse(
             bots=[org.ConnectedBot(**bot) for bot in self.registry.connected_bots()])

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 log = logging.getLogger("referee_service.pool")
 
@@ -126,7 +126,7 @@ def load_pool_registry(spec: str, token_store: Any = None) -> PoolRegistry | Non
     for method in ("heartbeat", "leave"):
         if not callable(getattr(registry, method, None)):
             raise ValueError(f"--pool {spec!r}: {attr} has no {method}() method")
-    return registry
+    return cast(PoolRegistry, registry)  # a plug-in: its methods are checked just above
 
 
 def default_advertise(listen: str, port: int) -> str:

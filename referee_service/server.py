@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2
@@ -234,7 +235,7 @@ class RefereeThread:
     is not async (the SDK's `check`, the tournament tests, benchmarks)."""
 
     def __init__(self, token_store: TokenStore | None = None, *,
-                 organizer_token: str | None = "organizer-secret", **config: object) -> None:
+                 organizer_token: str | None = "organizer-secret", **config: Any) -> None:
         self._store = token_store or StaticTokenStore()
         self._organizer_token = organizer_token
         self._config = config

@@ -152,7 +152,7 @@ class BotSession:
         self._reject(move, gw.MOVE_ERROR_CODE_STALE_MOVE,
                      f"move id {move.move_id} is not awaited (answered, timed out or unknown)")
 
-    def _reject(self, move: gw.Move, code: int, reason: str) -> None:
+    def _reject(self, move: gw.Move, code: gw.MoveErrorCode.ValueType, reason: str) -> None:
         """A misaddressed answer: name the request this bot is being asked at that table,
         if any (its ids, the time and attempts it really has left), so answering the
         rejection's move_id, as for an illegal move, answers what is awaited; the ids

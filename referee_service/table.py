@@ -320,11 +320,17 @@ class RemoteParticipant(Participant):
 
     # ------------------------------------------------------------ one move
     async def move(self, game: Game, seat: int) -> MoveTiming:
-        runner = self.runner
-        spec = runner.spec
         if self.forfeited:
             return MoveTiming(seat=seat, move_id=None, elapsed_ms=0.0, attempts=0,
                               fallback="forfeited", played=self.play_fallback(game, seat))
+        return await self._ask(game, seat)
+
+    async def _ask(self, game: Game, seat: int) -> MoveTiming:
+        """Ask the bot for its move until it answers legally, runs out of time or
+        attempts, or its seat is forfeited meanwhile (by another task: its strikes at
+        another move, a lost connection)."""
+        runner = self.runner
+        spec = runner.spec
         loop = asyncio.get_running_loop()
         start = loop.time()
         budget = (spec.move_time_ms + self.bank_ms) / 1000
@@ -590,14 +596,14 @@ class TableRunner:
         self.encoder = ViewEncoder(game)
         for seat, p_index in enumerate(self.seating):
             self.participants[p_index].seat = seat
-        for participant in self.remote_participants():
-            participant.send(self.game_start_message(participant))
+        for remote in self.remote_participants():
+            remote.send(self.game_start_message(remote))
         timings: list[MoveTiming] = []
         while not game.is_over:
-            seat = game.to_move
-            assert seat is not None  # the game is not over
-            participant = self.participants[self.seating[seat]]
-            timing = await participant.move(game, seat)
+            mover = game.to_move
+            assert mover is not None  # the game is not over
+            participant = self.participants[self.seating[mover]]
+            timing = await participant.move(game, mover)
             timings.append(timing)
             if participant.house or participant.forfeited:
                 # A house bot, or the fallback for a forfeited seat, moves without ever
@@ -678,7 +684,7 @@ class TableRunner:
             move_id=pending.move_id, seat=pending.seat, time_left_ms=int(remaining * 1000),
             time_bank_ms=int(participant.bank_ms), attempt=attempt, legal_plays=legal)
 
-    def table_end_message(self, participant: Participant, reason: int,
+    def table_end_message(self, participant: Participant, reason: gw.TableEndReason.ValueType,
                           detail: str) -> gw.RefereeMessage:
         # totals per seat of the participant's first game seating
         first = self.spec.seating(self.spec.first_game_index)

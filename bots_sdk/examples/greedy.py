@@ -3,10 +3,13 @@ from random: it never wastes a turn, but spends its 2s and bombs on anything."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bots_sdk.bot import Bot, Move, View
+from bots_sdk.cards import Card
 
 
-def _strength(play: tuple) -> tuple[int, int]:
+def _strength(play: Sequence[Card]) -> tuple[int, int]:
     # Lowest top card first; on a tie shed more cards.
     return (max(c.index for c in play), -len(play))
 

@@ -9,6 +9,7 @@ It is deliberately readable rather than clever: a starting point for authors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -22,11 +23,12 @@ Counts = tuple[int, ...]
 
 
 def _single_cost(r: int) -> float:
-    return 1.0 - 0.9 * (r / 12) ** 2
+    x = r / 12
+    return 1.0 - 0.9 * x * x
 
 
 def _pair_cost(r: int) -> float:
-    return 1.0 - 0.95 * (r / 12) ** 1.5
+    return 1.0 - 0.95 * math.pow(r / 12, 1.5)
 
 
 def _triple_cost(r: int) -> float:

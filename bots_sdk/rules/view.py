@@ -7,15 +7,22 @@ rules themselves are ``visibility.seat_visibility``, shared with the referee's e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol, SupportsIndex
 
 from bots_sdk.cards import Card, cards_of_mask, parse_cards
 
-from .moves import LegalPlays
 from .state import GameState, move_dict
 from .visibility import seat_visibility
+
+
+class Plays(Protocol):
+    """A sequence of plays: a tuple of card tuples, or the engine's lazy ``LegalPlays``."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: SupportsIndex, /) -> Sequence[Card]: ...
+    def __iter__(self) -> Iterator[Sequence[Card]]: ...
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,7 @@ class SeatView:
     #: otherwise); indexable without building every play (the local arena hands a bot
     #: the engine's lazy ``LegalPlays``: hands rich in straights have hundreds of suit
     #: variants). ``legal_plays()`` gives them as a list of tuples.
-    plays: Sequence[Sequence[Card]] | LegalPlays
+    plays: Plays
     starting: bool = False
     leader: int = 0
     frozen: tuple[int, ...] = ()
