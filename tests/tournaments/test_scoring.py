@@ -71,11 +71,12 @@ def simulated_round_robin(rng: random.Random, skill: list[float], field: bool) -
     """A synthetic 8-entrant round robin: points = hand luck (shared by a deal's seat across
     tables) + skill + noise, zero-sum per game; the baseline sees the luck with noise."""
     schedule = round_robin_schedule(len(skill), 4, field=field)
+    run = rng.getrandbits(64) if field else 0  # one simulation's deals (id(rng) changed between runs)
     rows = []
     for t_no, table in enumerate(schedule.tables):
         for i in range(4):
             deal = (table.deal_group, i) if field else (t_no, i)
-            luck_rng = random.Random(f"{rng.random()}" if not field else f"{id(rng)}/{deal}")
+            luck_rng = random.Random(f"{rng.random()}" if not field else f"{run}/{deal}")
             luck = [luck_rng.gauss(0, 2.0) for _ in range(4)]
             raw = [luck[s] + skill[e] + rng.gauss(0, 1.0) for s, e in enumerate(table.seats)]
             mean = sum(raw) / 4
