@@ -29,6 +29,7 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
 from django.db.models import (
     BooleanField,
     Case,
@@ -879,12 +880,57 @@ class LuckAdjustedStandings:
     )
 
 
+#: How long computed luck-adjusted standings stay cached. The key changes whenever the
+#: games they count change (a deal revealed, a baseline computed), so this only bounds
+#: the memory of tournaments nobody looks at any more.
+LUCK_ADJUSTED_CACHE_S = 24 * 3600
+
+
 def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings:
     """Raw and luck-adjusted points per game with 95% intervals (tournaments.scoring).
 
     Only games on revealed deals count: before a deal has been played at every table of
     its group, its results compared across tables (or its baseline) would tell the bots
-    still playing it something about the cards. Three queries."""
+    still playing it something about the cards.
+
+    The scoring reads every seat of every counted game (10,000 games: 40,000 rows and most
+    of the tournament page's time), so its result is cached under a key made of what it
+    depends on: how many games count, the last reveal and how many deals have a
+    baseline. A new reveal or baseline makes a new key; nothing else changes a counted
+    game (a deal is revealed only once all its games are recorded). Two queries when
+    cached (the key and the entrants' names, which may change), three otherwise."""
+    revealed = Q(deal__revealed_at__isnull=False)
+    state = Game.objects.filter(table__tournament=tournament).aggregate(
+        scored=Count("id", filter=revealed),
+        withheld=Count("id", filter=~revealed),
+        last_reveal=Max("deal__revealed_at"),
+        baselines=Count("deal_id", filter=revealed & Q(deal__baseline__isnull=False), distinct=True),
+    )
+    last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
+    key = f"luck-adjusted:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
+    scored = cache.get(key)
+    if scored is None:
+        scored = _luck_adjusted_compute(tournament)
+        cache.set(key, scored, LUCK_ADJUSTED_CACHE_S)
+    ranked, games_scored, deals_with_baseline = scored
+    who = {pk: (bot_id, name) for pk, bot_id, name in Entrant.objects.filter(tournament=tournament).values_list("pk", "bot_id", "bot__name")}
+    result = [
+        LuckAdjustedRow(
+            rank=rank, bot_id=who[r.entrant][0], bot_name=who[r.entrant][1], games=r.games,
+            points_mean=r.points_mean, points_ci=r.points_ci, adjusted_mean=r.adjusted_mean,
+            adjusted_ci=r.adjusted_ci, compared=r.compared,
+        )
+        for rank, r in enumerate(ranked, start=1)
+        if r.entrant in who
+    ]
+    return LuckAdjustedStandings(
+        rows=result, games_scored=games_scored, games_withheld=state["withheld"],
+        deals_with_baseline=deals_with_baseline,
+    )
+
+
+def _luck_adjusted_compute(tournament: Tournament) -> tuple[list[Any], int, int]:
+    """The scoring itself (one query): standings by entrant id, games and deals counted."""
     from tournaments.scoring.adjusted import GameRow, adjusted_standings
 
     seats = (
@@ -904,17 +950,5 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
         )
         for deal_id, entrants, points, baseline in games.values()
     ]
-    withheld = Game.objects.filter(table__tournament=tournament, deal__revealed_at__isnull=True).count()
-    who = {pk: (bot_id, name) for pk, bot_id, name in Entrant.objects.filter(tournament=tournament).values_list("pk", "bot_id", "bot__name")}
-    result = [
-        LuckAdjustedRow(
-            rank=rank, bot_id=who[r.entrant][0], bot_name=who[r.entrant][1], games=r.games,
-            points_mean=r.points_mean, points_ci=r.points_ci, adjusted_mean=r.adjusted_mean,
-            adjusted_ci=r.adjusted_ci, compared=r.compared,
-        )
-        for rank, r in enumerate(adjusted_standings(rows), start=1)
-    ]
-    return LuckAdjustedStandings(
-        rows=result, games_scored=len(rows), games_withheld=withheld,
-        deals_with_baseline=len({g.deal for g in rows if g.baseline is not None}),
-    )
+    deals_with_baseline = len({g.deal for g in rows if g.baseline is not None})
+    return adjusted_standings(rows), len(rows), deals_with_baseline

@@ -114,6 +114,32 @@ def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere
     assert 'id="luck-adjusted"' in html and "Adjusted per game" in html
 
 
+@pytest.mark.django_db
+def test_luck_adjusted_standings_are_cached_until_a_reveal_or_a_baseline_changes_them(
+    organiser, bots, django_assert_num_queries
+) -> None:
+    """The scoring reads every counted seat (most of a big tournament page's time): a second
+    look is served from the cache, and a baseline arriving shows at once."""
+    tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+    first, second = next(iter(group_tables(tournament).values()))
+    record_table(first)
+    record_table(second)
+    before = selectors.tournament_luck_adjusted(tournament=tournament)
+    assert before.games_scored == 8 and before.deals_with_baseline == 0
+    # Both tables finished alike: with only counterparts, every adjusted score is 0.
+    assert all(r.adjusted_mean == 0 for r in before.rows)
+    with django_assert_num_queries(2):  # the cache key and the names; no seat is read
+        again = selectors.tournament_luck_adjusted(tournament=tournament)
+    assert again == before
+    bot = first.seats.get(seat=0).entrant.bot
+    bot.name = "renamed-bot"
+    bot.save(update_fields=["name"])
+    assert "renamed-bot" in {r.bot_name for r in selectors.tournament_luck_adjusted(tournament=tournament).rows}
+    services.deal_baselines_compute(tournament_id=tournament.pk)
+    after = selectors.tournament_luck_adjusted(tournament=tournament)
+    assert after.deals_with_baseline == 4 and any(r.adjusted_mean != 0 for r in after.rows)
+
+
 # --- end to end: a real worker, a real referee, memorising SDK bots ----------------------
 
 ORGANIZER_TOKEN = "organizer-secret-for-fair-formats"
