@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import signal
 import socket
 import statistics
@@ -37,8 +36,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(1, str(ROOT / "benchmarks"))
 
 import grpc  # noqa: E402
+from referee_bench import random_bot  # noqa: E402
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw  # noqa: E402
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
@@ -52,26 +53,8 @@ TOKENS = {"canary_a": "tok-canary-a-1", "canary_b": "tok-canary-b-2", "flood": "
 # ---------------------------------------------------------------- child processes
 
 async def canary_bot(target: str, token: str) -> None:
-    """A lean remote bot on the generated stubs: uniform over the legal moves."""
-    rng = random.Random(token)
-    channel = grpc.aio.insecure_channel(target)
-    call = channel.stream_stream(CONNECT, request_serializer=gw.BotMessage.SerializeToString,
-                                 response_deserializer=gw.RefereeMessage.FromString)()
-    await call.write(gw.BotMessage(hello=gw.Hello(token=token, bot_name=token, max_tables=4,
-                                                  protocol_version=1)))
-    async for message in call:
-        if message.WhichOneof("body") != "move_request":
-            continue
-        request = message.move_request
-        view = request.view
-        i = rng.randrange(len(view.legal_plays) + (1 if view.can_pass else 0))
-        answer = gw.Move(table_id=request.table_id, game_index=request.game_index,
-                         move_id=request.move_id)
-        if i == len(view.legal_plays):
-            setattr(answer, "pass", True)
-        else:
-            answer.cards.extend(view.legal_plays[i].cards)
-        await call.write(gw.BotMessage(move=answer))
+    """A lean remote bot on the generated stubs (the referee benchmark's), four tables."""
+    await random_bot(target, token, 4)
 
 
 async def canaries(target: str) -> None:

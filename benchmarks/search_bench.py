@@ -23,15 +23,13 @@ each kept; `LABEL=PATH:python` forces the pure-Python engine there.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from trees import measure_in_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,17 +100,7 @@ def measure(count: int, budget_ms: float) -> dict[str, Any]:
 
 
 def run_tree(path: Path, python_only: bool, count: int, budget_ms: float) -> dict[str, Any]:
-    env = dict(os.environ)
-    if python_only:
-        env["TIENLEN_ENGINE"] = "python"
-    code = (f"import sys, json; sys.path.insert(0, {str(path)!r}); "
-            f"sys.path.insert(1, {str(ROOT / 'benchmarks')!r}); import search_bench; "
-            f"print(json.dumps(search_bench.measure({count}, {budget_ms})))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=1800, cwd=path)
-    if done.returncode != 0:
-        raise SystemExit(f"{path}: {done.stderr.strip()}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_tree(path, python_only, "search_bench", f"measure({count}, {budget_ms})")
 
 
 def main() -> None:

@@ -16,14 +16,12 @@ turns round after round (`--rounds`) and each keeps its best.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from trees import measure_in_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,17 +80,7 @@ def measure(games: int, repeats: int) -> dict[str, Any]:
 
 
 def run_tree(path: Path, python_only: bool, games: int, repeats: int) -> dict[str, Any]:
-    env = dict(os.environ)
-    if python_only:
-        env["TIENLEN_ENGINE"] = "python"
-    code = (f"import sys, json; sys.path.insert(0, {str(path)!r}); "
-            f"sys.path.insert(1, {str(ROOT / 'benchmarks')!r}); import view_encoder_bench; "
-            f"print(json.dumps(view_encoder_bench.measure({games}, {repeats})))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=1800, cwd=path)
-    if done.returncode != 0:
-        raise SystemExit(f"{path}: {done.stderr.strip()}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_tree(path, python_only, "view_encoder_bench", f"measure({games}, {repeats})")
 
 
 def main() -> None:

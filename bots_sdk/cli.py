@@ -23,7 +23,9 @@ class UsageError(Exception):
     """A mistake in what the user asked for; shown as one line."""
 
 
-def _parse_option(text: str) -> tuple[str, Any]:
+def rule_option(text: str) -> tuple[str, Any]:
+    """An argparse type for `--option KEY=VALUE` (the value as JSON when it parses, else
+    text); `tienlen-referee play` takes the same flag."""
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, got {text!r}")
@@ -54,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", default="arena", help="deal seed (same seed, same deals)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default %(default)s)")
     p.add_argument("--replays", type=Path, metavar="DIR", help="write each game's replay JSON here")
-    p.add_argument("--option", type=_parse_option, action="append", default=[], metavar="KEY=VALUE", help="override a rule option")
+    p.add_argument("--option", type=rule_option, action="append", default=[], metavar="KEY=VALUE", help="override a rule option")
     p.add_argument(
         "--sprt",
         type=float,

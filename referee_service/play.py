@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from bots_sdk.cli import rule_option
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.stats import GameRecord, format_report, pairwise, summarize
 from referee_service.organizer_client import OrganizerClient, RefereeError
@@ -30,16 +31,6 @@ STRIKE_FALLBACKS = ("timeout", "illegal_moves", "disconnected")
 
 class PlayError(Exception):
     """A mistake the user can fix; printed as one line."""
-
-
-def _option(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise argparse.ArgumentTypeError(f"--option takes KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except ValueError:
-        return key, value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "or house:random, house:greedy, house:heuristic")
     parser.add_argument("--games", type=int, required=True, help="games to play")
     parser.add_argument("--preset", default="south", help="rule preset (default %(default)s)")
-    parser.add_argument("--option", type=_option, action="append", default=[],
+    parser.add_argument("--option", type=rule_option, action="append", default=[],
                         metavar="KEY=VALUE", help="override a rule option (repeatable)")
     parser.add_argument("--move-time-ms", type=int, default=0,
                         help="time per move (default: the referee's, 1000)")
