@@ -12,6 +12,7 @@ they are split between processes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import os
@@ -359,10 +360,31 @@ def _worker_init(config: ArenaConfig) -> None:
 
 def _pool_worker_init(config: ArenaConfig) -> None:
     # Ctrl-C is the parent's to handle: workers without it stop without a traceback each.
+    # The parent started them with SIGINT blocked (see `_sigint_blocked`), so one that
+    # arrived between the fork and here stays pending and is dropped by SIG_IGN.
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _worker_init(config)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT held back while worker processes start: they inherit the mask, so a Ctrl-C
+    during their start-up cannot interrupt one before it ignores SIGINT; the parent gets
+    it as soon as the workers are started."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # Windows: no signal masks
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def play_task(tasks: Sequence[GameTask]) -> tuple[list[GameRecord], list[str]]:
@@ -437,7 +459,9 @@ def run_arena(
             max_workers=jobs, initializer=_pool_worker_init, initargs=(config,)
         )
         try:
-            for recs, errs in pool.map(play_task, list(_chunks(tasks, size))):
+            with _sigint_blocked():  # map submits every chunk now, starting every worker
+                results = pool.map(play_task, list(_chunks(tasks, size)))
+            for recs, errs in results:
                 if collect(recs, errs):
                     break
         finally:
