@@ -290,6 +290,12 @@ class Table(models.Model):
     # Last sign of life from the worker playing the table (an attempt began, games were
     # recorded, a retry was noted): the beat tick re-enqueues tables silent for too long.
     progress_at = models.DateTimeField(null=True, blank=True)
+    # The table's lease (tournaments.table_lifecycle): the attempt playing it now
+    # (`lease_owner`, empty when no attempt holds it) and, on the database's clock, when the
+    # lease ends unless its holder renews it; on a free lease, when a retry that was due
+    # counts as lost. Past it, any worker's reaper claims the table and re-enqueues it.
+    lease_owner = models.CharField(max_length=64, blank=True, default="")
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -304,6 +310,11 @@ class Table(models.Model):
         indexes = [
             models.Index(fields=["tournament", "status"]),
             models.Index(fields=["tournament", "deal_group"]),
+            # The reapers' query (every few seconds, from every worker): the few open tables.
+            models.Index(
+                fields=["lease_expires_at"], name="table_active_lease_idx",
+                condition=models.Q(status__in=["running", "waiting"]),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -1,9 +1,9 @@
 """The lifecycle of a table: its states, the events that move it, and the one place where
-a table's `status`, `attempts`, `waiting_since` and `progress_at` change.
+a table's `status`, `attempts`, `waiting_since`, `progress_at` and lease change.
 
     PENDING ──start──▶ RUNNING ──wait──▶ WAITING ──start──▶ RUNNING
     any open state ──finish──▶ DONE, ──fail──▶ FAILED, ──cancel──▶ CANCELLED (final)
-    (busy, progress and stale keep the status; the full table is docs/architecture.md)
+    (busy, progress, heartbeat and stale keep the status; the full table is docs/architecture.md)
 
 Every transition is written down once, in `TRANSITIONS` (event -> the states it may leave
 and the state it enters); an event a state does not allow raises `IllegalTransition`. A
@@ -14,25 +14,35 @@ task, a tournament cancelled mid-table), not a bug. Callers learn it from the re
 Two ways to apply a transition, both checked against the same table:
 - on a row the caller has locked and loaded (`table_start`, `table_close`, and
   `table_progress`, whose fields the recorder folds into its own UPDATE at no extra query);
-- as one conditional UPDATE (`table_wait`, `table_busy`, `tables_claim_stale`,
-  `tables_cancel`): `WHERE status IN (the event's sources)`, so racing writers cannot both
-  win; only when no row matched is the table read again to say why.
+- as one conditional UPDATE (`table_wait`, `table_busy`, `table_lease_renew`,
+  `tables_claim_stale`, `tables_cancel`): `WHERE status IN (the event's sources)`, so racing
+  writers cannot both win; only when no row matched is the table read again to say why.
 
-Issue 13 adds leases here without another redesign: `table_start` would also take
-`lease_owner`/`lease_expires_at` (conditional on the lease being free, expired or already
-ours), `table_progress` and a heartbeat would extend it, `tables_claim_stale` would select
-expired leases instead of silent `progress_at`, and `_update`'s extra condition would fence
-a stale worker's late reports by owner (docs/architecture.md, "Table lifecycle").
+The lease (issue 13). The attempt playing a table holds its lease: `lease_owner` (a token
+made per attempt, `lease_owner_new`) and `lease_expires_at`, always on the database's clock
+so workers whose clocks disagree judge alike. `start` takes it only when it is free or
+expired (else `LeaseHeld`: another live attempt plays the table); the holder renews it
+from a background thread (`heartbeat`, off the per-game path); `wait` and `busy` free it
+until the retry is due (plus one lease, so a retry lost with its worker is noticed);
+`stale` claims tables whose lease expired (or that were silent past the outer bound) and
+frees the lease, which fences the old holder: any later write of its attempt (`wait`,
+`busy`, a recorded batch through `table_progress_save`) matches no row and raises
+`LeaseLost`, in the same statement, so its late games are never recorded.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from django.db.models import F, Q
+from django.conf import settings
+from django.db.models import Expression, F, Q, Value
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from tournaments.models import Table, Tournament
@@ -50,6 +60,7 @@ class Event(StrEnum):
     WAIT = "wait"  # the attempt ended without finishing the table: retry later
     BUSY = "busy"  # the referee already plays it for another worker: the attempt does not count
     PROGRESS = "progress"  # games were recorded: a sign of life
+    HEARTBEAT = "heartbeat"  # the attempt holding the lease is alive: renew it
     STALE = "stale"  # silent for too long (its worker died): claimed to be played again
     FINISH = "finish"  # every game was played (or forfeited)
     FAIL = "fail"  # it cannot be played (a refused request, a bad record, no referee)
@@ -67,6 +78,7 @@ TRANSITIONS: dict[Event, Transition] = {
     Event.WAIT: Transition(ACTIVE, Status.WAITING),
     Event.BUSY: Transition(ACTIVE, None),
     Event.PROGRESS: Transition(OPEN, None),
+    Event.HEARTBEAT: Transition(ACTIVE, None),
     Event.STALE: Transition(ACTIVE, None),
     Event.FINISH: Transition(OPEN, Status.DONE),
     Event.FAIL: Transition(OPEN, Status.FAILED),
@@ -80,6 +92,70 @@ class IllegalTransition(Exception):
     def __init__(self, table_id: int | None, status: str, event: Event) -> None:
         super().__init__(f"table {table_id}: cannot {event.value} a {status} table")
         self.table_id, self.status, self.event = table_id, status, event
+
+
+class LeaseHeld(Exception):
+    """Another live attempt holds the table's lease: this one must not play it."""
+
+    def __init__(self, table_id: int | None, owner: str) -> None:
+        super().__init__(f"table {table_id} is being played by {owner}")
+        self.table_id, self.owner = table_id, owner
+
+
+class LeaseLost(Exception):
+    """The caller's lease was claimed (its attempt was presumed dead): it must stop and
+    write nothing more; the attempt that claimed the table plays the rest."""
+
+    def __init__(self, table_id: int | None, owner: str) -> None:
+        super().__init__(f"table {table_id}: the lease of {owner} was taken over")
+        self.table_id, self.owner = table_id, owner
+
+
+# --- lease timings -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaseTimes:
+    """How long a lease lasts, how often its holder renews it, how often reapers look.
+
+    A worker that dies (kill -9) renewed its lease at most `lease_s` before it expires;
+    some reaper looks within `reap_s` after that. So a dead worker's table is claimed and
+    re-enqueued at most `lease_s + reap_s` seconds after the death (`worst_claim_s`), and a
+    healthy holder loses its lease only if `lease_s / renew_s` renewals in a row fail."""
+
+    lease_s: float
+    renew_s: float
+    reap_s: float
+
+    def __post_init__(self) -> None:
+        if not 0 < self.renew_s * 2 <= self.lease_s:
+            raise ValueError(
+                f"TIENLEN_LEASE_RENEW_SECONDS ({self.renew_s}) must be positive and at most half "
+                f"of TIENLEN_LEASE_SECONDS ({self.lease_s}): one late renewal must not lose a lease"
+            )
+        if self.reap_s < 0:
+            raise ValueError("TIENLEN_LEASE_REAP_SECONDS must be >= 0 (0: workers do not reap)")
+
+    @property
+    def worst_claim_s(self) -> float:
+        return self.lease_s + self.reap_s
+
+    @classmethod
+    def from_settings(cls) -> LeaseTimes:
+        return cls(
+            lease_s=float(getattr(settings, "TIENLEN_LEASE_SECONDS", 30.0)),
+            renew_s=float(getattr(settings, "TIENLEN_LEASE_RENEW_SECONDS", 10.0)),
+            reap_s=float(getattr(settings, "TIENLEN_LEASE_REAP_SECONDS", 10.0)),
+        )
+
+
+def lease_owner_new() -> str:
+    """A token naming one attempt (host and process, for the logs, and a random part)."""
+    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:16]}"
+
+
+def _db_now_plus(seconds: float) -> Expression:
+    return Now() + Value(timedelta(seconds=seconds))
 
 
 def next_status(status: str, event: Event, *, table_id: int | None = None) -> str | None:
@@ -96,22 +172,40 @@ def next_status(status: str, event: Event, *, table_id: int | None = None) -> st
 # --- on a row the caller has locked and loaded -------------------------------------------
 
 
-def table_start(*, table: Table, now: datetime) -> bool:
-    """An attempt begins: running, one more attempt, alive now. The connect deadline counts
-    from `waiting_since`, set by the first attempt of a run of attempts that wait for bots
-    (a table resumed late gives reconnecting bots the whole deadline again). False when the
-    table is closed: there is nothing to play. Call with the table's row locked."""
+def table_start(*, table: Table, now: datetime, owner: str = "", lease_s: float | None = None) -> bool:
+    """An attempt begins: running, one more attempt, alive now, and the lease taken by
+    `owner` for `lease_s` (TIENLEN_LEASE_SECONDS). The connect deadline counts from
+    `waiting_since`, set by the first attempt of a run of attempts that wait for bots (a
+    table resumed late gives reconnecting bots the whole deadline again). False when the
+    table is closed: there is nothing to play. Raises LeaseHeld when another attempt's
+    lease is live. Call with the table's row locked.
+
+    `owner` "" is an attempt without a holder (tests, a local run): it takes only a free
+    lease and leaves it free and unexpiring (only the outer bound of `tables_claim_stale`
+    applies), so any worker may take the table over at once."""
     status = next_status(table.status, Event.START, table_id=table.pk)
     if status is None:
         return False
-    table.status = status
-    table.attempts += 1
-    table.progress_at = now
-    if table.started_at is None:
-        table.started_at = now
-    if table.waiting_since is None:
-        table.waiting_since = now
-    table.save(update_fields=["status", "attempts", "progress_at", "started_at", "waiting_since"])
+    lease_s = LeaseTimes.from_settings().lease_s if lease_s is None else lease_s
+    fields: dict[str, Any] = {
+        "status": status,
+        "attempts": table.attempts + 1,
+        "progress_at": now,
+        "started_at": table.started_at or now,
+        "waiting_since": table.waiting_since or now,
+        "lease_owner": owner,
+        "lease_expires_at": _db_now_plus(lease_s) if owner else None,
+    }
+    free = Q(lease_owner="") | Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True)
+    if owner:
+        free |= Q(lease_owner=owner)
+    if not Table.objects.filter(free, pk=table.pk).update(**fields):
+        raise LeaseHeld(table.pk, table.lease_owner)
+    for name, value in fields.items():
+        if name != "lease_expires_at":
+            setattr(table, name, value)
+    # Near enough for the caller; the row has the database's clock.
+    table.lease_expires_at = now + timedelta(seconds=lease_s) if owner else None
     return True
 
 
@@ -122,6 +216,19 @@ def table_progress(*, table: Table, now: datetime) -> dict[str, Any]:
     if next_status(table.status, Event.PROGRESS, table_id=table.pk) is None:
         return {}
     return {"progress_at": now, "waiting_since": None}
+
+
+def table_progress_save(*, table_id: int, fields: dict[str, Any], owner: str | None = None) -> None:
+    """The recorder's UPDATE of the row (its counters and `table_progress`'s fields), fenced
+    by the lease: with an `owner`, it applies only while that attempt holds the lease of the
+    open table, else raises LeaseLost so the recording transaction rolls back (a taken-over
+    attempt's late games are never recorded). A closed table still counts late games, as
+    before leases: a finished or cancelled table keeps what was played. One statement."""
+    condition = Q(pk=table_id)
+    if owner is not None:
+        condition &= Q(lease_owner=owner) | Q(status__in=CLOSED)
+    if not Table.objects.filter(condition).update(**fields) and owner is not None:
+        raise LeaseLost(table_id, owner)
 
 
 def table_close(*, table: Table, event: Event, error: str = "", now: datetime) -> bool:
@@ -142,57 +249,100 @@ def table_close(*, table: Table, event: Event, error: str = "", now: datetime) -
 # --- as one conditional UPDATE -------------------------------------------------------------
 
 
-def _update(table_id: int, event: Event, fields: dict[str, Any], extra: Q | None = None) -> bool:
+def _update(
+    table_id: int, event: Event, fields: dict[str, Any], extra: Q | None = None, owner: str | None = None
+) -> bool:
     """Apply `event` to one table if its status allows it (and `extra` holds); False when it
-    did not apply because the table is closed or `extra` did not hold."""
+    did not apply because the table is closed or `extra` did not hold. With an `owner`, it
+    applies only while that attempt holds the lease: LeaseLost when another does."""
     transition = TRANSITIONS[event]
     if transition.target is not None:
         fields = {**fields, "status": transition.target}
     condition = Q(pk=table_id, status__in=transition.sources)
     if extra is not None:
         condition &= extra
+    if owner is not None:
+        condition &= Q(lease_owner=owner)
     if Table.objects.filter(condition).update(**fields):
         return True
-    status = Table.objects.filter(pk=table_id).values_list("status", flat=True).first()
-    if status is None:
+    row = Table.objects.filter(pk=table_id).values_list("status", "lease_owner").first()
+    if row is None:
         raise Table.DoesNotExist(f"table {table_id} does not exist")
-    next_status(status, event, table_id=table_id)  # raises when the event is illegal
+    status, held_by = row
+    if next_status(status, event, table_id=table_id) is None:  # raises when the event is illegal
+        return False
+    if owner is not None and held_by != owner:
+        raise LeaseLost(table_id, owner)
     return False
 
 
-def table_wait(*, table_id: int, error: str, waiting_for_bots: bool = False, now: datetime | None = None) -> bool:
-    """The attempt ended without finishing the table; it will be retried. Only a retry that
-    waits for absent bots keeps `waiting_since` (the connect deadline runs on); any other
-    (referee down, aborted) starts the connect wait afresh."""
-    fields: dict[str, Any] = {"last_error": error[:1000], "progress_at": now or timezone.now()}
+def _lease_free_until(retry_in_s: float | None) -> dict[str, Any]:
+    """Free the lease; with a retry due in `retry_in_s`, a reaper may claim the table one
+    lease after that (the retry was lost with its worker), not before."""
+    if retry_in_s is None:
+        return {"lease_owner": "", "lease_expires_at": None}
+    return {"lease_owner": "", "lease_expires_at": _db_now_plus(retry_in_s + LeaseTimes.from_settings().lease_s)}
+
+
+def table_wait(
+    *, table_id: int, error: str, waiting_for_bots: bool = False, now: datetime | None = None,
+    owner: str | None = None, retry_in_s: float | None = None,
+) -> bool:
+    """The attempt ended without finishing the table; it will be retried in `retry_in_s`.
+    Only a retry that waits for absent bots keeps `waiting_since` (the connect deadline
+    runs on); any other (referee down, aborted) starts the connect wait afresh. The lease
+    is freed until the retry is due; `owner` fences it (LeaseLost if taken over)."""
+    fields: dict[str, Any] = {
+        "last_error": error[:1000], "progress_at": now or timezone.now(), **_lease_free_until(retry_in_s),
+    }
     if not waiting_for_bots:
         fields["waiting_since"] = None
-    return _update(table_id, Event.WAIT, fields)
+    return _update(table_id, Event.WAIT, fields, owner=owner)
 
 
-def table_busy(*, table_id: int) -> bool:
-    """Another worker is playing this table at the referee: this attempt does not count."""
-    return _update(table_id, Event.BUSY, {"attempts": F("attempts") - 1}, Q(attempts__gt=0))
+def table_busy(*, table_id: int, owner: str | None = None, retry_in_s: float | None = None) -> bool:
+    """Another worker is playing this table at the referee: this attempt does not count.
+    The lease is freed until the retry is due; `owner` fences it."""
+    return _update(
+        table_id, Event.BUSY, {"attempts": F("attempts") - 1, **_lease_free_until(retry_in_s)},
+        Q(attempts__gt=0), owner=owner,
+    )
+
+
+def table_lease_renew(*, table_id: int, owner: str, lease_s: float | None = None) -> bool:
+    """The holder is alive (its heartbeat thread): its lease runs `lease_s` from now on
+    the database's clock. False when the table closed; LeaseLost when it was taken over."""
+    lease_s = LeaseTimes.from_settings().lease_s if lease_s is None else lease_s
+    return _update(table_id, Event.HEARTBEAT, {"lease_expires_at": _db_now_plus(lease_s)}, owner=owner)
 
 
 def tables_claim_stale(*, stale_after_s: float, now: datetime | None = None) -> list[int]:
-    """Claim the running/waiting tables of running tournaments that showed no progress for
-    `stale_after_s` (their worker died, or their retry was lost) so the caller re-enqueues
-    them.
+    """Claim the running/waiting tables of running tournaments whose holder is presumed
+    dead, so the caller re-enqueues them: their lease expired (the holder stopped renewing
+    it, or a retry due long ago never came), or they were silent (no attempt begun, no game
+    recorded, no retry noted) for `stale_after_s`, the outer bound
+    (TIENLEN_STALE_TABLE_SECONDS), which also restarts a table stuck at a referee.
 
-    Each claim is a conditional UPDATE that also refreshes `progress_at`: of two ticks
-    racing, only one sees the table stale, so a table is enqueued once per timeout. A
-    table whose first worker is alive after all is harmless to re-enqueue: the referee
-    answers ALREADY_EXISTS and the copy backs off; games are unique by (table, index).
+    Each claim is a conditional UPDATE that frees the lease (fencing the old holder: its
+    later writes raise LeaseLost) and refreshes `progress_at`: of two reapers racing, only
+    one sees the table stale, so a table is enqueued once per claim. The claimed table is
+    then re-claimed only after the outer bound, if the enqueued task never starts. A holder
+    alive after all is harmless: its records are refused and it stops; the new attempt's
+    referee call is refused (ALREADY_EXISTS) until the old one's stream is gone.
+
+    Times are the database's clock; `now` (tests) replaces it.
     """
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=stale_after_s)
+    db_now: Any = Now() if now is None else now
+    cutoff = db_now - Value(timedelta(seconds=stale_after_s)) if now is None else now - timedelta(seconds=stale_after_s)
     silent = Q(progress_at__lt=cutoff) | Q(progress_at__isnull=True, started_at__lt=cutoff)
-    stale = silent & Q(tournament__status=Tournament.Status.RUNNING)
+    expired = Q(lease_expires_at__lt=db_now)
+    stale = (silent | expired) & Q(tournament__status=Tournament.Status.RUNNING)
+    sources = TRANSITIONS[Event.STALE].sources
+    claim = {"progress_at": db_now, "lease_owner": "", "lease_expires_at": None}
     claimed = []
-    candidates = Table.objects.filter(stale, status__in=TRANSITIONS[Event.STALE].sources)
+    candidates = Table.objects.filter(stale, status__in=sources)
     for table_id in candidates.order_by("id").values_list("id", flat=True):
-        if Table.objects.filter(stale, pk=table_id, status__in=TRANSITIONS[Event.STALE].sources).update(progress_at=now):
+        if Table.objects.filter(stale, pk=table_id, status__in=sources).update(**claim):
             claimed.append(table_id)
     return claimed
 

@@ -278,8 +278,17 @@ REFEREE_ORGANIZER_TOKEN = os.environ.get("REFEREE_ORGANIZER_TOKEN", "dev-organiz
 # Bots not connected: a table retries with backoff until this many seconds have passed.
 TIENLEN_CONNECT_DEADLINE_S = int(os.environ.get("TIENLEN_CONNECT_DEADLINE_S", "300"))
 TIENLEN_DEFAULT_K_FACTOR = float(os.environ.get("TIENLEN_DEFAULT_K_FACTOR", "12"))
-# A running/waiting table with no progress (no game recorded, no attempt begun) for this
-# long lost its worker: the beat tick re-enqueues it. Keep it above the longest game.
+# Table leases (docs/deployment.md, "Recovery"): the worker playing a table renews its lease
+# every TIENLEN_LEASE_RENEW_SECONDS; a lease not renewed for TIENLEN_LEASE_SECONDS is expired,
+# and every worker (and the beat tick) looks for expired leases every
+# TIENLEN_LEASE_REAP_SECONDS (0: this worker does not look) and re-enqueues those tables. A
+# dead worker's table is resumed within lease + reap seconds (40 s by default).
+TIENLEN_LEASE_SECONDS = float(os.environ.get("TIENLEN_LEASE_SECONDS", "30"))
+TIENLEN_LEASE_RENEW_SECONDS = float(os.environ.get("TIENLEN_LEASE_RENEW_SECONDS", "10"))
+TIENLEN_LEASE_REAP_SECONDS = float(os.environ.get("TIENLEN_LEASE_REAP_SECONDS", "10"))
+# The outer bound: a running/waiting table with no progress (no game recorded, no attempt
+# begun, no retry noted) for this long is claimed even with a live lease (e.g. stuck at a
+# referee). Keep it above the longest game.
 TIENLEN_STALE_TABLE_SECONDS = float(os.environ.get("TIENLEN_STALE_TABLE_SECONDS", "900"))
 # A referee silent for this long is out of the pool (its heartbeat is every second):
 # workers stop routing tables to it and bots stop connecting to it.

@@ -22,6 +22,7 @@ from tournaments.table_lifecycle import (
     next_status,
     table_busy,
     table_close,
+    table_lease_renew,
     table_progress,
     table_start,
     table_wait,
@@ -34,9 +35,12 @@ ILLEGAL = "illegal"
 
 # The lifecycle as the docs draw it (docs/architecture.md): state -> event -> next state.
 EXPECTED = {
-    P: {"start": R, "wait": ILLEGAL, "busy": ILLEGAL, "progress": P, "stale": ILLEGAL, "finish": D, "fail": F, "cancel": C},
-    R: {"start": R, "wait": W, "busy": R, "progress": R, "stale": R, "finish": D, "fail": F, "cancel": C},
-    W: {"start": R, "wait": W, "busy": W, "progress": W, "stale": W, "finish": D, "fail": F, "cancel": C},
+    P: {"start": R, "wait": ILLEGAL, "busy": ILLEGAL, "progress": P, "heartbeat": ILLEGAL, "stale": ILLEGAL,
+        "finish": D, "fail": F, "cancel": C},
+    R: {"start": R, "wait": W, "busy": R, "progress": R, "heartbeat": R, "stale": R, "finish": D, "fail": F,
+        "cancel": C},
+    W: {"start": R, "wait": W, "busy": W, "progress": W, "heartbeat": W, "stale": W, "finish": D, "fail": F,
+        "cancel": C},
 }
 
 
@@ -108,6 +112,8 @@ def _apply(table_id: int, event: Event) -> None:
     elif event is Event.PROGRESS:
         row = Table.objects.get(pk=table_id)
         Table.objects.filter(pk=table_id).update(**table_progress(table=row, now=now))
+    elif event is Event.HEARTBEAT:
+        table_lease_renew(table_id=table_id, owner=Table.objects.get(pk=table_id).lease_owner)
     elif event is Event.STALE:
         Table.objects.filter(pk=table_id).update(progress_at=now - timedelta(hours=1))
         tables_claim_stale(stale_after_s=60, now=now)
