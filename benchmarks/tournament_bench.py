@@ -12,7 +12,7 @@ The referee runs in its own process, as deployed; the worker is a thread of this
 
 Also: replay bytes per game (JSON, zlib, on disk in PostgreSQL), `recompute_ratings`
 over 100,000 stored games, and **recording alone**: synthetic game results of a rated
-8-bot round robin stored straight through `services.table_games_record` in batches, the
+8-bot round robin stored straight through `tournaments.services.recording.table_games_record` in batches, the
 tables in plan order (every game can be rated at once) and in reverse order (every game
 waits until the tables before it are closed, then is rated in plan order), with CPU and
 wall time per game and queries per batch. Uses its own database `tienlen_bench` (created
@@ -129,7 +129,7 @@ def record_reading(records: list, rounds: int = 5) -> dict[str, float]:
     import zlib
 
     from tournaments.referee import GameResult
-    from tournaments.services import _timing_summary
+    from tournaments.services.recording import _timing_summary
 
     parts = {"read (from_record)": 0.0, "timing totals": 0.0, "zlib of both texts": 0.0}
     best = {name: float("inf") for name in parts}
@@ -150,16 +150,20 @@ def record_reading(records: list, rounds: int = 5) -> dict[str, float]:
 
 
 def through_worker(organiser, bots, *, sets: int, seed: str, number: int) -> int:
-    from tournaments import services
     from tournaments.models import Game, Tournament
+    from tournaments.services.tournaments import (
+        tournament_create,
+        tournament_entrant_add,
+        tournament_start,
+    )
 
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=organiser, name=f"bench {number}", format="round_robin", seats_per_table=4,
         duplicate_sets=sets, move_time_ms=1000,
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    services.tournament_start(tournament=tournament)
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    tournament_start(tournament=tournament)
     deadline = time.monotonic() + 600
     while Tournament.objects.filter(pk=tournament.pk).values_list("status", flat=True)[0] != "finished":
         if time.monotonic() > deadline:
@@ -184,14 +188,15 @@ def replay_sizes() -> tuple[float, float, float]:
 
 def build_rated_games(count: int, organiser, bots) -> None:
     """Store `count` rated 4-player games (seats, rating history) for recompute to replay."""
-    from tournaments import services
     from tournaments.deals import deals_create
     from tournaments.models import Deal, Game, GameSeat, Rating, RatingChange, Table
     from tournaments.ratings.elo import elo_deltas
+    from tournaments.services.ratings import rating_pool_get
+    from tournaments.services.tournaments import tournament_create, tournament_entrant_add
 
-    pool = services.rating_pool_get(preset="bench", seats=4)
-    tournament = services.tournament_create(organiser=organiser, name="recompute", format="ladder", seats_per_table=4, rated=False)
-    entrants = [services.tournament_entrant_add(tournament=tournament, bot=b) for b in bots]
+    pool = rating_pool_get(preset="bench", seats=4)
+    tournament = tournament_create(organiser=organiser, name="recompute", format="ladder", seats_per_table=4, rated=False)
+    entrants = [tournament_entrant_add(tournament=tournament, bot=b) for b in bots]
     table = Table.objects.create(tournament=tournament, round=1, number=1, deal_group=1, games_planned=count)
     # Recompute reads places only: the games share one deal row.
     deals_create(tournament=tournament, group=1, count=1)
@@ -248,19 +253,26 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from tournaments import services
     from tournaments.deals import table_deal_seeds
     from tournaments.models import RatingChange, Tournament
+    from tournaments.services.accounts import bot_create
+    from tournaments.services.recording import table_games_record
+    from tournaments.services.tables import table_complete
+    from tournaments.services.tournaments import (
+        tournament_create,
+        tournament_entrant_add,
+        tournament_schedule,
+    )
 
-    bots = [services.bot_create(owner=organiser, name=f"rec-{number}-{i}", house_bot="random")[0] for i in range(8)]
-    tournament = services.tournament_create(
+    bots = [bot_create(owner=organiser, name=f"rec-{number}-{i}", house_bot="random")[0] for i in range(8)]
+    tournament = tournament_create(
         organiser=organiser, name=f"record {number}", format="round_robin", seats_per_table=4,
         games_per_table=games_per_table, preset="south",
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tables = list(tournament.tables.order_by("round", "number"))
     if reverse:
         tables.reverse()
@@ -280,13 +292,13 @@ def record_only(organiser, *, games_per_table: int, batch: int, reverse: bool, n
             chunk = results[start : start + batch]
             t0, c0 = time.perf_counter(), time.process_time()
             with CaptureQueriesContext(connection) as ctx:
-                games += len(services.table_games_record(table_id=table.pk, results=chunk))
+                games += len(table_games_record(table_id=table.pk, results=chunk))
             wall += time.perf_counter() - t0
             cpu += time.process_time() - c0
             queries += len(ctx.captured_queries)
             batches += 1
         t0, c0 = time.perf_counter(), time.process_time()
-        services.table_complete(table_id=table.pk)
+        table_complete(table_id=table.pk)
         wall += time.perf_counter() - t0
         cpu += time.process_time() - c0
     rated = RatingChange.objects.filter(game__table__tournament=tournament).count()
@@ -312,8 +324,9 @@ def main() -> None:
     from django.contrib.auth.models import User
 
     from tienlen_site.celery import app
-    from tournaments import services
     from tournaments.models import RatingPool
+    from tournaments.services.accounts import bot_create
+    from tournaments.services.ratings import ratings_recompute
 
     broker = os.environ.get("CELERY_BROKER_URL") or "memory://"
     if broker.startswith("filesystem"):
@@ -325,7 +338,7 @@ def main() -> None:
     app.conf.task_default_queue = queue
     sets = max(1, args.games_per_table // 4)
     staff = User.objects.create_user("bench-house", is_staff=True)
-    bots = [services.bot_create(owner=staff, name=f"bench-{p}-{i}", house_bot=p)[0]
+    bots = [bot_create(owner=staff, name=f"bench-{p}-{i}", house_bot=p)[0]
             for i, p in enumerate(["random", "greedy", "heuristic", "greedy"])]
     seats = [f"house:{b.house_bot}" for b in bots]
 
@@ -369,7 +382,7 @@ def main() -> None:
     build_s = time.perf_counter() - build_start
     pool = RatingPool.objects.get(preset="bench", seats=4)
     t0 = time.perf_counter()
-    report = services.ratings_recompute(pool=pool)
+    report = ratings_recompute(pool=pool)
     recompute_s = time.perf_counter() - t0
 
     print("| measurement | value |")

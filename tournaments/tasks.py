@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from tournaments import jobs, services
+from tournaments import jobs
 from tournaments.jobs import Job
 from tournaments.models import Deal, Table, Tournament
 from tournaments.referee import (
@@ -32,6 +32,11 @@ from tournaments.referee import (
     referee_list_bots,
     referee_play_table,
 )
+from tournaments.services.accounts import bot_versions_note
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.recording import deal_baselines_compute, table_games_record
+from tournaments.services.tables import table_complete, table_plan, table_seats_forfeit
+from tournaments.services.tournaments import tournament_schedule
 from tournaments.table_lifecycle import table_busy, table_wait, tables_claim_stale, tables_forgotten
 
 log = logging.getLogger(__name__)
@@ -52,13 +57,13 @@ def _enqueue_tables(table_ids: list[int]) -> None:
 
 @shared_task(acks_late=True)
 def tournament_schedule_task(tournament_id: int) -> int:
-    table_ids = services.tournament_schedule(tournament_id=tournament_id)
+    table_ids = tournament_schedule(tournament_id=tournament_id)
     _enqueue_tables(table_ids)
     return len(table_ids)
 
 
 def _finish(table_id: int, **kwargs) -> None:
-    steps = services.table_complete(table_id=table_id, **kwargs)
+    steps = table_complete(table_id=table_id, **kwargs)
     _enqueue_tables(steps.tables_to_play)
     if steps.tournament_finished:
         log.info("tournament of table %s finished", table_id)
@@ -122,7 +127,7 @@ def _event_batches(plan: TablePlan) -> Iterator[list[GameResult | TableOutcome]]
 @shared_task(bind=True, acks_late=True, max_retries=None)
 def table_play_task(self, table_id: int) -> str:
     """Play a table on the referee (or resume it), recording each game as it streams in."""
-    plan = services.table_plan(table_id=table_id)
+    plan = table_plan(table_id=table_id)
     if plan is None:
         return "nothing to play"
     if plan.first_game_index >= plan.games_planned:
@@ -131,13 +136,13 @@ def table_play_task(self, table_id: int) -> str:
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = referee_list_bots()
         if connected:
-            services.bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
+            bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
     outcome: TableOutcome | None = None
     recorded = 0
     try:
         for batch in _event_batches(plan):
             games = [e for e in batch if isinstance(e, GameResult)]
-            recorded += len(services.table_games_record(table_id=table_id, results=games))
+            recorded += len(table_games_record(table_id=table_id, results=games))
             outcomes = [e for e in batch if isinstance(e, TableOutcome)]
             if outcomes:
                 outcome = outcomes[-1]
@@ -147,7 +152,7 @@ def table_play_task(self, table_id: int) -> str:
             raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
         # Past the connect deadline: the absent seats forfeit the table.
         absent = plan.absent(referee_list_bots() or {})
-        if services.table_seats_forfeit(table_id=table_id, absent=absent):
+        if table_seats_forfeit(table_id=table_id, absent=absent):
             # The others play the rest of the table against the stand-in house bot (with
             # a fresh connect wait for those present).
             table_wait(table_id=table_id, error=f"forfeit: {exc}")
@@ -204,7 +209,7 @@ def tournaments_tick() -> dict:
     if ladders:
         connected = referee_list_bots()
         for ladder in ladders:
-            ids = services.ladder_tick(tournament=ladder, connected=connected)
+            ids = ladder_tick(tournament=ladder, connected=connected)
             _enqueue_tables(ids)
             ladder_tables += len(ids)
     forgotten = tables_forgotten(now=now)
@@ -234,7 +239,7 @@ def deal_baselines_task(tournament_id: int) -> int:
     """Luck baselines of a tournament's newly revealed deals (tournaments.scoring.baseline):
     its own task, so recording never waits for the simulations; re-enqueued while more remain."""
     batch = 500
-    done = services.deal_baselines_compute(tournament_id=tournament_id, limit=batch)
+    done = deal_baselines_compute(tournament_id=tournament_id, limit=batch)
     if done == batch:
         deal_baselines_task.delay(tournament_id)
     return done

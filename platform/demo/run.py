@@ -181,8 +181,8 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
     """The demo organiser and its example bots; existing ones get a fresh token each run."""
     from django.contrib.auth import get_user_model
 
-    from tournaments import services
     from tournaments.models import Bot
+    from tournaments.services.accounts import bot_create, bot_token_rotate
 
     owner, _ = get_user_model().objects.get_or_create(
         username=ORGANISER,
@@ -201,14 +201,14 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
                 "run the demo on its own database (e.g. TIENLEN_VAR_DIR=/tmp/demo)"
             )
         if bot is None:
-            bot, token = services.bot_create(
+            bot, token = bot_create(
                 owner=owner, name=name,
                 description=DESCRIPTIONS.get(
                     kind, f"The SDK's example bot '{kind}' (bots_sdk/examples), run by the demo."
                 ),
             )
         else:
-            token = services.bot_token_rotate(bot=bot)
+            token = bot_token_rotate(bot=bot)
         assert token is not None
         registered.append(DemoBot(bot_id=bot.pk, name=bot.name, kind=kind, token=token))
     return registered, owner
@@ -217,15 +217,19 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
 def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[DemoBot]):
     from django.utils import timezone
 
-    from tournaments import services
     from tournaments.models import Bot, Tournament
+    from tournaments.services.tournaments import (
+        tournament_create,
+        tournament_entrant_add,
+        tournament_start,
+    )
 
     plan = (
         {"games_per_table": config.games_per_table}
         if config.games_per_table
         else {"duplicate_sets": config.duplicate_sets}
     )
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=owner,
         name=f"Demo round robin {timezone.now():%Y-%m-%d %H:%M:%S}",
         format=Tournament.Format.ROUND_ROBIN,
@@ -238,8 +242,8 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
         **plan,
     )
     for bot in Bot.objects.filter(pk__in=[b.bot_id for b in bots]).order_by("pk"):
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    return services.tournament_start(tournament=tournament)
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    return tournament_start(tournament=tournament)
 
 
 def tournament_progress(*, tournament_id: int):

@@ -22,8 +22,9 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
+from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
 from web.replay_frames import replay_frames
 from web.standings_chart import standings_chart
@@ -124,7 +125,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
 def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
     """The same rule as the start/cancel views: an organiser, on their own tournament
     (staff: on any), so the buttons never lead to a 403."""
-    return services.user_can_manage_tournament(user=request.user, tournament=tournament)
+    return user_can_manage_tournament(user=request.user, tournament=tournament)
 
 
 @require_GET

@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 from django_ratelimit.decorators import ratelimit
 
-from tournaments import services
 from tournaments.models import ApiToken, Bot
+from tournaments.services import accounts
 from web.forms import ApiTokenForm, BotEditForm, BotRegisterForm, SignUpForm
 
 
@@ -72,7 +72,7 @@ def bot_register(request: HttpRequest) -> HttpResponse:
     form = BotRegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            bot, token = services.bot_create(
+            bot, token = accounts.bot_create(
                 owner=request.user, name=form.cleaned_data["name"], description=form.cleaned_data["description"]
             )
         except ValidationError as exc:
@@ -87,7 +87,7 @@ def bot_register(request: HttpRequest) -> HttpResponse:
 def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name, owner=request.user)
     try:
-        token = services.bot_token_rotate(bot=bot)
+        token = accounts.bot_token_rotate(bot=bot)
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
         return redirect("web:my_bots")
@@ -100,7 +100,7 @@ def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
     form = BotEditForm(request.POST or None, initial={"description": bot.description})
     if request.method == "POST" and form.is_valid():
         try:
-            services.bot_update(bot=bot, description=form.cleaned_data["description"])
+            accounts.bot_update(bot=bot, description=form.cleaned_data["description"])
         except ValidationError as exc:
             _form_errors(form, exc)
         else:
@@ -114,7 +114,7 @@ def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
 def bot_retire(request: HttpRequest, name: str) -> HttpResponse:
     """Revoke the token: the bot can no longer connect; its games and ratings stay."""
     bot = get_object_or_404(Bot, name=name, owner=request.user)
-    services.bot_revoke(bot=bot)
+    accounts.bot_revoke(bot=bot)
     messages.success(request, f"{bot.name} is retired: its token no longer works. A new token brings it back.")
     return redirect("web:my_bots")
 
@@ -156,7 +156,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     form = ApiTokenForm(request.POST or None)
     created = None
     if request.method == "POST" and form.is_valid():
-        token, key = services.api_token_create(user=request.user, name=form.cleaned_data["name"])
+        token, key = accounts.api_token_create(user=request.user, name=form.cleaned_data["name"])
         created = {"token": token, "key": key}
         form = ApiTokenForm()
     tokens = ApiToken.objects.filter(user=request.user).order_by("revoked_at", "-created_at")
@@ -167,7 +167,7 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
             "form": form,
             "tokens": tokens,
             "created": created,
-            "is_organiser": services.user_is_organiser(user=request.user),
+            "is_organiser": accounts.user_is_organiser(user=request.user),
             "api_root": request.build_absolute_uri("/api/v1/"),
         },
     )
@@ -180,6 +180,6 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(ApiToken, pk=token_id, user=request.user)  # only your own
-    services.api_token_revoke(token=token)
+    accounts.api_token_revoke(token=token)
     messages.success(request, f"Token {token.prefix}\u2026{' (' + token.name + ')' if token.name else ''} revoked: it no longer works.")
     return redirect("web:api_tokens")

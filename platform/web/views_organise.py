@@ -15,22 +15,24 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Tournament
+from tournaments.services import tournaments as tournament_services
+from tournaments.services.accounts import user_can_manage_tournament, user_is_organiser
 from web import queries
 from web.forms import TournamentForm
 from web.views_account import _form_errors
 
 
 def _require_organiser(request: HttpRequest) -> None:
-    if not services.user_is_organiser(user=request.user):
+    if not user_is_organiser(user=request.user):
         raise PermissionDenied("Only organisers can do this.")
 
 
 def _own_tournament(request: HttpRequest, slug: str) -> Tournament:
     _require_organiser(request)
     tournament = get_object_or_404(Tournament, slug=slug)
-    if not services.user_can_manage_tournament(user=request.user, tournament=tournament):
+    if not user_can_manage_tournament(user=request.user, tournament=tournament):
         raise PermissionDenied("This tournament belongs to another organiser.")
     return tournament
 
@@ -78,9 +80,9 @@ def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
     else:
         data.pop("games_per_table", None)
     fields = {k: v for k, v in data.items() if v is not None}
-    tournament = services.tournament_create(organiser=request.user, **fields)
+    tournament = tournament_services.tournament_create(organiser=request.user, **fields)
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_services.tournament_entrant_add(tournament=tournament, bot=bot)
     return tournament
 
 
@@ -89,7 +91,7 @@ def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
 def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _own_tournament(request, slug)
     try:
-        services.tournament_start(tournament=tournament)
+        tournament_services.tournament_start(tournament=tournament)
     except (ValidationError, ValueError) as exc:
         messages.error(request, f"Could not start: {_error_text(exc)}")
     else:
@@ -102,7 +104,7 @@ def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
 def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _own_tournament(request, slug)
     try:
-        services.tournament_cancel(tournament=tournament, reason=f"cancelled by {request.user.username}")
+        tournament_services.tournament_cancel(tournament=tournament, reason=f"cancelled by {request.user.username}")
     except (ValidationError, ValueError) as exc:
         messages.error(request, f"Could not cancel: {_error_text(exc)}")
     else:

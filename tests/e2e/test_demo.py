@@ -118,8 +118,9 @@ def fetch_json(url: str) -> dict:
 def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) -> None:
     from bots_sdk.fairplay import deal_commitment
     from bots_sdk.rules import deal, replay_game
-    from tournaments import selectors, services
+    from tournaments import selectors
     from tournaments.models import Bot, Deal, Game, GameSeat, Rating, TableSeat, Tournament
+    from tournaments.services.ratings import ratings_recompute
 
     need_chromium()  # the replay check drives it
     env, marker = demo_env
@@ -194,7 +195,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
 
     # --- ratings: what is stored equals a full recompute from the games
     pool = tournament.pool
-    report = services.ratings_recompute(pool=pool, write=False)
+    report = ratings_recompute(pool=pool, write=False)
     assert report.games == planned
     assert report.max_difference < 1e-6
     assert set(Rating.objects.filter(pool=pool).values_list("games", flat=True)) == {planned}

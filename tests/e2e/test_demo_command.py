@@ -61,10 +61,10 @@ def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
     from django.contrib.auth import get_user_model
 
     from demo.run import DemoConfig, DemoError, demo_bots_register
-    from tournaments import services
+    from tournaments.services.accounts import bot_create
 
     alice = get_user_model().objects.create(username="alice")
-    bot, _ = services.bot_create(owner=alice, name="demo-greedy")
+    bot, _ = bot_create(owner=alice, name="demo-greedy")
     with pytest.raises(DemoError, match="belongs to alice"):
         demo_bots_register(config=DemoConfig())
     bot.refresh_from_db()

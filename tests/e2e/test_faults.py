@@ -76,8 +76,15 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     from django.db import connection
 
     from bots_sdk.rules import replay_game
-    from tournaments import selectors, services
+    from tournaments import selectors
     from tournaments.models import Game, GameSeat, Table, Tournament
+    from tournaments.services.accounts import bot_create
+    from tournaments.services.ratings import ratings_recompute
+    from tournaments.services.tournaments import (
+        tournament_create,
+        tournament_entrant_add,
+        tournament_start,
+    )
 
     target = f"127.0.0.1:{processes.free_port()}"
     organizer_token = secrets.token_urlsafe(24)
@@ -93,9 +100,9 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     organiser = get_user_model().objects.create(username="e2e-organiser", is_staff=True)
     bots = []
     for number in range(SEATS):
-        bot, token = services.bot_create(owner=organiser, name=f"e2e-bot-{number}")
+        bot, token = bot_create(owner=organiser, name=f"e2e-bot-{number}")
         bots.append((bot, token))
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=organiser, name="Fault tolerance", format=Tournament.Format.ROUND_ROBIN,
         seats_per_table=SEATS, duplicate_sets=DUPLICATE_SETS, move_time_ms=1000,
         # A generous connect deadline: bots reconnecting after the referee restart must
@@ -103,7 +110,7 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
         time_bank_ms=2000, connect_deadline_s=600,
     )
     for bot, _ in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     planned = SEATS * DUPLICATE_SETS
 
     def start_referee(group):
@@ -129,7 +136,7 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
         processes.wait_until(lambda: wanted <= processes.referee_connected_bot_ids(target, organizer_token),
                         timeout=60, what="the bots to connect", group=group)
         group.start("worker-1", processes.celery_worker_argv(concurrency=1, name="e2e1"), env=env)
-        services.tournament_start(tournament=tournament)
+        tournament_start(tournament=tournament)
 
         # 1. kill the worker in the middle of the table; another worker takes over
         wait_for_games(group, tournament.pk, 0, timeout=120, what="a first game")
@@ -193,6 +200,6 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     }
 
     # ratings: nothing double-counted
-    report = services.ratings_recompute(pool=tournament.pool, write=False)
+    report = ratings_recompute(pool=tournament.pool, write=False)
     assert report.games == planned
     assert report.max_difference < 1e-6

@@ -18,10 +18,10 @@ def test_a_referee_process_with_the_platforms_token_store_joins_reports_and_leav
 
     from demo import processes
     from tests.e2e.stack import database_url
-    from tournaments import services
+    from tournaments.services.accounts import bot_create
 
     owner = get_user_model().objects.create(username="pool-owner")
-    bot, token = services.bot_create(owner=owner, name="pool-bot")
+    bot, token = bot_create(owner=owner, name="pool-bot")
     target = f"127.0.0.1:{processes.free_port()}"
     env = {
         "DATABASE_URL": database_url(connection.settings_dict),

@@ -9,8 +9,13 @@ from django.contrib.auth.models import Permission, User
 
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from tournaments import services
 from tournaments.referee import GameResult
+from tournaments.services.accounts import bot_create
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 POINTS_BY_PLACE = {2: [2, -2], 3: [2, 0, -2], 4: [2, 1, -1, -2]}
 
@@ -100,7 +105,7 @@ def bots(owner, other_owner):
     made = []
     for i in range(8):
         user = owner if i == 0 else other_owner if i == 1 else User.objects.create_user(f"owner{i}")
-        bot, _ = services.bot_create(owner=user, name=f"bot{i}")
+        bot, _ = bot_create(owner=user, name=f"bot{i}")
         made.append(bot)
     return made
 
@@ -109,14 +114,14 @@ def running_round_robin(organiser, bots, **fields):
     """A started round robin with tables created (no Celery involved)."""
     from django.db import transaction
 
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=organiser, name=fields.pop("name", "Spring cup"), format="round_robin", **fields
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     with transaction.atomic():
         tournament.status = "scheduled"
         tournament.save(update_fields=["status"])
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     return tournament

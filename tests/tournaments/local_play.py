@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from bots_sdk.rules import Game
 from tests.tournaments.conftest import game_result
-from tournaments import services
 from tournaments.referee import GameResult
+from tournaments.services.recording import table_games_record
+from tournaments.services.tables import table_plan
 
 
 def play_game(seed: str, players: int, *, preset: str = "south", starting: bool = True,
@@ -29,7 +30,7 @@ def play_game(seed: str, players: int, *, preset: str = "south", starting: bool 
 
 def table_play_locally(*, table_id: int, games: int | None = None) -> list[GameResult]:
     """Record the table's next `games` games (all that remain: None), as the worker does."""
-    plan = services.table_plan(table_id=table_id)
+    plan = table_plan(table_id=table_id)
     assert plan is not None, "nothing to play at this table"
     n = len(plan.participants)
     todo = len(plan.deal_seeds) if games is None else min(games, len(plan.deal_seeds))
@@ -46,5 +47,5 @@ def table_play_locally(*, table_id: int, games: int | None = None) -> list[GameR
         seating = [(s + index % n) % n for s in range(n)] if rotation else list(range(n))
         results.append(game_result(index, replay, seat_participants=seating, seed=plan.deal_seeds[offset]))
         leader, starting = game.next_leader, bool(game.next_starting)
-    services.table_games_record(table_id=table_id, results=results)
+    table_games_record(table_id=table_id, results=results)
     return results

@@ -8,8 +8,10 @@ from rest_framework.test import APIClient
 from bots_sdk.examples import EXAMPLES
 from bots_sdk.rules import PRESETS
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import services
 from tournaments.models import Bot, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.recording import table_game_record
+from tournaments.services.tournaments import tournament_create
 from tournaments.tokens import token_hash
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +64,7 @@ def test_register_a_bot_shows_the_token_once_and_stores_only_its_hash(owner) -> 
 
 
 def test_nobody_reads_another_owners_token_or_rotates_it(owner, other_owner) -> None:
-    bot, _ = services.bot_create(owner=owner, name="alpha")
+    bot, _ = bot_create(owner=owner, name="alpha")
     intruder = client_for(other_owner)
     detail = intruder.get("/api/v1/bots/alpha/").json()
     assert "token_prefix" not in detail and "token" not in detail
@@ -73,7 +75,7 @@ def test_nobody_reads_another_owners_token_or_rotates_it(owner, other_owner) -> 
 
 
 def test_rotating_a_token_invalidates_the_old_one(owner) -> None:
-    bot, old = services.bot_create(owner=owner, name="alpha")
+    bot, old = bot_create(owner=owner, name="alpha")
     response = client_for(owner).post("/api/v1/bots/alpha/rotate-token/")
     assert response.status_code == 200
     new = response.json()["token"]
@@ -87,7 +89,7 @@ def test_bad_bot_input_returns_field_errors(owner) -> None:
     response = client.post("/api/v1/bots/", {"name": "no spaces allowed!"}, format="json")
     assert response.status_code == 400
     assert "name" in response.json()
-    services.bot_create(owner=owner, name="taken")
+    bot_create(owner=owner, name="taken")
     response = client.post("/api/v1/bots/", {"name": "TAKEN"}, format="json")
     assert response.status_code == 400
     assert "already exists" in response.json()["name"][0]
@@ -114,7 +116,7 @@ TOURNAMENT = {"name": "Autumn open", "format": "round_robin", "seats_per_table":
 
 def test_a_bot_owner_cannot_create_or_start_a_tournament(owner, organiser, bots) -> None:
     assert client_for(owner).post("/api/v1/tournaments/", TOURNAMENT, format="json").status_code == 403
-    tournament = services.tournament_create(organiser=organiser, name="Cup", format="round_robin")
+    tournament = tournament_create(organiser=organiser, name="Cup", format="round_robin")
     assert client_for(owner).post(f"/api/v1/tournaments/{tournament.slug}/start/").status_code == 403
     assert APIClient().post(f"/api/v1/tournaments/{tournament.slug}/start/").status_code in (401, 403)
 
@@ -124,7 +126,7 @@ def test_only_the_tournaments_organiser_manages_it(organiser, bots, django_user_
 
     rival = django_user_model.objects.create_user("rival", password="pw-rival-12345")
     rival.user_permissions.add(Permission.objects.get(codename="organise_tournaments"))
-    tournament = services.tournament_create(organiser=organiser, name="Cup", format="round_robin")
+    tournament = tournament_create(organiser=organiser, name="Cup", format="round_robin")
     response = client_for(rival).post(f"/api/v1/tournaments/{tournament.slug}/entrants/", {"bot": "bot0"}, format="json")
     assert response.status_code == 403
 
@@ -180,7 +182,7 @@ def test_anyone_reads_standings_games_replays_and_leaderboards(organiser, bots, 
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4)
     table = tournament.tables.first()
     for i in range(4):
-        services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], [(s + i) % 4 for s in range(4)]))
+        table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], [(s + i) % 4 for s in range(4)]))
     slug = tournament.slug
     standings = anon.get(f"/api/v1/tournaments/{slug}/standings/").json()
     assert [row["games"] for row in standings] == [4, 4, 4, 4]
@@ -205,8 +207,8 @@ def test_anyone_reads_standings_games_replays_and_leaderboards(organiser, bots, 
 
 
 def test_bot_owners_join_and_leave_ladders_with_their_own_bots_only(organiser, owner, other_owner, bots) -> None:
-    ladder = services.tournament_create(organiser=organiser, name="Open ladder", format="ladder", seats_per_table=2)
-    cup = services.tournament_create(organiser=organiser, name="Invite cup", format="round_robin")
+    ladder = tournament_create(organiser=organiser, name="Open ladder", format="ladder", seats_per_table=2)
+    cup = tournament_create(organiser=organiser, name="Invite cup", format="round_robin")
     client = client_for(owner)  # owns bot0, bot2, ...
     response = client.post(f"/api/v1/tournaments/{ladder.slug}/join/", {"bot": "bot0"}, format="json")
     assert response.status_code == 201

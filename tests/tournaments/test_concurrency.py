@@ -13,8 +13,8 @@ from django.db import connections
 
 from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import services
 from tournaments.models import Rating, RatingChange, RatingPool
+from tournaments.services.recording import table_game_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,8 +33,8 @@ def test_parallel_recording_keeps_one_total_order(organiser, bots) -> None:
                     order = [0, 1, 2, 3]
                     rng.shuffle(order)
                     result = make_result(i, order, [(s + i) % 4 for s in range(4)])
-                    services.table_game_record(table_id=table.pk, result=result)
-                    services.table_game_record(table_id=table.pk, result=result)  # a retry
+                    table_game_record(table_id=table.pk, result=result)
+                    table_game_record(table_id=table.pk, result=result)  # a retry
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:

@@ -14,9 +14,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import services
 from tournaments.deals import deals_reveal
 from tournaments.models import Deal, Game, Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.recording import table_game_record, table_games_record
+from tournaments.services.tables import table_complete, table_plan
+from tournaments.services.tournaments import (
+    tournament_cancel,
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+    tournament_start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +39,7 @@ def commit(salt: str, seed: str) -> str:
 
 
 def house_bots(staff, n: int, policies=("random", "greedy", "heuristic")):
-    return [services.bot_create(owner=staff, name=f"house{i}", house_bot=policies[i % len(policies)])[0]
+    return [bot_create(owner=staff, name=f"house{i}", house_bot=policies[i % len(policies)])[0]
             for i in range(n)]
 
 
@@ -40,7 +50,7 @@ def staff(django_user_model):
 
 def start(tournament) -> None:
     Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
 
 
@@ -91,18 +101,18 @@ def test_an_organiser_seed_makes_deals_reproducible_and_labelled(organiser, bots
 
 
 def test_knockout_rounds_commit_to_their_deals_when_the_round_is_created(organiser, bots) -> None:
-    tournament = services.tournament_create(organiser=organiser, name="KO", format="knockout",
+    tournament = tournament_create(organiser=organiser, name="KO", format="knockout",
                                             seats_per_table=4, advance_per_table=2,
                                             deal_format="independent")
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     start(tournament)
     round1 = list(tournament.tables.filter(round=1))
     assert Deal.objects.filter(tournament=tournament).count() == 8  # 2 tables x 4 games
     for table in round1:
         for i in range(table.games_planned):
-            services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
-    steps = [services.table_complete(table_id=t.pk) for t in round1]
+            table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
+    steps = [table_complete(table_id=t.pk) for t in round1]
     final = Table.objects.get(pk=steps[-1].tables_to_play[0])
     assert final.deal_group not in {t.deal_group for t in round1}
     final_deals = Deal.objects.filter(tournament=tournament, group=final.deal_group)
@@ -111,15 +121,15 @@ def test_knockout_rounds_commit_to_their_deals_when_the_round_is_created(organis
 
 
 def test_ladder_tables_get_their_own_secret_deals(organiser, bots) -> None:
-    ladder = services.tournament_create(organiser=organiser, name="Ladder", format="ladder",
+    ladder = tournament_create(organiser=organiser, name="Ladder", format="ladder",
                                         seats_per_table=2, ladder_tables_per_tick=2,
                                         deal_format="independent")
     for bot in bots[:4]:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
-    services.tournament_start(tournament=ladder)
-    services.tournament_schedule(tournament_id=ladder.pk)
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
+    tournament_schedule(tournament_id=ladder.pk)
     connected = {str(b.pk): "1.0" for b in bots[:4]}
-    ids = services.ladder_tick(tournament=ladder, connected=connected, rng=random.Random(1))
+    ids = ladder_tick(tournament=ladder, connected=connected, rng=random.Random(1))
     tables = list(Table.objects.filter(pk__in=ids))
     assert len(tables) == 2 and len({t.deal_group for t in tables}) == 2
     for table in tables:
@@ -138,48 +148,48 @@ def test_ladder_tables_get_their_own_secret_deals(organiser, bots) -> None:
 ])
 def test_bad_deal_settings_are_refused_naming_the_field(organiser, fmt, fields, message) -> None:
     with pytest.raises(ValidationError) as info:
-        services.tournament_create(organiser=organiser, name="Bad", format=fmt, **fields)
+        tournament_create(organiser=organiser, name="Bad", format=fmt, **fields)
     field = "seed" if "seed" in fields else "deal_format"
     assert message in " ".join(info.value.message_dict[field])
     assert not Tournament.objects.exists()
 
 
 def test_rotation_is_for_house_bots_only(organiser, bots, staff) -> None:
-    tournament = services.tournament_create(organiser=organiser, name="Trusted", format="round_robin",
+    tournament = tournament_create(organiser=organiser, name="Trusted", format="round_robin",
                                             seats_per_table=4, deal_format="rotation")
     assert tournament.fair_play_notices == ["trusted entrants only: deals repeat to the same bots"]
     with pytest.raises(ValidationError, match="only house bots can play it"):
-        services.tournament_entrant_add(tournament=tournament, bot=bots[0])
+        tournament_entrant_add(tournament=tournament, bot=bots[0])
     for bot in house_bots(staff, 4):
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     # An entrant that slipped in another way (the admin) is caught at the start.
     from tournaments.models import Entrant
 
     Entrant.objects.create(tournament=tournament, bot=bots[1])
     with pytest.raises(ValidationError, match="only house bots can play it"):
-        services.tournament_start(tournament=tournament)
+        tournament_start(tournament=tournament)
 
 
 def test_rotation_plays_one_deal_in_every_seat_and_reveals_it_after_the_last_rotation(organiser, staff) -> None:
-    tournament = services.tournament_create(organiser=organiser, name="Trusted", format="round_robin",
+    tournament = tournament_create(organiser=organiser, name="Trusted", format="round_robin",
                                             seats_per_table=4, deal_format="rotation", duplicate_sets=2)
     for bot in house_bots(staff, 4):
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     start(tournament)
     table = tournament.tables.get()
     deals = list(Deal.objects.filter(tournament=tournament).order_by("index"))
     assert len(deals) == 2  # one per duplicate set
-    plan = services.table_plan(table_id=table.pk)
+    plan = table_plan(table_id=table.pk)
     assert (plan.games, plan.duplicate_sets) == (0, 2)
     assert plan.deal_seeds == [deals[0].seed] * 4 + [deals[1].seed] * 4
     for i in range(3):
-        services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], seed=deals[0].seed))
+        table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], seed=deals[0].seed))
         assert not Deal.objects.get(pk=deals[0].pk).revealed  # rotations still to play know it
-    services.table_game_record(table_id=table.pk, result=make_result(3, [0, 1, 2, 3], seed=deals[0].seed))
+    table_game_record(table_id=table.pk, result=make_result(3, [0, 1, 2, 3], seed=deals[0].seed))
     assert Deal.objects.get(pk=deals[0].pk).revealed and not Deal.objects.get(pk=deals[1].pk).revealed
     assert set(Game.objects.filter(table=table).values_list("deal_id", flat=True)) == {deals[0].pk}
     # A resumed rotation table gets the seeds of the games it still has to play.
-    plan = services.table_plan(table_id=table.pk)
+    plan = table_plan(table_id=table.pk)
     assert plan.first_game_index == 4 and plan.deal_seeds == [deals[1].seed] * 4
 
 
@@ -192,15 +202,15 @@ def test_the_plan_sends_the_committed_seeds_of_the_games_still_to_play(organiser
     table = tournament.tables.get()
     seeds = list(Deal.objects.filter(tournament=tournament, group=table.deal_group).order_by("index")
                  .values_list("seed", flat=True))
-    plan = services.table_plan(table_id=table.pk)
+    plan = table_plan(table_id=table.pk)
     assert (plan.games, plan.duplicate_sets, plan.first_game_index) == (4, 0, 0)
     assert plan.deal_seeds == seeds and not plan.starting_games
     assert plan.house_seed not in seeds and len(plan.house_seed) == 32
     assert all(s not in repr(plan) for s in seeds)  # a logged plan shows no deal seed
     assert plan.referee_table_id == f"t{tournament.pk}-r1-n1"  # no seed in the id bots see
     for i in range(2):
-        services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], seed=seeds[i]))
-    again = services.table_plan(table_id=table.pk)
+        table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], seed=seeds[i]))
+    again = table_plan(table_id=table.pk)
     assert again.first_game_index == 2 and again.deal_seeds == seeds[2:]
     assert again.house_seed != plan.house_seed  # fresh per attempt (not reproducible)
 
@@ -212,7 +222,7 @@ def test_a_game_dealt_from_another_seed_is_refused_without_showing_a_seed(organi
     good = make_result(0, [0, 1, 2, 3], seed=seeds[0])
     bad = make_result(1, [0, 1, 2, 3], seed="somebody-elses-deal")
     with pytest.raises(ValueError) as info:
-        services.table_games_record(table_id=table.pk, results=[good, bad])
+        table_games_record(table_id=table.pk, results=[good, bad])
     assert str(info.value) == "game 1: it was not dealt from the deal committed for it"
     assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0]  # the good one stays
     assert Game.objects.get(table=table).deal.seed == seeds[0]
@@ -224,7 +234,7 @@ def test_a_game_dealt_from_another_seed_is_refused_without_showing_a_seed(organi
 def test_a_deal_is_revealed_once_its_game_is_recorded(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4, duplicate_sets=1)
     table = tournament.tables.get()
-    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
     revealed = dict(Deal.objects.filter(tournament=tournament).values_list("index", "revealed_at"))
     assert revealed[0] is not None and [revealed[i] for i in (1, 2, 3)] == [None] * 3
 
@@ -242,23 +252,23 @@ def test_a_shared_deal_stays_secret_until_every_table_of_its_group_played_it(org
     tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
     a, b = shared_group(tournament)
     deal = lambda i: Deal.objects.get(tournament=tournament, group=a.deal_group, index=i)  # noqa: E731
-    services.table_game_record(table_id=a.pk, result=make_result(0, [0, 1, 2, 3]))
-    services.table_game_record(table_id=a.pk, result=make_result(1, [0, 1, 2, 3]))
+    table_game_record(table_id=a.pk, result=make_result(0, [0, 1, 2, 3]))
+    table_game_record(table_id=a.pk, result=make_result(1, [0, 1, 2, 3]))
     assert not deal(0).revealed  # table b has yet to play it
-    services.table_game_record(table_id=b.pk, result=make_result(0, [3, 2, 1, 0]))
+    table_game_record(table_id=b.pk, result=make_result(0, [3, 2, 1, 0]))
     assert deal(0).revealed and not deal(1).revealed
     assert Game.objects.get(table=a, index=0).deal_id == Game.objects.get(table=b, index=0).deal_id
     # A closed table plays no more: the others decide alone.
-    services.table_complete(table_id=b.pk, status=Table.Status.FAILED, error="referee rejected it")
+    table_complete(table_id=b.pk, status=Table.Status.FAILED, error="referee rejected it")
     assert deal(1).revealed and not deal(2).revealed
-    services.table_complete(table_id=a.pk)
+    table_complete(table_id=a.pk)
     assert all(deal(i).revealed for i in range(4))
 
 
 def test_cancelling_reveals_every_deal_nobody_will_play(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:5], seats_per_table=4, duplicate_sets=1)
     assert not Deal.objects.filter(tournament=tournament, revealed_at__isnull=False).exists()
-    services.tournament_cancel(tournament=tournament, reason="server move")
+    tournament_cancel(tournament=tournament, reason="server move")
     assert not Deal.objects.filter(tournament=tournament, revealed_at__isnull=True).exists()
 
 
@@ -277,10 +287,10 @@ def test_reveal_rule_property(organiser, bots, steps) -> None:
             if closed[who]:
                 continue
             if action == "record" and recorded[who] < 4:
-                services.table_game_record(table_id=tables[who].pk, result=make_result(recorded[who], [0, 1, 2, 3]))
+                table_game_record(table_id=tables[who].pk, result=make_result(recorded[who], [0, 1, 2, 3]))
                 recorded[who] += 1
             elif action == "close":
-                services.table_complete(table_id=tables[who].pk)
+                table_complete(table_id=tables[who].pk)
                 closed[who] = True
         revealed = set(Deal.objects.filter(tournament=tournament, group=tables["a"].deal_group,
                                            revealed_at__isnull=False).values_list("index", flat=True))
@@ -292,6 +302,6 @@ def test_reveal_rule_property(organiser, bots, steps) -> None:
 def test_reveal_is_idempotent_and_never_touches_other_tournaments(organiser, bots) -> None:
     one = running_round_robin(organiser, bots[:4], name="One", seats_per_table=4)
     two = running_round_robin(organiser, bots[:4], name="Two", seats_per_table=4)
-    services.tournament_cancel(tournament=one)
+    tournament_cancel(tournament=one)
     assert deals_reveal(tournament=one) == 0
     assert not Deal.objects.filter(tournament=two, revealed_at__isnull=False).exists()

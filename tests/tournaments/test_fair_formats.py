@@ -18,8 +18,18 @@ from rest_framework.test import APIClient
 
 from tests.tournaments.conftest import make_result, running_round_robin
 from tests.tournaments.memorising_bot import Memory, memorising_bot
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Deal, Game, GameSeat, Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.recording import deal_baselines_compute, table_game_record
+from tournaments.services.tables import table_plan
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+    tournament_start,
+)
 
 
 def group_tables(tournament) -> dict[int, list[Table]]:
@@ -36,7 +46,7 @@ def test_field_is_the_default_and_a_group_plays_the_same_deals_as_starting_games
     groups = group_tables(tournament)
     assert len(groups) == 7 and all(len(t) == 2 for t in groups.values())  # 7 rounds of 2 tables
     for tables in groups.values():
-        plans = [services.table_plan(table_id=t.pk) for t in tables]
+        plans = [table_plan(table_id=t.pk) for t in tables]
         assert plans[0].deal_seeds == plans[1].deal_seeds and len(plans[0].deal_seeds) == 4
         assert all(p.starting_games and p.resume_leader is None for p in plans)
         seated = [{s.entrant_id for s in t.seats.all()} for t in tables]
@@ -53,18 +63,18 @@ def test_field_is_the_default_and_a_group_plays_the_same_deals_as_starting_games
 
 @pytest.mark.django_db
 def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tables(organiser, bots) -> None:
-    knockout = services.tournament_create(organiser=organiser, name="KO", format="knockout", seats_per_table=4)
+    knockout = tournament_create(organiser=organiser, name="KO", format="knockout", seats_per_table=4)
     for bot in bots:
-        services.tournament_entrant_add(tournament=knockout, bot=bot)
-    services.tournament_start(tournament=knockout)
-    services.tournament_schedule(tournament_id=knockout.pk)
+        tournament_entrant_add(tournament=knockout, bot=bot)
+    tournament_start(tournament=knockout)
+    tournament_schedule(tournament_id=knockout.pk)
     assert len({t.deal_group for t in knockout.tables.all()}) == 1  # one round: one group
-    ladder = services.tournament_create(organiser=organiser, name="L", format="ladder", seats_per_table=2, ladder_tables_per_tick=2)
+    ladder = tournament_create(organiser=organiser, name="L", format="ladder", seats_per_table=2, ladder_tables_per_tick=2)
     for bot in bots[:4]:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
-    services.tournament_start(tournament=ladder)
-    services.tournament_schedule(tournament_id=ladder.pk)
-    ids = services.ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]})
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
+    tournament_schedule(tournament_id=ladder.pk)
+    ids = ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]})
     assert len(ids) == 2 and len({t.deal_group for t in Table.objects.filter(pk__in=ids)}) == 1
 
 
@@ -72,7 +82,7 @@ def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tab
 def test_one_owners_bots_never_share_a_deal_group(organiser) -> None:
     users = [User.objects.create_user(f"u{i}") for i in range(6)]
     owners = [0, 0, 1, 1, 2, 3, 4, 5]
-    bots = [services.bot_create(owner=users[o], name=f"b{i}")[0] for i, o in enumerate(owners)]
+    bots = [bot_create(owner=users[o], name=f"b{i}")[0] for i, o in enumerate(owners)]
     tournament = running_round_robin(organiser, bots, seats_per_table=4)
     for tables in group_tables(tournament).values():
         members = [s.entrant.bot.owner_id for t in tables for s in t.seats.select_related("entrant__bot")]
@@ -83,7 +93,7 @@ def test_one_owners_bots_never_share_a_deal_group(organiser) -> None:
 
 def record_table(table: Table, first: int = 0) -> None:
     for i in range(first, table.games_planned):
-        services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
+        table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
 
 
 @pytest.mark.django_db
@@ -96,7 +106,7 @@ def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere
     body = client.get(url).json()
     assert (body["games_scored"], body["games_withheld"], body["rows"]) == (0, 4, [])
     record_table(second)
-    services.deal_baselines_compute(tournament_id=tournament.pk)
+    deal_baselines_compute(tournament_id=tournament.pk)
     body = client.get(url).json()
     assert (body["games_scored"], body["games_withheld"], body["deals_with_baseline"]) == (8, 0, 4)
     rows = {r["bot_name"]: r for r in body["rows"]}
@@ -135,7 +145,7 @@ def test_luck_adjusted_standings_are_cached_until_a_reveal_or_a_baseline_changes
     bot.name = "renamed-bot"
     bot.save(update_fields=["name"])
     assert "renamed-bot" in {r.bot_name for r in selectors.tournament_luck_adjusted(tournament=tournament).rows}
-    services.deal_baselines_compute(tournament_id=tournament.pk)
+    deal_baselines_compute(tournament_id=tournament.pk)
     after = selectors.tournament_luck_adjusted(tournament=tournament)
     assert after.deals_with_baseline == 4 and any(r.adjusted_mean != 0 for r in after.rows)
 
@@ -174,19 +184,19 @@ def test_a_memorising_bot_learns_nothing_in_a_whole_default_tournament(settings)
     staff = User.objects.create_user("house", is_staff=True)
     organiser = User.objects.create_user("organiser", is_staff=True)
     author = User.objects.create_user("author")
-    house = [services.bot_create(owner=staff, name=f"house-{p}-{i}", house_bot=p)[0]
+    house = [bot_create(owner=staff, name=f"house-{p}-{i}", house_bot=p)[0]
              for i, p in enumerate(["greedy", "heuristic", "random", "greedy", "heuristic", "random"])]
     # Two bots of one owner pooling one memory (what colluding bots would do), each
     # playing up to 3 tables at once.
     memory = Memory()
-    mine = [services.bot_create(owner=author, name=f"memo-{i}") for i in range(2)]
-    tournament = services.tournament_create(
+    mine = [bot_create(owner=author, name=f"memo-{i}") for i in range(2)]
+    tournament = tournament_create(
         organiser=organiser, name="Fair cup", format="round_robin", seats_per_table=4,
         duplicate_sets=1, move_time_ms=500, time_bank_ms=5000, connect_deadline_s=60,
     )
     assert tournament.deal_format == Tournament.DealFormat.FIELD
     for bot in [*house, *(b for b, _ in mine)]:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     referee = RefereeThread(DjangoTokenStore(), organizer_token=ORGANIZER_TOKEN).start()
     settings.REFEREE_TARGET = referee.target
     settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
@@ -194,7 +204,7 @@ def test_a_memorising_bot_learns_nothing_in_a_whole_default_tournament(settings)
         with isolated_celery_worker(concurrency=3), \
                 MemorisingClient(referee.target, mine[0][1], memory, 3), \
                 MemorisingClient(referee.target, mine[1][1], memory, 3):
-            services.tournament_start(tournament=tournament)
+            tournament_start(tournament=tournament)
             wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", 300, "the finish")
             wait_for(lambda: not Deal.objects.filter(tournament=tournament, baseline__isnull=True).exists(),
                      120, "the luck baselines")

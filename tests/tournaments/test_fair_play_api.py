@@ -12,8 +12,9 @@ from django.test import Client
 
 from tests.tournaments.conftest import running_round_robin
 from tests.tournaments.local_play import table_play_locally
-from tournaments import services
 from tournaments.models import Deal, Game, Table
+from tournaments.services.accounts import bot_create
+from tournaments.services.tables import table_complete
 
 pytestmark = pytest.mark.django_db
 
@@ -142,7 +143,7 @@ def test_notable_games_leave_out_games_whose_deal_is_sealed(anon, organiser, bot
         game.replay.save(update_fields=["data"])
     cache.clear()
     assert not {n["game_id"] for n in queries.notable_games(limit=50)} & sealed
-    services.table_complete(table_id=_b.pk)  # the other table of the group closes: revealed
+    table_complete(table_id=_b.pk)  # the other table of the group closes: revealed
     cache.clear()
     assert {n["game_id"] for n in queries.notable_games(limit=50)} >= sealed
 
@@ -182,7 +183,7 @@ def test_a_reproducible_tournament_says_so_on_every_page_and_api_response(anon, 
 
 def test_the_rotation_format_is_labelled_for_trusted_entrants(anon, organiser, django_user_model) -> None:
     staff = django_user_model.objects.create_user("house-owner", is_staff=True)
-    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
+    bots = [bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
     t = running_round_robin(organiser, bots, seats_per_table=4, deal_format="rotation")
     label = "trusted entrants only: deals repeat to the same bots"
     assert anon.get(f"/api/v1/tournaments/{t.slug}/standings/")["Tienlen-Fair-Play"] == label

@@ -7,8 +7,16 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.tournaments.conftest import make_result
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Entrant, Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.recording import table_game_record
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -20,20 +28,20 @@ def play(table: Table, ranking: list[str]) -> None:
     for i in range(table.games_planned):
         seat_participants = [(s + i) % n for s in range(n)]
         order = sorted(range(n), key=lambda s: ranking.index(names[seat_participants[s]]))
-        services.table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
+        table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
 
 
 @pytest.fixture
 def five_bot_knockout(organiser, owner):
     """Five bots at tables of 4: round 1 is a table of 3 and a table of 2, then a final of 3."""
     others = [owner] + [User.objects.create_user(f"u{i}") for i in range(4)]
-    bots = [services.bot_create(owner=others[i], name=f"k{i}")[0] for i in range(5)]
-    tournament = services.tournament_create(organiser=organiser, name="KO five", format="knockout",
+    bots = [bot_create(owner=others[i], name=f"k{i}")[0] for i in range(5)]
+    tournament = tournament_create(organiser=organiser, name="KO five", format="knockout",
                                             seats_per_table=4, advance_per_table=2)
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     return tournament
 
@@ -42,10 +50,10 @@ def run_to_the_end(tournament: Tournament) -> Table:
     # Round 1: k4 > k3 > ... at every table (k0 and k1 go out); the final: k4, k2, k3.
     for table in tournament.tables.filter(round=1):
         play(table, ["k4", "k3", "k2", "k1", "k0"])
-    steps = [services.table_complete(table_id=t.pk) for t in tournament.tables.filter(round=1)]
+    steps = [table_complete(table_id=t.pk) for t in tournament.tables.filter(round=1)]
     final = Table.objects.get(pk=steps[-1].tables_to_play[0])
     play(final, ["k4", "k2", "k3"])
-    assert services.table_complete(table_id=final.pk).tournament_finished
+    assert table_complete(table_id=final.pk).tournament_finished
     tournament.refresh_from_db()
     return final
 
@@ -113,13 +121,13 @@ def test_a_running_knockout_ranks_those_still_in_above_those_out(five_bot_knocko
     t = five_bot_knockout
     first = t.tables.get(round=1, number=1)
     play(first, ["k4", "k3", "k2", "k1", "k0"])
-    services.table_complete(table_id=first.pk)
+    table_complete(table_id=first.pk)
     rows = selectors.tournament_standings(tournament=t, with_strength=False)
     out = {r.bot_name for r in rows if r.status == "eliminated"}
     assert out == set()  # nobody is out before the whole round is over
     second = t.tables.get(round=1, number=2)
     play(second, ["k2", "k1"])
-    services.table_complete(table_id=second.pk)
+    table_complete(table_id=second.pk)
     rows = selectors.tournament_standings(tournament=t, with_strength=False)
     names = [r.bot_name for r in rows]
     assert set(names[:3]) == {"k4", "k3", "k2"} and set(names[3:]) == {"k0", "k1"}

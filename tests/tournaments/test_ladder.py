@@ -10,18 +10,20 @@ from collections import Counter
 import pytest
 from django.contrib.auth.models import User
 
-from tournaments import services
 from tournaments.models import Table, TableSeat, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.tournaments import tournament_create, tournament_entrant_add
 
 pytestmark = pytest.mark.django_db
 
 
 def running_ladder(organiser, bots, **fields) -> Tournament:
-    ladder = services.tournament_create(
+    ladder = tournament_create(
         organiser=organiser, name=fields.pop("name", "Ladder"), format="ladder", **fields
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
+        tournament_entrant_add(tournament=ladder, bot=bot)
     Tournament.objects.filter(pk=ladder.pk).update(status=Tournament.Status.RUNNING)
     ladder.refresh_from_db()
     return ladder
@@ -33,7 +35,7 @@ def bots_of_owners(owners: list[str]) -> list:
     made = []
     for i, name in enumerate(owners):
         user = users.get(name) or users.setdefault(name, User.objects.create_user(f"o-{name}"))
-        made.append(services.bot_create(owner=user, name=f"b{i}-{name}")[0])
+        made.append(bot_create(owner=user, name=f"b{i}-{name}")[0])
     return made
 
 
@@ -60,7 +62,7 @@ def test_tables_spread_over_the_bots_and_nobody_waits_long(organiser, seed) -> N
     ladder = running_ladder(organiser, bots, seats_per_table=4, ladder_tables_per_tick=1)
     rng = random.Random(seed)
     for _ in range(48):
-        ids = services.ladder_tick(tournament=ladder, connected=connected_map(bots), rng=rng)
+        ids = ladder_tick(tournament=ladder, connected=connected_map(bots), rng=rng)
         assert len(ids) == 1
         Table.objects.filter(pk__in=ids).update(status=Table.Status.DONE)
     counts = tables_per_bot(ladder)
@@ -86,7 +88,7 @@ def test_the_anchor_is_a_bot_that_waited_longest(organiser) -> None:
         for seat, entrant in enumerate(ladder.entrants.exclude(bot=rested).order_by("id")):
             TableSeat.objects.create(table=table, seat=seat, entrant=entrant)
     for seed in range(12):
-        ids = services.ladder_tick(tournament=ladder, connected=connected_map(bots), rng=random.Random(seed))
+        ids = ladder_tick(tournament=ladder, connected=connected_map(bots), rng=random.Random(seed))
         seated = set(TableSeat.objects.filter(table_id__in=ids).values_list("entrant__bot_id", flat=True))
         assert rested.pk in seated, seed
         Table.objects.filter(pk__in=ids).delete()
@@ -96,7 +98,7 @@ def test_a_ladder_blocked_by_the_owner_rule_says_why_on_its_page_and_api(organis
     # Two owners with three bots each: every table of 4 would seat two bots of one owner.
     bots = bots_of_owners(["ann", "ann", "ann", "bob", "bob", "bob"])
     ladder = running_ladder(organiser, bots, seats_per_table=4, ladder_tables_per_tick=1)
-    assert services.ladder_tick(tournament=ladder, connected=connected_map(bots)) == []
+    assert ladder_tick(tournament=ladder, connected=connected_map(bots)) == []
     ladder.refresh_from_db()
     assert "bots of one owner never share a table" in ladder.status_reason
     assert "6 connected free bots have 2 different owners; a table needs 4" in ladder.status_reason
@@ -106,7 +108,7 @@ def test_a_ladder_blocked_by_the_owner_rule_says_why_on_its_page_and_api(organis
     assert "bots of one owner never share a table" in page
     # Tables of 2 are possible (one of each owner): the tick starts one and clears the reason.
     Tournament.objects.filter(pk=ladder.pk).update(seats_per_table=2)
-    assert len(services.ladder_tick(tournament=ladder, connected=connected_map(bots))) == 1
+    assert len(ladder_tick(tournament=ladder, connected=connected_map(bots))) == 1
     ladder.refresh_from_db()
     assert ladder.status_reason == ""
 
@@ -114,13 +116,13 @@ def test_a_ladder_blocked_by_the_owner_rule_says_why_on_its_page_and_api(organis
 def test_a_ladder_of_one_owner_is_exempt_and_plays(organiser) -> None:
     bots = bots_of_owners(["ann"] * 4)
     ladder = running_ladder(organiser, bots, seats_per_table=4)
-    assert len(services.ladder_tick(tournament=ladder, connected=connected_map(bots))) == 1
+    assert len(ladder_tick(tournament=ladder, connected=connected_map(bots))) == 1
 
 
 def test_a_ladder_waiting_for_bots_says_how_many_are_connected(organiser, client) -> None:
     bots = bots_of_owners([f"u{i}" for i in range(6)])
     ladder = running_ladder(organiser, bots, seats_per_table=4)
-    assert services.ladder_tick(tournament=ladder, connected=connected_map(bots[:3])) == []
+    assert ladder_tick(tournament=ladder, connected=connected_map(bots[:3])) == []
     ladder.refresh_from_db()
     assert ladder.status_reason == (
         "Waiting for bots: 3 of 6 active entrants are connected and free (0 playing, 3 not connected); "
@@ -128,7 +130,7 @@ def test_a_ladder_waiting_for_bots_says_how_many_are_connected(organiser, client
     )
     assert client.get(f"/api/v1/tournaments/{ladder.slug}/").json()["status_reason"] == ladder.status_reason
     assert "3 of 6 active entrants are connected" in client.get(f"/tournaments/{ladder.slug}/").content.decode()
-    assert services.ladder_tick(tournament=ladder, connected=None) == []
+    assert ladder_tick(tournament=ladder, connected=None) == []
     ladder.refresh_from_db()
     assert "only house bots can be seated" in ladder.status_reason
     assert "0 of 6" in ladder.status_reason
@@ -137,6 +139,6 @@ def test_a_ladder_waiting_for_bots_says_how_many_are_connected(organiser, client
 def test_a_ladder_with_too_few_entrants_says_so(organiser) -> None:
     bots = bots_of_owners(["a", "b"])
     ladder = running_ladder(organiser, bots, seats_per_table=4)
-    assert services.ladder_tick(tournament=ladder, connected=connected_map(bots)) == []
+    assert ladder_tick(tournament=ladder, connected=connected_map(bots)) == []
     ladder.refresh_from_db()
     assert ladder.status_reason == "No table: the ladder has 2 active entrant(s); a table needs 4."

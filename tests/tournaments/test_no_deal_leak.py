@@ -30,8 +30,17 @@ from bots_sdk.rules.deal import shuffled_deck
 from tests.tournaments.conftest import running_round_robin
 from tests.tournaments.crawler import crawl
 from tests.tournaments.local_play import table_play_locally
-from tournaments import services
 from tournaments.models import Deal, Game, Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_cancel,
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+    tournament_start,
+)
 
 CARD_RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2"]
 
@@ -127,7 +136,7 @@ def test_no_public_answer_lets_anyone_compute_an_unplayed_deal(organiser, bots) 
                              deal_format="independent")
     first, second = rr.tables.order_by("number")[:2]
     table_play_locally(table_id=first.pk)
-    services.table_complete(table_id=first.pk)
+    table_complete(table_id=first.pk)
     table_play_locally(table_id=second.pk, games=2)
     # One in the default format (field duplicates): a table has played half the deals its
     # group's other table has yet to play, so its recorded games are sealed too.
@@ -137,30 +146,30 @@ def test_no_public_answer_lets_anyone_compute_an_unplayed_deal(organiser, bots) 
     assert field.tables.filter(deal_group=ahead.deal_group).count() == 2
     table_play_locally(table_id=ahead.pk, games=2)
     # A knockout whose first round is over: the final exists and waits.
-    ko = services.tournament_create(organiser=organiser, name="Knockout", format="knockout",
+    ko = tournament_create(organiser=organiser, name="Knockout", format="knockout",
                                     seats_per_table=4, advance_per_table=2, duplicate_sets=1)
     for bot in bots:
-        services.tournament_entrant_add(tournament=ko, bot=bot)
+        tournament_entrant_add(tournament=ko, bot=bot)
     Tournament.objects.filter(pk=ko.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=ko.pk)
+    tournament_schedule(tournament_id=ko.pk)
     for table in ko.tables.filter(round=1):
         table_play_locally(table_id=table.pk)
-        services.table_complete(table_id=table.pk)
+        table_complete(table_id=table.pk)
     final = ko.tables.get(round=2)
     assert final.status == Table.Status.PENDING
     # A ladder with one table played and one to play.
-    ladder = services.tournament_create(organiser=organiser, name="Ladder", format="ladder",
+    ladder = tournament_create(organiser=organiser, name="Ladder", format="ladder",
                                         seats_per_table=2, ladder_tables_per_tick=2, duplicate_sets=1)
     for bot in bots[:4]:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
-    services.tournament_start(tournament=ladder)
-    services.tournament_schedule(tournament_id=ladder.pk)
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
+    tournament_schedule(tournament_id=ladder.pk)
     import random
 
-    played, waiting = services.ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]},
+    played, waiting = ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]},
                                            rng=random.Random(3))
     table_play_locally(table_id=played)
-    services.table_complete(table_id=played)
+    table_complete(table_id=played)
     # A reproducible run (the organiser knows its deals; nobody else may), half played.
     repro = running_round_robin(organiser, bots[4:8], name="Repro", seats_per_table=4, duplicate_sets=2,
                                 seed="the organiser's secret")
@@ -216,14 +225,14 @@ def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_
             staff = django_user_model.objects.create_user("house", is_staff=True)
             organiser = django_user_model.objects.create_user("organiser", is_staff=True)
             author = django_user_model.objects.create_user("author")
-            entrants = [services.bot_create(owner=staff, name=f"h{i}", house_bot=p)[0]
+            entrants = [bot_create(owner=staff, name=f"h{i}", house_bot=p)[0]
                         for i, p in enumerate(["random", "greedy", "heuristic", "greedy"])]
-            absent, _ = services.bot_create(owner=author, name="absent")
-            t = services.tournament_create(organiser=organiser, name="Worker cup", format="round_robin",
+            absent, _ = bot_create(owner=author, name="absent")
+            t = tournament_create(organiser=organiser, name="Worker cup", format="round_robin",
                                            seats_per_table=4, duplicate_sets=1, connect_deadline_s=600)
             for bot in [*entrants, absent]:
-                services.tournament_entrant_add(tournament=t, bot=bot)
-            services.tournament_start(tournament=t)
+                tournament_entrant_add(tournament=t, bot=bot)
+            tournament_start(tournament=t)
             wait_for(lambda: Table.objects.filter(tournament=t, status="done").count() == 1, what="the house table")
             done = Table.objects.get(tournament=t, status="done")
             waiting = Table.objects.filter(tournament=t).exclude(pk=done.pk)
@@ -239,7 +248,7 @@ def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_
             logged = caplog.text
             assert "table_finished" in logged or "game_finished" in logged  # the referee's INFO lines are here
             assert not [d.seed for d in Deal.objects.filter(tournament=t) if d.seed in logged]
-            services.tournament_cancel(tournament=t, reason="end of test")
+            tournament_cancel(tournament=t, reason="end of test")
             thread.stop()  # ends the tables' waits at once, so the worker stops quickly
             stopped = True
     finally:

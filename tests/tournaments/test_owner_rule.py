@@ -11,8 +11,15 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 
-from tournaments import services
 from tournaments.models import Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+    tournament_start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -23,22 +30,22 @@ def owned_bots(pattern: list[int | None], staff: User | None = None) -> list:
     made = []
     for i, o in enumerate(pattern):
         if o is None:
-            bot, _ = services.bot_create(owner=staff, name=f"house{i}", house_bot="random")
+            bot, _ = bot_create(owner=staff, name=f"house{i}", house_bot="random")
         else:
             user = users.get(o) or User.objects.create_user(f"user{o}")
             users[o] = user
-            bot, _ = services.bot_create(owner=user, name=f"b{i}-u{o}")
+            bot, _ = bot_create(owner=user, name=f"b{i}-u{o}")
         made.append(bot)
     return made
 
 
 def scheduled(organiser, bots, fmt="round_robin", **fields) -> Tournament:
     fields.setdefault("name", "Cup")
-    tournament = services.tournament_create(organiser=organiser, format=fmt, **fields)
+    tournament = tournament_create(organiser=organiser, format=fmt, **fields)
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    services.tournament_start(tournament=tournament)
-    services.tournament_schedule(tournament_id=tournament.pk)
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    tournament_start(tournament=tournament)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     return tournament
 
@@ -67,11 +74,11 @@ def test_a_round_robin_never_seats_two_bots_of_one_owner_together(organiser) -> 
 
 def test_a_field_the_owner_rule_cannot_seat_is_refused_at_start_with_the_reason(organiser) -> None:
     bots = owned_bots([1, 1, 1, 1, 1, 2, 3, 4])
-    tournament = services.tournament_create(organiser=organiser, name="Cup", format="round_robin")
+    tournament = tournament_create(organiser=organiser, name="Cup", format="round_robin")
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     with pytest.raises(ValidationError) as err:
-        services.tournament_start(tournament=tournament)
+        tournament_start(tournament=tournament)
     assert "one owner has 5 of the 8 entrants" in str(err.value.message_dict["entrants"])
     tournament.refresh_from_db()
     assert tournament.status == Tournament.Status.DRAFT  # nothing was scheduled
@@ -99,22 +106,22 @@ def test_a_knockout_moves_one_owners_bots_to_different_tables(organiser) -> None
 def test_a_ladder_seats_house_bots_with_anyone_and_a_single_owner_ladder_plays(organiser) -> None:
     staff = User.objects.create_user("staff", is_staff=True)
     bots = owned_bots([1, 1, None, None], staff)
-    ladder = services.tournament_create(organiser=organiser, name="L", format="ladder", seats_per_table=2, ladder_tables_per_tick=2)
+    ladder = tournament_create(organiser=organiser, name="L", format="ladder", seats_per_table=2, ladder_tables_per_tick=2)
     for bot in bots:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
-    services.tournament_start(tournament=ladder)
-    services.tournament_schedule(tournament_id=ladder.pk)
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
+    tournament_schedule(tournament_id=ladder.pk)
     connected = {str(b.pk): "1" for b in bots}
-    ids = services.ladder_tick(tournament=ladder, connected=connected, rng=random.Random(3))
+    ids = ladder_tick(tournament=ladder, connected=connected, rng=random.Random(3))
     assert len(ids) == 2  # the two owner-1 bots each play a house bot
     for table in Table.objects.filter(pk__in=ids):
         owners = [s.entrant.bot.owner_id for s in table.seats.select_related("entrant__bot") if not s.entrant.bot.house_bot]
         assert len(owners) == len(set(owners))
     # A ladder of one owner's bots only: exempt, tables are made.
     mine = owned_bots([5, 5])
-    solo = services.tournament_create(organiser=organiser, name="Solo", format="ladder", seats_per_table=2)
+    solo = tournament_create(organiser=organiser, name="Solo", format="ladder", seats_per_table=2)
     for bot in mine:
-        services.tournament_entrant_add(tournament=solo, bot=bot)
-    services.tournament_start(tournament=solo)
-    services.tournament_schedule(tournament_id=solo.pk)
-    assert len(services.ladder_tick(tournament=solo, connected={str(b.pk): "1" for b in mine})) == 1
+        tournament_entrant_add(tournament=solo, bot=bot)
+    tournament_start(tournament=solo)
+    tournament_schedule(tournament_id=solo.pk)
+    assert len(ladder_tick(tournament=solo, connected={str(b.pk): "1" for b in mine})) == 1

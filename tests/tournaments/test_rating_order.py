@@ -20,8 +20,17 @@ from hypothesis import strategies as st
 
 from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result
-from tournaments import services
 from tournaments.models import Game, Rating, RatingChange, RatingPool, Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.ladder import ladder_tick
+from tournaments.services.recording import table_game_record, table_games_record
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_cancel,
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 SEED = "same-seed"
 
@@ -35,15 +44,15 @@ def result_for(number: int, index: int):
 
 
 def round_robin(organiser, bots, preset: str = "south") -> Tournament:
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=organiser, name=f"Same {preset}", format="round_robin", seats_per_table=4,
         preset=preset, seed=SEED,
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     with transaction.atomic():
         Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     return tournament
 
@@ -68,10 +77,10 @@ def record(tournament: Tournament, steps: list[tuple[int, list[int]]]) -> None:
     left = {n: t.games_planned for n, t in tables.items()}
     for number, indices in steps:
         table = tables[number]
-        services.table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
+        table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
         left[number] -= len(indices)
         if left[number] == 0:
-            services.table_complete(table_id=table.pk)
+            table_complete(table_id=table.pk)
 
 
 def plan_order(tournament: Tournament) -> list[tuple[int, list[int]]]:
@@ -144,7 +153,7 @@ def test_a_failed_table_lets_the_tables_after_it_be_rated(organiser, bots) -> No
     assert not RatingChange.objects.exists()
     record(tournament, [(first.number, [0])])
     assert Game.objects.filter(rating_seq__isnull=False).count() == 1  # table 1's game 0 only
-    services.table_complete(table_id=first.pk, status=Table.Status.FAILED, error="referee gone")
+    table_complete(table_id=first.pk, status=Table.Status.FAILED, error="referee gone")
     rated = list(Game.objects.filter(rating_seq__isnull=False).order_by("rating_seq").values_list("table__number", "index"))
     assert rated == [(first.number, 0)] + [(second.number, i) for i in range(4)]
     assert Table.objects.get(pk=second.pk).games_rated == 4
@@ -156,7 +165,7 @@ def test_cancelling_rates_every_game_recorded_before(organiser, bots) -> None:
     third = tournament.tables.order_by("number")[2]
     record(tournament, [(third.number, [0, 1])])
     assert not RatingChange.objects.exists()
-    services.tournament_cancel(tournament=tournament, reason="stop")
+    tournament_cancel(tournament=tournament, reason="stop")
     assert RatingChange.objects.count() == 2 * 4
     assert Rating.objects.filter(pool=tournament.pool, games=2).count() == 4
 
@@ -167,21 +176,21 @@ def test_a_ladder_rates_its_tables_in_creation_order(organiser) -> None:
     organiser.is_staff = True
     organiser.save(update_fields=["is_staff"])
     for i in range(8):
-        bot, _ = services.bot_create(owner=organiser, name=f"house{i}", house_bot="random")
+        bot, _ = bot_create(owner=organiser, name=f"house{i}", house_bot="random")
         staff_bots.append(bot)
-    ladder = services.tournament_create(organiser=organiser, name="Ladder", format="ladder", seats_per_table=4,
+    ladder = tournament_create(organiser=organiser, name="Ladder", format="ladder", seats_per_table=4,
                                         ladder_tables_per_tick=2, games_per_table=3, allow_same_owner=True)
     for bot in staff_bots:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
+        tournament_entrant_add(tournament=ladder, bot=bot)
     Tournament.objects.filter(pk=ladder.pk).update(status="running")
-    ids = services.ladder_tick(tournament=ladder, connected=None, rng=random.Random(1))
+    ids = ladder_tick(tournament=ladder, connected=None, rng=random.Random(1))
     older, newer = Table.objects.filter(pk__in=ids).order_by("number")
     for i in range(3):
-        services.table_game_record(table_id=newer.pk, result=make_result(i, [0, 1, 2, 3]))
-    services.table_complete(table_id=newer.pk)
+        table_game_record(table_id=newer.pk, result=make_result(i, [0, 1, 2, 3]))
+    table_complete(table_id=newer.pk)
     assert not RatingChange.objects.exists()  # the older table is still playing
     for i in range(3):
-        services.table_game_record(table_id=older.pk, result=make_result(i, [3, 2, 1, 0]))
+        table_game_record(table_id=older.pk, result=make_result(i, [3, 2, 1, 0]))
     rated = list(Game.objects.order_by("rating_seq").values_list("table__number", "index"))
     assert rated == [(older.number, i) for i in range(3)] + [(newer.number, i) for i in range(3)]
 
@@ -203,10 +212,10 @@ def test_concurrent_workers_give_the_sequential_ratings_and_recompute_is_exact(o
             for table in chunk:
                 steps = [(table.number, [i]) for i in range(table.games_planned)]
                 for number, indices in steps:
-                    services.table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
+                    table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
                     if rng.random() < 0.3:  # a retried batch records nothing twice
-                        services.table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
-                services.table_complete(table_id=table.pk)
+                        table_games_record(table_id=table.pk, results=[result_for(number, i) for i in indices])
+                table_complete(table_id=table.pk)
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:

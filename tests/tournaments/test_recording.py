@@ -11,8 +11,10 @@ import pytest
 from django.core.management import call_command
 
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Game, GameSeat, Rating, RatingChange, RatingPool, Replay, Table
+from tournaments.services.recording import table_game_record
+from tournaments.services.tables import table_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +26,7 @@ def first_table(tournament) -> Table:
 def test_recording_a_game_stores_seats_replay_and_ratings(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4)
     table = first_table(tournament)
-    game = services.table_game_record(table_id=table.pk, result=make_result(0, [2, 0, 3, 1]))
+    game = table_game_record(table_id=table.pk, result=make_result(0, [2, 0, 3, 1]))
     assert game is not None
     seats = list(GameSeat.objects.filter(game=game).order_by("seat"))
     starting = [s.entrant.bot_id for s in table.seats.order_by("seat")]
@@ -50,19 +52,19 @@ def test_a_retried_task_records_each_game_once(organiser, bots) -> None:
     table = first_table(tournament)
     results = [make_result(i, [i % 4, (i + 1) % 4, (i + 2) % 4, (i + 3) % 4]) for i in range(4)]
     for r in results[:3]:
-        services.table_game_record(table_id=table.pk, result=r)
+        table_game_record(table_id=table.pk, result=r)
     snapshot = dict(Rating.objects.values_list("bot_id", "rating"))
     # The worker died after game 2 and the table is replayed from its seeds: games 0-2 are
     # streamed again; only game 3 is new.
-    again = [services.table_game_record(table_id=table.pk, result=r) for r in results[:3]]
+    again = [table_game_record(table_id=table.pk, result=r) for r in results[:3]]
     assert again == [None, None, None]
     assert dict(Rating.objects.values_list("bot_id", "rating")) == snapshot
-    assert services.table_game_record(table_id=table.pk, result=results[3]) is not None
+    assert table_game_record(table_id=table.pk, result=results[3]) is not None
     assert Game.objects.filter(table=table).count() == 4
     assert RatingChange.objects.count() == 16
     table.refresh_from_db()
     assert table.games_recorded == 4
-    assert services.table_plan(table_id=table.pk).first_game_index == 4
+    assert table_plan(table_id=table.pk).first_game_index == 4
 
 
 def test_bad_game_records_are_refused_and_nothing_is_written(organiser, bots) -> None:
@@ -70,7 +72,7 @@ def test_bad_game_records_are_refused_and_nothing_is_written(organiser, bots) ->
     table = first_table(tournament)
     bad = make_result(0, [0, 1, 2, 3], seat_participants=[0, 0, 1, 2])
     with pytest.raises(ValueError, match="seat_participants"):
-        services.table_game_record(table_id=table.pk, result=bad)
+        table_game_record(table_id=table.pk, result=bad)
     assert not Game.objects.exists()
     assert not RatingChange.objects.exists()
 
@@ -78,7 +80,7 @@ def test_bad_game_records_are_refused_and_nothing_is_written(organiser, bots) ->
 def test_instant_win_shares_last_place(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4)
     table = first_table(tournament)
-    game = services.table_game_record(table_id=table.pk, result=make_result(0, [1, 0, 2, 3], instant_winner=1))
+    game = table_game_record(table_id=table.pk, result=make_result(0, [1, 0, 2, 3], instant_winner=1))
     places = list(GameSeat.objects.filter(game=game).order_by("seat").values_list("place", flat=True))
     assert places == [4, 1, 4, 4]
 
@@ -91,7 +93,7 @@ def test_recompute_ratings_reproduces_the_stored_values_exactly(organiser, bots)
             order = [0, 1, 2, 3]
             rng.shuffle(order)
             rotation = i % 4
-            services.table_game_record(
+            table_game_record(
                 table_id=table.pk,
                 result=make_result(i, order, seat_participants=[(s + rotation) % 4 for s in range(4)]),
             )
@@ -113,6 +115,6 @@ def test_recompute_ratings_reproduces_the_stored_values_exactly(organiser, bots)
 def test_unrated_tournaments_leave_ratings_alone(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4, rated=False)
     table = first_table(tournament)
-    services.table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
+    table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
     assert not Rating.objects.exists()
     assert selectors.tournament_progress(tournament=tournament).games_done == 1

@@ -12,9 +12,9 @@ import pytest
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import services
 from tournaments.models import Game, Replay, Table
 from tournaments.referee import GameResult, TableOutcome, TablePlan
+from tournaments.services.recording import table_game_record, table_games_record
 
 
 def plan(**fields) -> TablePlan:
@@ -111,7 +111,7 @@ def test_the_stored_replay_and_timing_are_the_bytes_the_referee_sent(organiser, 
         game_index=0, seat_participants=[0, 1, 2, 3], replay_json=text, timing_json='{"moves": [ ]}',
         result=pb.GameResult(points=made.points, finishing_order=made.finishing_order),
     ))
-    game = services.table_game_record(table_id=table.pk, result=result)
+    game = table_game_record(table_id=table.pk, result=result)
     stored = Replay.objects.get(game=game)
     assert zlib.decompress(bytes(stored.data)).decode() == text
     assert zlib.decompress(bytes(stored.timing)).decode() == '{"moves": [ ]}'
@@ -128,7 +128,7 @@ def test_a_game_whose_replay_contradicts_its_points_is_refused(organiser, bots) 
         result=pb.GameResult(points=[-2, -1, 1, 2], finishing_order=[3, 2, 1, 0]),
     ))
     with pytest.raises(ValueError, match="game 1: its replay's result differs"):
-        services.table_games_record(table_id=table.pk, results=[good, lying])
+        table_games_record(table_id=table.pk, results=[good, lying])
     assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0]
 
 

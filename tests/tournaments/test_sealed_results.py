@@ -32,8 +32,13 @@ from django.test import AsyncClient, Client
 from tests.tournaments.conftest import running_round_robin
 from tests.tournaments.crawler import crawl
 from tests.tournaments.local_play import table_play_locally
-from tournaments import services
 from tournaments.models import Game, RatingChange, Table, Tournament
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -186,12 +191,12 @@ def test_a_game_on_a_sealed_deal_changes_nothing_public_but_the_count_of_games_p
     table_play_locally(table_id=a.pk, games=2)
     table_play_locally(table_id=b.pk, games=1)
     # A knockout whose first round is one deal group of two tables: ka ahead by one deal.
-    ko = services.tournament_create(organiser=organiser, name="Field knockout", format="knockout",
+    ko = tournament_create(organiser=organiser, name="Field knockout", format="knockout",
                                     seats_per_table=4, advance_per_table=2, duplicate_sets=1)
     for bot in bots:
-        services.tournament_entrant_add(tournament=ko, bot=bot)
+        tournament_entrant_add(tournament=ko, bot=bot)
     Tournament.objects.filter(pk=ko.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=ko.pk)
+    tournament_schedule(tournament_id=ko.pk)
     ka, kb = ko.tables.order_by("number")
     assert ka.deal_group == kb.deal_group and ka.games_planned == 4
     table_play_locally(table_id=ka.pk, games=3)
@@ -208,7 +213,7 @@ def test_a_game_on_a_sealed_deal_changes_nothing_public_but_the_count_of_games_p
     # its points, places, forfeits, why it closed) stays sealed; that it is done does not.
     before = after
     table_play_locally(table_id=ka.pk, games=1)
-    services.table_complete(table_id=ka.pk)
+    table_complete(table_id=ka.pk)
     assert Table.objects.get(pk=ka.pk).status == Table.Status.DONE
     assert ka.seats.filter(advanced=True).count() == 2  # decided, not shown
     after = public_view()
@@ -231,7 +236,7 @@ def test_a_game_on_a_sealed_deal_changes_nothing_public_but_the_count_of_games_p
     # 3. The other tables play the deals: the results, advancement and ratings appear.
     table_play_locally(table_id=b.pk, games=2)
     table_play_locally(table_id=kb.pk)
-    services.table_complete(table_id=kb.pk)
+    table_complete(table_id=kb.pk)
     client = Client()
     detail = client.get(f"/api/v1/games/{new.pk}/")
     assert detail.status_code == 200 and detail.json()["points"] == new.points

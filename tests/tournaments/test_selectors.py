@@ -7,8 +7,15 @@ import random
 import pytest
 
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import GameSeat, RatingPool, Table, TableSeat, Tournament
+from tournaments.services.recording import table_game_record
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +34,8 @@ def played(organiser, bots):
             seats = list(range(4))
             noisy = {s: strength[participants[seat_participants[s]]] + rng.random() * 3 for s in seats}
             order = sorted(seats, key=lambda s: -noisy[s])
-            services.table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
-        services.table_complete(table_id=table.pk)
+            table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
+        table_complete(table_id=table.pk)
     tournament.refresh_from_db()
     return tournament
 
@@ -72,20 +79,20 @@ def test_progress_counts_failed_and_cancelled_tables_as_done(played, django_asse
 def test_progress_of_a_running_knockout_counts_rounds_not_created_yet(organiser, bots, django_assert_num_queries) -> None:
     from django.db import transaction
 
-    tournament = services.tournament_create(organiser=organiser, name="KO", format="knockout",
+    tournament = tournament_create(organiser=organiser, name="KO", format="knockout",
                                             seats_per_table=4, advance_per_table=2, games_per_table=3)
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     with transaction.atomic():
         Tournament.objects.filter(pk=tournament.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=tournament.pk)
+    tournament_schedule(tournament_id=tournament.pk)
     tournament.refresh_from_db()
     round1 = list(tournament.tables.order_by("number"))
     for table in round1:
         for i in range(table.games_planned):
-            services.table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
+            table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3]))
     # Both first-round tables played out; the final exists only once both are closed.
-    services.table_complete(table_id=round1[0].pk)
+    table_complete(table_id=round1[0].pk)
     Table.objects.filter(pk=round1[1].pk).update(status=Table.Status.DONE)
     assert not tournament.tables.filter(round=2).exists()
     with django_assert_num_queries(1):

@@ -144,10 +144,10 @@ def test_the_outer_bound_claims_a_silent_table_even_with_a_live_lease(table) -> 
 
 @pytest.mark.django_db
 def test_tables_of_a_tournament_not_running_are_never_claimed(table) -> None:
-    from tournaments import services
+    from tournaments.services.tournaments import tournament_cancel
 
     assert start(table.pk, "worker-a")
-    services.tournament_cancel(tournament=table.tournament)
+    tournament_cancel(tournament=table.tournament)
     assert tables_claim_stale(stale_after_s=STALE, now=later(3600)) == []
 
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.tournaments.conftest import running_round_robin
-from tournaments import services
 from tournaments.models import Table
+from tournaments.services.tables import table_complete, table_plan
 from tournaments.table_lifecycle import (
     CLOSED,
     Event,
@@ -76,13 +76,13 @@ def test_a_retry_or_busy_note_on_a_table_never_started_is_a_bug(table) -> None:
 
 @pytest.mark.django_db
 def test_a_closed_table_ignores_a_late_worker(table) -> None:
-    assert services.table_plan(table_id=table.pk) is not None
-    services.table_complete(table_id=table.pk, status=F, error="referee rejected it")
+    assert table_plan(table_id=table.pk) is not None
+    table_complete(table_id=table.pk, status=F, error="referee rejected it")
     before = Table.objects.get(pk=table.pk)
     # The slow worker of the attempt reports afterwards: nothing reopens or rewrites it.
     assert table_wait(table_id=table.pk, error="aborted: shutting down") is False
     assert table_busy(table_id=table.pk) is False
-    assert services.table_plan(table_id=table.pk) is None
+    assert table_plan(table_id=table.pk) is None
     assert table_progress(table=before, now=timezone.now()) == {}
     assert table_close(table=before, event=Event.FINISH, now=timezone.now()) is False
     assert tables_cancel(tournament_id=table.tournament_id) == 0
@@ -94,7 +94,7 @@ def test_a_closed_table_ignores_a_late_worker(table) -> None:
 @pytest.mark.django_db
 def test_a_table_completes_only_as_done_or_failed(table) -> None:
     with pytest.raises(ValueError, match="done or failed"):
-        services.table_complete(table_id=table.pk, status=C)
+        table_complete(table_id=table.pk, status=C)
     with pytest.raises(ValueError, match="does not close"):
         table_close(table=table, event=Event.CANCEL, now=timezone.now())
 

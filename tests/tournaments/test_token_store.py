@@ -3,14 +3,14 @@
 import pytest
 
 from referee_service.auth import load_token_store
-from tournaments import services
+from tournaments.services.accounts import bot_create, bot_revoke, bot_token_rotate
 
 pytestmark = pytest.mark.django_db
 
 
 def test_the_referee_loads_the_store_and_authenticates_bots(owner) -> None:
     store = load_token_store("tournaments.token_store:DjangoTokenStore")
-    bot, token = services.bot_create(owner=owner, name="alpha")
+    bot, token = bot_create(owner=owner, name="alpha")
     identity = store.authenticate_bot(token)
     assert identity is not None
     assert identity.bot_id == str(bot.pk) and identity.name == "alpha"
@@ -20,9 +20,9 @@ def test_the_referee_loads_the_store_and_authenticates_bots(owner) -> None:
 
 def test_rotated_and_revoked_tokens_stop_working(owner) -> None:
     store = load_token_store("tournaments.token_store:DjangoTokenStore")
-    bot, old = services.bot_create(owner=owner, name="alpha")
-    new = services.bot_token_rotate(bot=bot)
+    bot, old = bot_create(owner=owner, name="alpha")
+    new = bot_token_rotate(bot=bot)
     assert store.authenticate_bot(old) is None
     assert store.authenticate_bot(new).bot_id == str(bot.pk)
-    services.bot_revoke(bot=bot)
+    bot_revoke(bot=bot)
     assert store.authenticate_bot(new) is None

@@ -18,8 +18,15 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.celery_helpers import isolated_celery_worker
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.models import Deal, Game, GameSeat, RatingChange, Table, TableSeat, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.recording import table_games_record
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_start,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,19 +94,19 @@ def people(db):
 def test_a_round_robin_runs_through_worker_and_referee(worker, referee, people) -> None:
     staff, organiser, owner = people
     entrants = [
-        services.bot_create(owner=staff, name=name, house_bot=policy)[0]
+        bot_create(owner=staff, name=name, house_bot=policy)[0]
         for name, policy in [("house-random", "random"), ("house-greedy", "greedy"),
                              ("house-heuristic", "heuristic"), ("house-random-2", "random")]
     ]
-    sdk_bot, token = services.bot_create(owner=owner, name="sdk-greedy")
-    tournament = services.tournament_create(
+    sdk_bot, token = bot_create(owner=owner, name="sdk-greedy")
+    tournament = tournament_create(
         organiser=organiser, name="Worker cup", format="round_robin", seats_per_table=4,
         duplicate_sets=1, move_time_ms=500, time_bank_ms=5000, connect_deadline_s=60,
     )
     for bot in [*entrants, sdk_bot]:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     with SdkBot(referee, token):
-        services.tournament_start(tournament=tournament)
+        tournament_start(tournament=tournament)
         wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", what="the finish")
     tournament.refresh_from_db()
     progress = selectors.tournament_progress(tournament=tournament)
@@ -129,14 +136,14 @@ def test_a_round_robin_runs_through_worker_and_referee(worker, referee, people) 
 
 def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, people, monkeypatch) -> None:
     staff, organiser, _ = people
-    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot=p)[0]
+    bots = [bot_create(owner=staff, name=f"h{i}", house_bot=p)[0]
             for i, p in enumerate(["random", "greedy", "heuristic", "random"])]
-    tournament = services.tournament_create(
+    tournament = tournament_create(
         organiser=organiser, name="Crash cup", format="round_robin", seats_per_table=4, duplicate_sets=2,
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    real_record = services.table_games_record
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    real_record = table_games_record
     calls = {"n": 0}
 
     def dies_at_the_fourth_game(*, table_id, results):
@@ -148,8 +155,8 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
             recorded += real_record(table_id=table_id, results=[result])
         return recorded
 
-    monkeypatch.setattr(services, "table_games_record", dies_at_the_fourth_game)
-    services.tournament_start(tournament=tournament)
+    monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_fourth_game)
+    tournament_start(tournament=tournament)
     table_id = None
 
     def table_stuck() -> bool:
@@ -161,7 +168,7 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     wait_for(table_stuck, what="the crash")
     time.sleep(0.5)
     assert Tournament.objects.get(pk=tournament.pk).status == "running"
-    monkeypatch.setattr(services, "table_games_record", real_record)
+    monkeypatch.setattr("tournaments.tasks.table_games_record", real_record)
     # The broker redelivers the unacknowledged task (acks_late); a second copy races it.
     from tournaments.tasks import table_play_task
 
@@ -185,15 +192,15 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
 
 def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
     staff, organiser, owner = people
-    present = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(3)]
-    absent, _token = services.bot_create(owner=owner, name="never-connects")
-    tournament = services.tournament_create(
+    present = [bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(3)]
+    absent, _token = bot_create(owner=owner, name="never-connects")
+    tournament = tournament_create(
         organiser=organiser, name="Absent cup", format="round_robin", seats_per_table=4,
         duplicate_sets=1, connect_deadline_s=2,
     )
     for bot in [*present, absent]:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    services.tournament_start(tournament=tournament)
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    tournament_start(tournament=tournament)
     wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", timeout=60, what="the forfeit")
     table = Table.objects.get(tournament=tournament)
     assert table.attempts >= 2  # it waited and retried before giving up
@@ -212,17 +219,17 @@ def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
 
 def test_the_ladder_tick_starts_rated_tables_that_the_worker_plays(worker, referee, people) -> None:
     staff, organiser, owner = people
-    house = [services.bot_create(owner=staff, name=f"lad{i}", house_bot=p)[0]
+    house = [bot_create(owner=staff, name=f"lad{i}", house_bot=p)[0]
              for i, p in enumerate(["random", "greedy", "heuristic", "random", "greedy"])]
-    sdk_bot, token = services.bot_create(owner=owner, name="ladder-sdk")
-    offline, _ = services.bot_create(owner=owner, name="ladder-offline")
-    ladder = services.tournament_create(
+    sdk_bot, token = bot_create(owner=owner, name="ladder-sdk")
+    offline, _ = bot_create(owner=owner, name="ladder-offline")
+    ladder = tournament_create(
         organiser=organiser, name="Ladder", format="ladder", seats_per_table=2,
         ladder_tables_per_tick=3, duplicate_sets=1, allow_same_owner=True,
     )
     for bot in [*house, sdk_bot, offline]:
-        services.tournament_entrant_add(tournament=ladder, bot=bot)
-    services.tournament_start(tournament=ladder)
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
     wait_for(lambda: Tournament.objects.get(pk=ladder.pk).status == "running", what="the ladder to open")
     from tournaments.tasks import tournaments_tick
 
@@ -244,12 +251,12 @@ def test_a_table_already_running_on_the_referee_is_retried_not_failed(worker, re
     from referee_service.organizer_client import OrganizerClient, RefereeError
 
     staff, organiser, _ = people
-    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
-    tournament = services.tournament_create(
+    bots = [bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
+    tournament = tournament_create(
         organiser=organiser, name="Twice cup", format="round_robin", seats_per_table=4, duplicate_sets=1,
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
+        tournament_entrant_add(tournament=tournament, bot=bot)
     # The "first delivery": a call already holding this table's id at the referee (it waits
     # for a bot that never comes, then gives the id back).
     held: dict[str, object] = {}
@@ -265,7 +272,7 @@ def test_a_table_already_running_on_the_referee_is_retried_not_failed(worker, re
     holder = threading.Thread(target=hold, daemon=True)
     holder.start()
     time.sleep(0.5)
-    services.tournament_start(tournament=tournament)
+    tournament_start(tournament=tournament)
     table_id = None
 
     def table_seen_busy() -> bool:
@@ -287,13 +294,13 @@ def test_a_table_already_running_on_the_referee_is_retried_not_failed(worker, re
 def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeypatch, settings) -> None:
     """No redelivery at all (the filesystem broker's case): the tick finds the silent table."""
     staff, organiser, _ = people
-    bots = [services.bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
-    tournament = services.tournament_create(
+    bots = [bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(4)]
+    tournament = tournament_create(
         organiser=organiser, name="Orphan cup", format="round_robin", seats_per_table=4, duplicate_sets=1,
     )
     for bot in bots:
-        services.tournament_entrant_add(tournament=tournament, bot=bot)
-    real_record = services.table_games_record
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    real_record = table_games_record
     calls = {"n": 0}
 
     def dies_at_the_third_game(*, table_id, results):
@@ -305,11 +312,11 @@ def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeyp
             recorded += real_record(table_id=table_id, results=[result])
         return recorded
 
-    monkeypatch.setattr(services, "table_games_record", dies_at_the_third_game)
-    services.tournament_start(tournament=tournament)
+    monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_third_game)
+    tournament_start(tournament=tournament)
     wait_for(lambda: calls["n"] >= 3 and Table.objects.filter(tournament=tournament, games_recorded=2).exists(),
              what="the crash")
-    monkeypatch.setattr(services, "table_games_record", real_record)
+    monkeypatch.setattr("tournaments.tasks.table_games_record", real_record)
     table = Table.objects.get(tournament=tournament)
     assert table.status == "running"
     from tournaments.tasks import tournaments_tick

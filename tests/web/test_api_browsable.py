@@ -11,8 +11,8 @@ import pytest
 from django.urls import URLPattern
 
 from tests.web.factories import make_world
-from tournaments import services
 from tournaments.api import urls as api_urls
+from tournaments.services.accounts import api_token_create
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +69,7 @@ def world():
     from django.contrib.auth import get_user_model
 
     organiser = get_user_model().objects.get(username="organiser")
-    token, _ = services.api_token_create(user=organiser, name="browser test")
+    token, _ = api_token_create(user=organiser, name="browser test")
     return w, token.id
 
 

@@ -53,10 +53,10 @@ def test_a_token_made_on_the_page_is_shown_once_and_works(client):
 
 
 def test_revoking_on_the_page_stops_the_token_and_nobody_revokes_anothers(client):
-    from tournaments import services
+    from tournaments.services.accounts import api_token_create
 
     alice, bob = make_user("alice"), make_user("bob")
-    token, key = services.api_token_create(user=alice, name="ci")
+    token, key = api_token_create(user=alice, name="ci")
     client.force_login(bob)
     assert client.post(f"/me/tokens/{token.id}/revoke/").status_code == 404
     assert api(key).get("/api/v1/tokens/").status_code == 200  # still works
@@ -112,16 +112,16 @@ def test_create_api_token_refuses_unknown_and_inactive_users():
 
 
 def test_make_organiser_grants_and_revokes_the_permission(client):
-    from tournaments import services
+    from tournaments.services.accounts import user_is_organiser
 
     make_user("olga")
     call_command("make_organiser", "olga", stdout=io.StringIO())
     olga = get_user_model().objects.get(username="olga")
-    assert services.user_is_organiser(user=olga)
+    assert user_is_organiser(user=olga)
     client.force_login(olga)
     assert '<a href="/organise/">Organise</a>' in client.get("/").content.decode()  # not staff
     call_command("make_organiser", "olga", "--revoke", stdout=io.StringIO())
     olga = olga.__class__.objects.get(pk=olga.pk)  # permissions are cached per instance
-    assert not services.user_is_organiser(user=olga)
+    assert not user_is_organiser(user=olga)
     with pytest.raises(CommandError, match="no user named"):
         call_command("make_organiser", "ghost")

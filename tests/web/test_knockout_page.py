@@ -11,8 +11,15 @@ import pytest
 from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result
 from tests.web.factories import make_user
-from tournaments import services
 from tournaments.models import Table, Tournament
+from tournaments.services.accounts import bot_create
+from tournaments.services.recording import table_game_record
+from tournaments.services.tables import table_complete
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_schedule,
+)
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -23,17 +30,17 @@ def play(table: Table, ranking: list[str]) -> None:
     for i in range(table.games_planned):
         seat_participants = [(s + i) % n for s in range(n)]
         order = sorted(range(n), key=lambda s: ranking.index(names[seat_participants[s]]))
-        services.table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
+        table_game_record(table_id=table.pk, result=make_result(i, order, seat_participants))
 
 
 def knockout(organiser, count: int) -> Tournament:
-    bots = [services.bot_create(owner=make_user(f"owner{i}"), name=f"k{i}")[0] for i in range(count)]
-    t = services.tournament_create(organiser=organiser, name=f"KO {count}", format="knockout",
+    bots = [bot_create(owner=make_user(f"owner{i}"), name=f"k{i}")[0] for i in range(count)]
+    t = tournament_create(organiser=organiser, name=f"KO {count}", format="knockout",
                                    seats_per_table=4, advance_per_table=2)
     for bot in bots:
-        services.tournament_entrant_add(tournament=t, bot=bot)
+        tournament_entrant_add(tournament=t, bot=bot)
     Tournament.objects.filter(pk=t.pk).update(status="scheduled")
-    services.tournament_schedule(tournament_id=t.pk)
+    tournament_schedule(tournament_id=t.pk)
     t.refresh_from_db()
     return t
 
@@ -50,9 +57,9 @@ def test_header_shows_each_rounds_real_table_sizes_and_the_winner(client) -> Non
     assert "Winner:" not in html
     for table in t.tables.filter(round=1):
         play(table, ["k4", "k3", "k2", "k1", "k0"])
-    final_id = [services.table_complete(table_id=x.pk) for x in t.tables.filter(round=1)][-1].tables_to_play[0]
+    final_id = [table_complete(table_id=x.pk) for x in t.tables.filter(round=1)][-1].tables_to_play[0]
     play(Table.objects.get(pk=final_id), ["k2", "k4", "k3"])
-    services.table_complete(table_id=final_id)
+    table_complete(table_id=final_id)
     html = client.get(f"/tournaments/{t.slug}/").content.decode()
     assert "round 1: tables of 3 and 2 players, 3 and 2 games · final: 3 players, 3 games</span>" in html
     assert "(planned)" not in html
@@ -82,7 +89,7 @@ def test_cancel_disappears_and_the_winner_appears_when_the_final_ends(live_serve
     assert page.locator(".winner-banner").count() == 0
     page.evaluate("() => { window.sameDocument = true; }")
 
-    services.table_complete(table_id=final.pk)  # the final ends while the page is open
+    table_complete(table_id=final.pk)  # the final ends while the page is open
 
     page.wait_for_function("() => document.getElementById('t-status').textContent === 'Finished'")
     page.wait_for_selector(".winner-banner", timeout=15_000)

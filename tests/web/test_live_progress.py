@@ -23,17 +23,18 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
     from referee_service.server import referee_in_thread
     from tests.celery_helpers import isolated_celery_worker
     from tests.web.factories import make_user
-    from tournaments import services
+    from tournaments.services.accounts import bot_create
+    from tournaments.services.tournaments import tournament_create, tournament_entrant_add
 
     settings.WEB_PROGRESS_POLL_MS = 200
     boss = make_user("boss", staff=True, password="boss-pass-123")
-    bots = [services.bot_create(owner=boss, name=f"house-{p}-{i}", house_bot=p)[0]
+    bots = [bot_create(owner=boss, name=f"house-{p}-{i}", house_bot=p)[0]
             for i, p in enumerate(["random", "greedy", "heuristic", "random"])]
-    t = services.tournament_create(organiser=boss, name="Live cup", format="round_robin",
+    t = tournament_create(organiser=boss, name="Live cup", format="round_robin",
                                    seats_per_table=4, games_per_table=12, cycles=3,
                                    move_time_ms=500, time_bank_ms=2000, rated=False)
     for b in bots:
-        services.tournament_entrant_add(tournament=t, bot=b)
+        tournament_entrant_add(tournament=t, bot=b)
 
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", "boss")

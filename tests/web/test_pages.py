@@ -15,8 +15,8 @@ from tests.web.factories import (
     make_world,
     make_world_with_closed_tables,
 )
-from tournaments import services
 from tournaments.models import Bot, GameSeat, TableSeat, Tournament
+from tournaments.services.accounts import bot_create, bot_revoke, user_can_manage_tournament
 
 pytestmark = pytest.mark.django_db
 
@@ -254,7 +254,7 @@ def test_leaderboard_ranks_bots_with_owner_and_recent_change(client, django_asse
 def test_leaderboards_leave_out_revoked_bots_as_the_api_does(client):
     w = make_world(bots=4, replay=load_replay("game_2p_handmade.json"))
     gone = max(w.bots, key=lambda b: b.ratings.get().rating)  # the top bot
-    services.bot_revoke(bot=gone)
+    bot_revoke(bot=gone)
     page = client.get(f"/leaderboards/{w.pool.slug}/").content.decode()
     home = client.get("/").content.decode()
     api = client.get(f"/api/v1/pools/{w.pool.slug}/leaderboard/").json()
@@ -510,7 +510,7 @@ def test_only_the_owning_organiser_may_start_or_cancel(client):
 
 
 def test_the_page_the_organiser_pages_and_the_api_agree_on_who_manages_a_tournament(client):
-    """One rule (services.user_can_manage_tournament): the page shows the buttons exactly to
+    """One rule (user_can_manage_tournament): the page shows the buttons exactly to
     those the organiser pages and the API let cancel it."""
     from django.contrib.auth.models import Permission
     from rest_framework.test import APIClient
@@ -531,7 +531,7 @@ def test_the_page_the_organiser_pages_and_the_api_agree_on_who_manages_a_tournam
         if label.endswith("any more"):
             demoted.user_permissions.remove(Permission.objects.get(codename="organise_tournaments"))
             user = type(demoted).objects.get(pk=demoted.pk)  # the permission cache is per instance
-        assert services.user_can_manage_tournament(user=user, tournament=Tournament.objects.get(slug=slug)) is allowed, label
+        assert user_can_manage_tournament(user=user, tournament=Tournament.objects.get(slug=slug)) is allowed, label
         client.force_login(user)
         assert ("Cancel" in client.get(f"/tournaments/{slug}/").content.decode()) is allowed, label
         api = APIClient()
@@ -542,7 +542,7 @@ def test_the_page_the_organiser_pages_and_the_api_agree_on_who_manages_a_tournam
 
 def test_owner_edits_and_retires_a_bot(client):
     owner = make_user("ann")
-    bot, _token = services.bot_create(owner=owner, name="annbot")
+    bot, _token = bot_create(owner=owner, name="annbot")
     client.force_login(make_user("bob"))
     assert client.get("/me/bots/annbot/edit/").status_code == 404
     assert client.post("/me/bots/annbot/retire/").status_code == 404
@@ -580,7 +580,7 @@ def test_bot_games_page_lists_every_game(client, django_assert_num_queries):
 
 def test_bot_list_and_my_bots_empty_state(client):
     owner = make_user("ann")
-    services.bot_create(owner=owner, name="alpha", description="Greedy with a twist")
+    bot_create(owner=owner, name="alpha", description="Greedy with a twist")
     html = client.get("/bots/").content.decode()
     assert "alpha" in html and "Greedy with a twist" in html and "ann" in html
     client.force_login(make_user("newcomer"))

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from tests.tournaments.conftest import make_result, running_round_robin
 from tests.web.factories import make_user
-from tournaments import selectors, services
+from tournaments import selectors
+from tournaments.services.accounts import bot_create
+from tournaments.services.recording import table_game_record
 from web.standings_chart import standings_chart
 
 
@@ -70,11 +72,11 @@ def test_everything_is_drawn_inside_the_plot_and_each_dot_inside_its_bar(rows):
 @pytest.mark.django_db
 def test_the_page_draws_what_the_api_serves(client):
     organiser = make_user("org", staff=True)
-    bots = [services.bot_create(owner=make_user(f"owner{i}"), name=f"bot{i}")[0] for i in range(4)]
+    bots = [bot_create(owner=make_user(f"owner{i}"), name=f"bot{i}")[0] for i in range(4)]
     tournament = running_round_robin(organiser, bots, seats_per_table=4, games_per_table=6)
     table = tournament.tables.first()
     for i in range(6):
-        services.table_game_record(
+        table_game_record(
             table_id=table.pk, result=make_result(i, [0, 1, 2, 3], [(s + i % 2) % 4 for s in range(4)])
         )
     api = client.get(f"/api/v1/tournaments/{tournament.slug}/standings/").json()

@@ -26,10 +26,29 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 
-from tournaments import selectors, services
+from tournaments import selectors
 from tournaments.api import serializers as s
 from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
 from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
+from tournaments.services.accounts import (
+    api_token_create,
+    api_token_revoke,
+    bot_create,
+    bot_revoke,
+    bot_token_rotate,
+    bot_update,
+    user_can_manage_tournament,
+    user_is_organiser,
+)
+from tournaments.services.tournaments import (
+    ladder_join,
+    ladder_leave,
+    tournament_cancel,
+    tournament_create,
+    tournament_entrant_add,
+    tournament_entrant_remove,
+    tournament_start,
+)
 
 
 class NoInput(serializers.Serializer):
@@ -108,12 +127,12 @@ class IsOrganiser(permissions.BasePermission):
     message = "Only organisers can do this."
 
     def has_permission(self, request, view) -> bool:
-        return services.user_is_organiser(user=request.user)
+        return user_is_organiser(user=request.user)
 
 
 def _own_tournament(request: Request, slug: str) -> Tournament:
     tournament = get_object_or_404(Tournament, slug=slug)
-    if not services.user_can_manage_tournament(user=request.user, tournament=tournament):
+    if not user_can_manage_tournament(user=request.user, tournament=tournament):
         raise exceptions.PermissionDenied("Only this tournament's organiser can do this.")
     return tournament
 
@@ -183,7 +202,7 @@ class ApiTokenListView(ServiceAPIView):
     )
     def post(self, request):
         data = _input(s.ApiTokenInput, request)
-        token, key = services.api_token_create(user=request.user, name=data["name"])
+        token, key = api_token_create(user=request.user, name=data["name"])
         token.token = key
         return Response(s.ApiTokenCreatedOutput(token).data, status=status.HTTP_201_CREATED)
 
@@ -194,7 +213,7 @@ class ApiTokenRevokeView(ServiceAPIView):
     @extend_schema(request=None, responses={204: None}, summary="Revoke one of your API tokens")
     def delete(self, request, token_id: int):
         token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
-        services.api_token_revoke(token=token)
+        api_token_revoke(token=token)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -219,7 +238,7 @@ class BotListView(ServiceAPIView):
     @extend_schema(request=s.BotCreateInput, responses={201: s.BotCreatedOutput}, summary="Register a bot (its token is shown once)")
     def post(self, request):
         data = _input(s.BotCreateInput, request)
-        bot, token = services.bot_create(owner=request.user, **data)
+        bot, token = bot_create(owner=request.user, **data)
         bot.token = token
         return Response(s.BotCreatedOutput(bot).data, status=status.HTTP_201_CREATED)
 
@@ -238,7 +257,7 @@ class BotDetailView(ServiceAPIView):
     def patch(self, request, name: str):
         bot = _own_bot(request, name)
         data = _input(s.BotUpdateInput, request)
-        return Response(s.BotOwnerOutput(services.bot_update(bot=bot, **data)).data)
+        return Response(s.BotOwnerOutput(bot_update(bot=bot, **data)).data)
 
 
 class BotRotateTokenView(ServiceAPIView):
@@ -247,7 +266,7 @@ class BotRotateTokenView(ServiceAPIView):
     @extend_schema(request=None, responses=s.BotTokenOutput, summary="Rotate your bot's token (the old one stops working)")
     def post(self, request, name: str):
         bot = _own_bot(request, name)
-        token = services.bot_token_rotate(bot=bot)
+        token = bot_token_rotate(bot=bot)
         return Response({"bot": bot.name, "token": token})
 
 
@@ -257,7 +276,7 @@ class BotRevokeView(ServiceAPIView):
     @extend_schema(request=None, responses=s.BotOwnerOutput, summary="Revoke your bot's token")
     def post(self, request, name: str):
         bot = _own_bot(request, name)
-        services.bot_revoke(bot=bot)
+        bot_revoke(bot=bot)
         return Response(s.BotOwnerOutput(bot).data)
 
 
@@ -351,7 +370,7 @@ class TournamentListView(ServiceAPIView):
         data = dict(_input(s.TournamentCreateInput, request))
         if "slug" in data and Tournament.objects.filter(slug=data["slug"]).exists():
             raise exceptions.ValidationError({"slug": "A tournament with this slug exists."})
-        tournament = services.tournament_create(organiser=request.user, **data)
+        tournament = tournament_create(organiser=request.user, **data)
         return Response(s.TournamentOutput(tournament).data, status=status.HTTP_201_CREATED)
 
 
@@ -389,7 +408,7 @@ class TournamentEntrantsView(ServiceAPIView):
         bot = Bot.objects.filter(name=data["bot"]).first()
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
-        entrant = services.tournament_entrant_add(tournament=tournament, bot=bot)
+        entrant = tournament_entrant_add(tournament=tournament, bot=bot)
         return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
 
 
@@ -399,7 +418,7 @@ class TournamentEntrantDeleteView(ServiceAPIView):
     @extend_schema(request=None, responses={204: None}, summary="Remove an entrant before the start")
     def delete(self, request, slug: str, bot: str):
         tournament = self.noted(_own_tournament(request, slug))
-        services.tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(Bot, name=bot))
+        tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(Bot, name=bot))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -414,7 +433,7 @@ class LadderJoinView(ServiceAPIView):
         bot = Bot.objects.filter(name=data["bot"]).first()
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
-        entrant = services.ladder_join(tournament=tournament, bot=bot, user=request.user)
+        entrant = ladder_join(tournament=tournament, bot=bot, user=request.user)
         return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
 
 
@@ -427,7 +446,7 @@ class LadderLeaveView(ServiceAPIView):
         tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
         bot = get_object_or_404(Bot, name=data["bot"])
-        services.ladder_leave(tournament=tournament, bot=bot, user=request.user)
+        ladder_leave(tournament=tournament, bot=bot, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -439,7 +458,7 @@ class TournamentStartView(ServiceAPIView):
     def post(self, request, slug: str):
         tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.StartInput, request)
-        return Response(s.TournamentOutput(services.tournament_start(tournament=tournament, **data)).data)
+        return Response(s.TournamentOutput(tournament_start(tournament=tournament, **data)).data)
 
 
 class TournamentCancelView(ServiceAPIView):
@@ -450,7 +469,7 @@ class TournamentCancelView(ServiceAPIView):
     def post(self, request, slug: str):
         tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.CancelInput, request)
-        return Response(s.TournamentOutput(services.tournament_cancel(tournament=tournament, **data)).data)
+        return Response(s.TournamentOutput(tournament_cancel(tournament=tournament, **data)).data)
 
 
 class TournamentStandingsView(ServiceAPIView):

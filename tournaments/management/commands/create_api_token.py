@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from tournaments import services
+from tournaments.services.accounts import api_token_create, user_is_organiser
 
 
 class Command(BaseCommand):
@@ -27,7 +27,7 @@ class Command(BaseCommand):
             )
         if not user.is_active:
             raise CommandError(f"user {username!r} is inactive: its tokens would not work")
-        token, key = services.api_token_create(user=user, name=str(options["name"]))
-        role = "organiser" if services.user_is_organiser(user=user) else "not an organiser"
+        token, key = api_token_create(user=user, name=str(options["name"]))
+        role = "organiser" if user_is_organiser(user=user) else "not an organiser"
         self.stderr.write(f"API token {token.prefix}… for {username} ({role}); shown once:")
         self.stdout.write(key)

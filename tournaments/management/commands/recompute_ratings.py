@@ -7,7 +7,7 @@ the pool's K, so the result equals the stored ratings exactly unless K was chang
 from django.core.management.base import BaseCommand, CommandError
 
 from tournaments.models import RatingPool
-from tournaments.services import ratings_recompute
+from tournaments.services.ratings import ratings_recompute
 
 
 class Command(BaseCommand):

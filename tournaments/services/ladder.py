@@ -1,0 +1,131 @@
+"""The ladder: each tick seats connected, idle entrants with close ratings at new tables,
+or says why it started none."""
+
+from __future__ import annotations
+
+import random
+
+from django.db import transaction
+
+from tournaments.models import (
+    START_RATING,
+    Entrant,
+    Table,
+    TableSeat,
+    Tournament,
+)
+from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
+from tournaments.scheduling.owners import (
+    owner_rule_applies,
+)
+from tournaments.services.accounts import bot_version_touch
+from tournaments.services.ratings import ratings_by_bot
+from tournaments.services.tournaments import tables_create
+from tournaments.table_lifecycle import (
+    CLOSED,
+)
+
+
+def ladder_tick(
+    *, tournament: Tournament, connected: dict[str, str] | None, rng: random.Random | None = None
+) -> list[int]:
+    """Start new ladder tables among connected, idle entrants with close ratings.
+
+    `connected` maps referee bot ids to reported versions (None: the referee is unknown,
+    so only house bots can be scheduled). The anchor of each table is drawn among the bots
+    that waited longest: those with the fewest seats at the ladder's last
+    `LADDER_RECENT_ROTATIONS` rotations of tables (a rotation: enough tables to seat every
+    active entrant once). A tick that starts no table says why in `status_reason` (shown on
+    the ladder's page and in the API); a tick that starts one clears it.
+    """
+    rng = rng or random.Random()
+    with transaction.atomic():
+        tournament = Tournament.objects.select_for_update().get(pk=tournament.pk)
+        if tournament.status != Tournament.Status.RUNNING or tournament.format != Tournament.Format.LADDER:
+            return []
+        seats = tournament.seats_per_table
+        busy = set(
+            TableSeat.objects.filter(table__tournament=tournament)
+            .exclude(table__status__in=CLOSED)
+            .values_list("entrant__bot_id", flat=True)
+        )
+        active = list(tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot"))
+        entrants = [
+            e for e in active
+            if e.bot_id not in busy and e.bot.revoked_at is None
+            and (e.bot.house_bot or (connected is not None and str(e.bot_id) in connected))
+        ]
+        for e in entrants:
+            if connected and str(e.bot_id) in connected:
+                bot_version_touch(bot_id=e.bot_id, version=connected[str(e.bot_id)])
+        ratings = ratings_by_bot(pool=tournament.pool, bot_ids=[e.bot_id for e in entrants])
+        recent = _ladder_recent_seats(tournament, active_entrants=len(active))
+        candidates = [
+            Candidate(
+                e.bot_id, e.bot.owner_id, ratings.get(e.bot_id, START_RATING), recent.get(e.bot_id, 0),
+                house=bool(e.bot.house_bot),
+            )
+            for e in entrants
+        ]
+        # The owner rule's exemption is decided over all the ladder's entrants, not only
+        # the free ones: one owner's bots alone have nobody to collude against.
+        all_owners = [None if e.bot.house_bot else e.bot.owner_id for e in active]
+        same_owner_ok = tournament.allow_same_owner or not owner_rule_applies(all_owners)
+        picks = ladder_pick_tables(
+            candidates,
+            seats=seats,
+            tables=tournament.ladder_tables_per_tick,
+            rng=rng,
+            allow_same_owner=same_owner_ok,
+        )
+        by_bot = {e.bot_id: e for e in entrants}
+        last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
+        tables = [[by_bot[b] for b in bot_ids] for bot_ids in picks]
+        created = tables_create(tournament=tournament, round_no=1, tables=tables, first_number=last + 1)
+        reason = "" if picks else _ladder_idle_reason(
+            seats=seats, active=active, candidates=candidates, busy=busy, connected=connected,
+            same_owner_ok=same_owner_ok,
+        )
+        if reason != tournament.status_reason:
+            Tournament.objects.filter(pk=tournament.pk).update(status_reason=reason[:500])
+        return created
+
+
+LADDER_RECENT_ROTATIONS = 2
+
+
+def _ladder_recent_seats(tournament: Tournament, *, active_entrants: int) -> dict[int, int]:
+    """Seats each bot took at the ladder's most recent tables (1 query): the last
+    LADDER_RECENT_ROTATIONS x ceil(entrants / seats) tables, newest by number."""
+    window = LADDER_RECENT_ROTATIONS * max(1, -(-active_entrants // tournament.seats_per_table))
+    last_tables = Table.objects.filter(tournament_id=tournament.pk).order_by("-number").values("id")[:window]
+    counts: dict[int, int] = {}
+    for bot_id in TableSeat.objects.filter(table_id__in=last_tables).values_list("entrant__bot_id", flat=True):
+        counts[bot_id] = counts.get(bot_id, 0) + 1
+    return counts
+
+
+def _ladder_idle_reason(
+    *, seats: int, active: list[Entrant], candidates: list[Candidate], busy: set[int],
+    connected: dict[str, str] | None, same_owner_ok: bool,
+) -> str:
+    """Why a ladder tick started no table, in words for its page and API."""
+    if len(active) < seats:
+        return f"No table: the ladder has {len(active)} active entrant(s); a table needs {seats}."
+    if len(candidates) < seats:
+        playing = sum(1 for e in active if e.bot_id in busy)
+        absent = len(active) - playing - len(candidates)
+        text = (
+            f"Waiting for bots: {len(candidates)} of {len(active)} active entrants are connected and free "
+            f"({playing} playing, {absent} not connected); a table needs {seats}."
+        )
+        if connected is None:
+            text += " The referee's list of connected bots is unavailable, so only house bots can be seated."
+        return text
+    if not same_owner_ok:
+        owners = {("house", c.bot_id) if c.house else ("owner", c.owner_id) for c in candidates}
+        return (
+            f"No table possible: bots of one owner never share a table (allow_same_owner is off), and the "
+            f"{len(candidates)} connected free bots have {len(owners)} different owners; a table needs {seats}."
+        )
+    return "No table was started at the last tick."

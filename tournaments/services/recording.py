@@ -1,0 +1,257 @@
+"""Recording finished games: seats, the replay as the referee sent it, rating updates,
+all in one transaction per batch and idempotent (a game is unique by table and index);
+revealing the deals played everywhere, and their luck baselines (off the recording path)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from tournaments.bulk import insert_rows
+from tournaments.deals import (
+    deals_reveal,
+    deals_reveal_recording,
+    games_per_deal,
+)
+from tournaments.jobs import Job, enqueue_on_commit
+from tournaments.models import (
+    BotVersion,
+    Deal,
+    Game,
+    GameSeat,
+    Replay,
+    Table,
+    TableSeat,
+    Tournament,
+)
+from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
+from tournaments.referee import GameResult
+from tournaments.services.ratings import rating_pool_get
+from tournaments.table_lifecycle import (
+    table_progress,
+)
+
+
+def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
+    """Record one finished game exactly once; None when it was already recorded."""
+    games = table_games_record(table_id=table_id, results=[result])
+    return games[0] if games else None
+
+
+def table_games_record(*, table_id: int, results: Sequence[GameResult]) -> list[Game]:
+    """Record finished games (seats, replay, rating updates) in one transaction.
+
+    Games already recorded (a retried task, a table replayed from its seeds) are skipped,
+    so this is idempotent; the new games are returned. A batch costs about the queries of
+    one game, which is how recording keeps up with the referee.
+    """
+    if not results:
+        return []
+    try:
+        with transaction.atomic():
+            games, error = _record_batch(table_id, results)
+    except IntegrityError:
+        # A concurrent attempt recorded some of these first: go one by one.
+        games, error = [], None
+        for result in results:
+            try:
+                with transaction.atomic():
+                    one, error = _record_batch(table_id, [result])
+                games += one
+            except IntegrityError:
+                if not Game.objects.filter(table_id=table_id, index=result.game_index).exists():
+                    raise
+            if error:
+                break
+    if error:
+        # The good games before it are committed; the caller learns what was wrong.
+        raise error
+    return games
+
+
+def _pool_ids(tournament: Tournament, sizes: set[int]) -> dict[int, int]:
+    """The rating pool of each game size (a knockout's short tables rate in smaller pools)."""
+    ids = {}
+    for size in sizes:
+        if size == tournament.seats_per_table and tournament.pool_id is not None:
+            ids[size] = tournament.pool_id
+        else:
+            ids[size] = rating_pool_get(preset=tournament.preset, seats=size).pk
+    return ids
+
+
+def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
+    """Per-seat totals of the referee's per-move timing (the full log goes with the replay)."""
+    per_seat = [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(players)]
+    elapsed = 0.0
+    moves = timing.get("moves") or []
+    for move in moves:
+        ms = float(move.get("elapsed_ms") or 0.0)
+        elapsed += ms
+        seat = move.get("seat")
+        if isinstance(seat, int) and 0 <= seat < players:
+            row = per_seat[seat]
+            row["moves"] += 1
+            row["thinking_ms"] += float(move.get("thinking_ms") or ms)
+            row["max_ms"] = max(row["max_ms"], ms)
+            row["fallbacks"] += bool(move.get("fallback"))
+    for row in per_seat:
+        row["thinking_ms"] = round(row["thinking_ms"], 1)
+        row["max_ms"] = round(row["max_ms"], 1)
+    summary = {"moves": len(moves), "elapsed_ms": round(elapsed, 1), "per_seat": per_seat}
+    return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
+
+
+def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Game], ValueError | None]:
+    """Record the results up to the first malformed one; return it as the error."""
+    # The tournament's row lock makes one writer at a time decide which games are due for
+    # rating (tournaments.rating_order); recording already queued behind the pool lock.
+    table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
+    tournament = table.tournament
+    seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
+    per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
+    rows = list(Deal.objects.filter(
+        tournament_id=tournament.pk, group=table.deal_group, index__in={r.game_index // per_deal for r in results},
+    ).values_list("pk", "index", "seed", "revealed_at"))
+    deals = {index: (pk, seed) for pk, index, seed, _ in rows}
+    revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
+    unique: dict[int, GameResult] = {}
+    error = None
+    for result in results:
+        error = _record_problem(result, len(seats)) or _deal_problem(result, deals.get(result.game_index // per_deal))
+        if error:
+            break  # record the good games before it, then report it
+        unique.setdefault(result.game_index, result)
+    if not unique:
+        return [], error
+    existing = set(
+        Game.objects.filter(table_id=table_id, index__in=list(unique)).values_list("index", flat=True)
+    )
+    new = [unique[i] for i in sorted(unique) if i not in existing]
+    if not new:
+        return [], error
+    # The version each bot reported when it last connected (the referee's ListBots).
+    versions = dict(
+        BotVersion.objects.filter(bot_id__in=[s.entrant.bot_id for s in seats])
+        .order_by("bot_id", "first_seen_at", "id")
+        .values_list("bot_id", "id")
+    )
+    pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
+    games, game_seats, replays, placed = [], [], [], []
+    for result in new:
+        summary, fallbacks, duration = _timing_summary(result.timing, result.players)
+        pool_id = pool_ids.get(result.players)
+        game = Game(
+            table_id=table_id, index=result.game_index, deal_id=deals[result.game_index // per_deal][0],
+            players=result.players,
+            finishing_order=result.finishing_order, points=result.points, strikes=result.strikes,
+            forfeits=result.forfeited, timing=summary, duration_ms=duration, pool_id=pool_id,
+        )
+        games.append(game)
+        entrants = [seats[p].entrant for p in result.seat_participants]
+        places = result.places()
+        if pool_id is not None:
+            placed.append(DueGame(table_id, result.game_index, pool_id, [e.bot_id for e in entrants], places,
+                                  revealed=False, game=game))
+        for s, entrant in enumerate(entrants):
+            game_seats.append((
+                game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
+                result.points[s], fallbacks[s],
+                result.seat_participants[s] in result.forfeited or seats[result.seat_participants[s]].forfeited,
+            ))
+        # The JSON as the referee sent it: compressed, never re-encoded.
+        raw = result.replay_text.encode("utf-8")
+        timing_raw = result.timing_text.encode("utf-8")
+        replays.append(Replay(
+            game=game, schema=result.schema[:40], data=zlib.compress(raw, 6),
+            raw_size=len(raw), timing=zlib.compress(timing_raw, 6) if timing_raw else None,
+        ))
+    # Reveal the deals this batch finishes everywhere, then take the games due for rating
+    # now (revealed, in plan order), numbered before they are saved.
+    revealed |= _deals_reveal_recording(tournament, table, len(new))
+    for due in placed:
+        due.revealed = due.index // per_deal in revealed
+    rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
+    Game.objects.bulk_create(games)
+    for replay in replays:
+        replay.game_id = replay.game.pk
+    # Seats and rating changes are plain rows: a pipelined prepared INSERT costs a fraction
+    # of building model instances (recording must stay far cheaper than playing).
+    insert_rows(
+        GameSeat,
+        ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
+        [(g.pk, *rest) for g, *rest in game_seats],
+    )
+    Replay.objects.bulk_create(replays)
+    table_fields = {"games_recorded": F("games_recorded") + len(new), **table_progress(table=table, now=timezone.now())}
+    if table_id in rating.table_rated:
+        table_fields["games_rated"] = rating.table_rated[table_id]
+    Table.objects.filter(pk=table_id).update(**table_fields)
+    # A seat the referee forfeited mid-table (strikes, a long disconnect) forfeits the
+    # table: recorded as soon as a game shows it, so a later resume cannot lose it.
+    forfeited = {p for r in new for p in r.forfeited if 0 <= p < len(seats)}
+    if forfeited:
+        TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
+    ratings_apply(rating, skip_table=table_id)
+    return games, error
+
+
+def deals_reveal_played(*, tournament: Tournament, groups: list[int] | None = None) -> int:
+    """Reveal the deals played everywhere (of these deal groups; None: all); their luck
+    baselines are computed after commit by their own task, off the recording path (about
+    5 ms of simulation per deal). Call under the tournament's lock."""
+    revealed = deals_reveal(tournament=tournament, groups=groups)
+    if revealed:
+        _baselines_after_commit(tournament)
+    return revealed
+
+
+def _deals_reveal_recording(tournament: Tournament, table: Table, new_games: int) -> set[int]:
+    """The recording path's reveal, before its games are saved: the indices revealed now."""
+    revealed = deals_reveal_recording(
+        tournament=tournament, group=table.deal_group, table_id=table.pk, new_games=new_games
+    )
+    if revealed:
+        _baselines_after_commit(tournament)
+    return revealed
+
+
+def _baselines_after_commit(tournament: Tournament) -> None:
+    enqueue_on_commit(Job.COMPUTE_BASELINES, tournament.pk)
+
+
+def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
+    """Compute the house-bot baseline of up to `limit` revealed deals that have games and no
+    baseline yet; returns how many were computed. Idempotent (a row is only written while
+    its baseline is empty), so duplicated tasks are harmless."""
+    from tournaments.scoring.baseline import deal_baseline
+
+    tournament = Tournament.objects.get(pk=tournament_id)
+    pending = Game.objects.filter(
+        table__tournament_id=tournament_id, deal__revealed_at__isnull=False, deal__baseline__isnull=True
+    ).values_list("deal_id", "deal__seed", "players")
+    todo = list({deal_id: (deal_id, seed, players) for deal_id, seed, players in pending}.values())[:limit]
+    for deal_id, seed, players in todo:
+        baseline = deal_baseline(seed, players, preset=tournament.preset, options=tournament.options or None)
+        Deal.objects.filter(pk=deal_id, baseline__isnull=True).update(baseline=[round(b, 4) for b in baseline])
+    return len(todo)
+
+
+def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
+    """The game must have been dealt from the deal committed for it (the messages are
+    public table errors: they never show a seed)."""
+    if deal is None:
+        return ValueError(f"game {result.game_index}: no deal was committed for it")
+    for reported in (result.seed, result.replay.get("seed")):
+        if reported and reported != deal[1]:
+            return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
+    return None
+
+
+def _record_problem(result: GameResult, seats: int) -> ValueError | None:
+    problem = result.problem(seats)
+    return ValueError(f"game {result.game_index}: {problem}") if problem else None

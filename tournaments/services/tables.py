@@ -1,0 +1,255 @@
+"""Playing tables: the plan a worker sends to the referee, forfeits, and completing a table
+(seat results, places, what follows: the next knockout round or the end of the
+tournament, exactly once). Status changes go through tournaments.table_lifecycle."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from tournaments.deals import (
+    games_per_deal,
+    house_seed,
+    table_deal_seeds,
+)
+from tournaments.models import (
+    Entrant,
+    GameSeat,
+    Replay,
+    Table,
+    TableSeat,
+    Tournament,
+)
+from tournaments.rating_order import ratings_advance
+from tournaments.referee import TablePlan, participant_key
+from tournaments.scheduling.knockout import (
+    SeatResult,
+    knockout_advance_count,
+    knockout_rank_table,
+    knockout_tables,
+)
+from tournaments.services.recording import deals_reveal_played
+from tournaments.services.tournaments import entrant_owners, tables_create, tournament_finish
+from tournaments.table_lifecycle import (
+    CLOSED,
+    Event,
+    next_status,
+    table_close,
+    table_start,
+)
+
+
+def table_plan(*, table_id: int) -> TablePlan | None:
+    """Mark a table running and say where to resume; None when there is nothing to play."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().select_related("tournament").get(pk=table_id)
+        tournament = table.tournament
+        if tournament.status != Tournament.Status.RUNNING:
+            return None
+        now = timezone.now()
+        if not table_start(table=table, now=now):
+            return None
+        seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
+        last = table.games.order_by("-index").select_related("replay").first()
+        first = 0 if last is None else last.index + 1
+        deal_seeds = table_deal_seeds(tournament=tournament, table=table, first_game_index=first)
+    rotation = games_per_deal(tournament=tournament, games_planned=table.games_planned) > 1
+    # Field duplicates: every game a starting game, so every table of the group plays deal
+    # i the same way (nothing carries over from the table's previous game).
+    field_format = tournament.deal_format == Tournament.DealFormat.FIELD
+    resume_leader = resume_starting = None
+    if last is not None and not rotation and not field_format:
+        result = _replay_dict(last.replay).get("result", {})
+        resume_leader = result.get("next_leader")
+        resume_starting = bool(result.get("next_starting", False))
+    waited = (now - table.waiting_since).total_seconds()
+    remaining_s = tournament.connect_deadline_s - waited
+    return TablePlan(
+        table_id=table.pk,
+        referee_table_id=f"t{tournament.pk}-r{table.round}-n{table.number}",
+        participants=[_participant(s) for s in seats],
+        preset=tournament.preset,
+        options=tournament.options or {},
+        # Rotation: duplicate sets (one deal in every seat); otherwise independent games.
+        games=0 if rotation else table.games_planned,
+        duplicate_sets=tournament.duplicate_sets if rotation else 0,
+        move_time_ms=tournament.move_time_ms,
+        time_bank_ms=tournament.time_bank_ms,
+        house_seed=house_seed(tournament=tournament, table=table),
+        first_game_index=first,
+        resume_leader=resume_leader,
+        resume_starting=resume_starting,
+        connect_deadline_ms=int(max(1.0, min(remaining_s, 60.0)) * 1000),
+        deadline_passed=remaining_s <= 0,
+        games_planned=table.games_planned,
+        attempts=table.attempts,
+        deal_seeds=deal_seeds,
+        starting_games=field_format,
+    )
+
+
+def _participant(seat: TableSeat) -> str:
+    """The referee participant for a seat: a seat that forfeited the table is played for
+    the rest of it by the stand-in house bot (the table goes on for the others)."""
+    if seat.forfeited:
+        return f"house:{getattr(settings, 'TIENLEN_STAND_IN_HOUSE_BOT', 'random')}"
+    return participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
+
+
+def table_seats_forfeit(*, table_id: int, absent: Iterable[str]) -> int:
+    """Forfeit the seats of bots absent past the connect deadline (participant keys);
+    returns how many seats still play for themselves."""
+    absent = set(absent)
+    seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant__bot"))
+    gone = [
+        s.pk for s in seats
+        if participant_key(bot_id=s.entrant.bot_id, house_bot=s.entrant.bot.house_bot) in absent
+    ]
+    TableSeat.objects.filter(pk__in=gone).update(forfeited=True)
+    return sum(1 for s in seats if not s.forfeited and s.pk not in gone)
+
+
+def _replay_dict(replay: Replay | None) -> dict:
+    import json
+
+    if replay is None:
+        return {}
+    return json.loads(replay.decoded_text())
+
+
+@dataclass
+class NextSteps:
+    tables_to_play: list[int] = field(default_factory=list)
+    tournament_finished: bool = False
+
+
+def _table_outcome(table: Table) -> list[SeatResult]:
+    seats = list(table.seats.select_related("entrant"))
+    stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}  # points, firsts, place sum, games
+    for entrant_id, points, place in GameSeat.objects.filter(game__table=table).values_list("entrant_id", "points", "place"):
+        row = stats.get(entrant_id)
+        if row is not None:
+            row[0] += points
+            row[1] += place == 1
+            row[2] += place
+            row[3] += 1
+    return [
+        SeatResult(
+            entrant=s.entrant_id,
+            seed_rank=s.entrant.seed_rank or 10**6,
+            points=stats[s.entrant_id][0],
+            firsts=stats[s.entrant_id][1],
+            place_sum=stats[s.entrant_id][2],
+            games=stats[s.entrant_id][3],
+            forfeited=s.forfeited,
+        )
+        for s in seats
+    ]
+
+
+def table_complete(
+    *,
+    table_id: int,
+    status: str = Table.Status.DONE,
+    error: str = "",
+    absent: Iterable[str] = (),
+    forfeited: Iterable[int] = (),
+) -> NextSteps:
+    """Close a table and, under the tournament's lock, decide what follows: the next
+    knockout round or the end of the tournament (exactly once).
+
+    A seat forfeits the table if it was `absent` (participant keys) past the connect
+    deadline, if the referee forfeited it mid-table (`forfeited` participant indices from
+    the table result, or any recorded game showing it), or if an earlier attempt did.
+    """
+    steps = NextSteps()
+    with transaction.atomic():
+        table = Table.objects.select_related("tournament").get(pk=table_id)
+        tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
+        table.refresh_from_db()
+        if status not in (Table.Status.DONE, Table.Status.FAILED):
+            raise ValueError(f"a table completes as done or failed, not {status!r}")
+        event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
+        if next_status(table.status, event, table_id=table.pk) is None:
+            return steps  # closed already: a duplicated task
+        absent = set(absent)
+        forfeited = set(forfeited)
+        in_games = set(
+            GameSeat.objects.filter(game__table=table, forfeited=True).values_list("entrant_id", flat=True)
+        )
+        seats = list(table.seats.select_related("entrant__bot"))
+        for seat in seats:
+            key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
+            seat.forfeited = (
+                seat.forfeited
+                or seat.seat in forfeited
+                or seat.entrant_id in in_games
+                or key in absent
+                or str(seat.entrant.bot_id) in absent
+                or seat.entrant.bot.name in absent
+            )
+        TableSeat.objects.bulk_update(seats, ["forfeited"])
+        if not error and any(s.forfeited for s in seats):
+            names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
+            error = f"forfeit: {names} forfeited the table"
+        ranked = knockout_rank_table(_table_outcome(table))
+        advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
+        if tournament.format == Tournament.Format.KNOCKOUT and _knockout_is_final(table):
+            advance = 1  # the final has one winner; the others are out
+        by_entrant = {s.entrant_id: s for s in seats}
+        for place, result in enumerate(ranked, start=1):
+            seat = by_entrant[result.entrant]
+            seat.points = result.points
+            seat.place = place
+            if tournament.format == Tournament.Format.KNOCKOUT:
+                seat.advanced = place <= advance and not result.forfeited
+        TableSeat.objects.bulk_update(seats, ["points", "place", "advanced"])
+        table_close(table=table, event=event, error=error, now=timezone.now())
+        # A closed table plays no more games: the deals its group waited for it to play are
+        # revealed, and the games planned after it may now be rated.
+        deals_reveal_played(tournament=tournament, groups=[table.deal_group])
+        ratings_advance(tournament=tournament)
+        if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
+            return steps
+        current = tournament.tables.filter(round=table.round)
+        if current.exclude(status__in=CLOSED).exists():
+            return steps
+        if tournament.format == Tournament.Format.KNOCKOUT:
+            # Who did not go through this round is out (the final's losers too).
+            _knockout_eliminate(tournament, table.round)
+            if current.count() > 1:
+                steps.tables_to_play = _knockout_next_round(tournament, table.round)
+                if steps.tables_to_play:
+                    return steps
+        steps.tournament_finished = tournament_finish(tournament_id=tournament.pk)
+    return steps
+
+
+def _knockout_is_final(table: Table) -> bool:
+    """A knockout round of one table is the final: nobody is left to meet in another."""
+    return not Table.objects.filter(tournament_id=table.tournament_id, round=table.round).exclude(pk=table.pk).exists()
+
+
+def _knockout_eliminate(tournament: Tournament, round_no: int) -> None:
+    eliminated = Entrant.objects.filter(
+        tournament=tournament, table_seats__table__tournament=tournament,
+        table_seats__table__round=round_no, table_seats__advanced=False,
+    )
+    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
+
+
+def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
+    """The next round's tables among those who went through (none: fewer than 2 did)."""
+    advancing = list(
+        Entrant.objects.filter(table_seats__table__tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=True)
+        .order_by("seed_rank", "id")
+    )
+    if len(advancing) < 2:
+        return []
+    owners = entrant_owners(tournament=tournament, entrants=advancing)
+    tables = knockout_tables(advancing, tournament.seats_per_table, owners, strict=False)
+    return tables_create(tournament=tournament, round_no=round_no + 1, tables=tables)

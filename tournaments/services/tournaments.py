@@ -1,0 +1,393 @@
+"""Tournaments: create (validated), entrants, ladder join/leave, start, cancel, schedule
+the first tables, finish; and the table planning they share with knockout rounds and ladder
+ticks (the owner rule, deal groups, creating a table with its committed deals).
+
+Services validate, write in one transaction, and enqueue follow-up work only after commit
+(tournaments.jobs), so a rolled-back write never starts a task. Bad input raises Django's
+ValidationError with field errors (the API turns it into a 400)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from bots_sdk.rules import PRESETS, Options
+from tournaments.deals import (
+    deal_group_next,
+    deals_create,
+    deals_per_table,
+)
+from tournaments.jobs import Job, enqueue_on_commit
+from tournaments.models import (
+    START_RATING,
+    Bot,
+    Entrant,
+    Table,
+    TableSeat,
+    Tournament,
+)
+from tournaments.rating_order import ratings_advance
+from tournaments.scheduling.knockout import (
+    knockout_tables,
+)
+from tournaments.scheduling.owners import (
+    check_owner_capacity,
+    owner_classes,
+    owner_rule_applies,
+    split_deal_groups,
+)
+from tournaments.scheduling.round_robin import round_robin_schedule
+from tournaments.services.accounts import user_is_organiser
+from tournaments.services.ratings import rating_pool_get, ratings_by_bot
+from tournaments.services.recording import deals_reveal_played
+from tournaments.table_lifecycle import (
+    tables_cancel,
+)
+
+
+def _validate_rules(preset: str, options: dict, errors: dict) -> None:
+    """The preset must be one of the engine's and the options valid on top of it (names and
+    value types, as the engine reads them); the referee checks them again."""
+    if preset not in PRESETS:
+        errors["preset"] = f"Unknown preset {preset!r}; choose from {', '.join(PRESETS)}."
+        return
+    if not isinstance(options, dict):
+        errors["options"] = "Options must be a JSON object."
+        return
+    unknown = sorted(set(options) - set(PRESETS[preset].to_dict()))
+    if unknown:
+        errors["options"] = f"Unknown option(s): {', '.join(unknown)}."
+        return
+    try:
+        Options.from_dict(options, base=PRESETS[preset])
+    except (ValueError, TypeError) as exc:
+        errors["options"] = f"Invalid rule options: {exc}."
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:60] or "tournament"
+    slug = base
+    while Tournament.objects.filter(slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    return slug
+
+
+ROTATION_NEEDS_HOUSE_BOTS = (
+    "Seat rotation repeats each deal to the same bots, so only house bots can play it "
+    "(trusted entrants only); use independent deals."
+)
+
+
+def _validate_deal_format(format: str, fields: dict, errors: dict) -> None:
+    deal_format = fields.get("deal_format") or Tournament.DealFormat.FIELD
+    if deal_format not in Tournament.DealFormat.values:
+        known = ", ".join(Tournament.DealFormat.values)
+        errors["deal_format"] = f"Unknown deal format {deal_format!r}; choose from {known}."
+    elif deal_format == Tournament.DealFormat.ROTATION:
+        if format == Tournament.Format.LADDER:
+            errors["deal_format"] = (
+                "Seat rotation repeats each deal to the same bots: never for ladders, which "
+                "anyone can join; use independent deals."
+            )
+        elif fields.get("games_per_table"):
+            errors["deal_format"] = (
+                "Seat rotation plays duplicate_sets sets of one deal in every seat; "
+                "games_per_table is for independent deals."
+            )
+
+
+def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournament:
+    """Create a tournament in draft; every field is validated before anything is saved.
+
+    `seed` (optional) makes the run reproducible: every deal is then derived from it, so
+    the organiser knows every deal, and every page and API response of the tournament says
+    so. Without it every deal seed is a fresh secret (docs/fair-play.md)."""
+    if not user_is_organiser(user=organiser):
+        raise PermissionError("Only organisers can create tournaments.")
+    errors: dict[str, str] = {}
+    options = fields.get("options") or {}
+    preset = fields.get("preset") or "south"
+    _validate_rules(preset, options, errors)
+    _validate_deal_format(format, fields, errors)
+    seats = fields.get("seats_per_table", 4)
+    if fields.get("games_per_table") and fields.get("duplicate_sets"):
+        errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
+    if format == Tournament.Format.KNOCKOUT and fields.get("advance_per_table", 2) >= seats:
+        errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    organiser_seed = fields.pop("seed", None) or ""
+    if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
+        errors["seed"] = "A tournament seed is a string of at most 64 characters."
+    if errors:
+        raise ValidationError(errors)
+    if fields.get("games_per_table"):
+        fields["duplicate_sets"] = 0
+    tournament = Tournament(
+        organiser=organiser,
+        name=name,
+        format=format,
+        slug=fields.pop("slug", None) or _unique_slug(name),
+        organiser_seed=organiser_seed,
+        **fields,
+    )
+    tournament.preset = preset
+    tournament.options = options
+    tournament.full_clean()
+    if tournament.duplicate_sets == 0 and not tournament.games_per_table:
+        raise ValidationError({"duplicate_sets": "Play at least one duplicate set or one game."})
+    if tournament.rated:
+        tournament.pool = rating_pool_get(preset=tournament.preset, seats=tournament.seats_per_table)
+    tournament.save()
+    return tournament
+
+
+def _require_editable(tournament: Tournament) -> None:
+    if tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.SCHEDULED):
+        raise ValidationError({"status": f"The tournament is {tournament.status}; entrants are fixed."})
+
+
+def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
+    if tournament.format != Tournament.Format.LADDER:
+        _require_editable(tournament)
+    elif tournament.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+        raise ValidationError({"status": "The ladder is closed."})
+    if bot.revoked_at is not None:
+        raise ValidationError({"bot": "This bot is revoked."})
+    if tournament.deal_format == Tournament.DealFormat.ROTATION and not bot.house_bot:
+        raise ValidationError({"bot": ROTATION_NEEDS_HOUSE_BOTS})
+    if Entrant.objects.filter(tournament=tournament, bot=bot).exists():
+        raise ValidationError({"bot": "This bot is already entered."})
+    return Entrant.objects.create(tournament=tournament, bot=bot)
+
+
+def ladder_join(*, tournament: Tournament, bot: Bot, user) -> Entrant:
+    """A bot owner enters their own bot in an open ladder (organisers fill other formats)."""
+    if bot.owner_id != user.pk:
+        raise PermissionError("Only the bot's owner can enter it.")
+    if tournament.format != Tournament.Format.LADDER:
+        raise ValidationError({"tournament": "Only ladders are open to bot owners; ask the organiser."})
+    existing = Entrant.objects.filter(tournament=tournament, bot=bot).first()
+    if existing is not None and existing.status == Entrant.Status.WITHDRAWN:
+        existing.status = Entrant.Status.ACTIVE
+        existing.save(update_fields=["status"])
+        return existing
+    return tournament_entrant_add(tournament=tournament, bot=bot)
+
+
+def ladder_leave(*, tournament: Tournament, bot: Bot, user) -> None:
+    if bot.owner_id != user.pk:
+        raise PermissionError("Only the bot's owner can withdraw it.")
+    if tournament.format != Tournament.Format.LADDER:
+        raise ValidationError({"tournament": "Only ladders can be left; ask the organiser."})
+    tournament_entrant_remove(tournament=tournament, bot=bot)
+
+
+def tournament_entrant_remove(*, tournament: Tournament, bot: Bot) -> None:
+    if tournament.format == Tournament.Format.LADDER:
+        Entrant.objects.filter(tournament=tournament, bot=bot).update(
+            status=Entrant.Status.WITHDRAWN
+        )
+        return
+    _require_editable(tournament)
+    Entrant.objects.filter(tournament=tournament, bot=bot).delete()
+
+
+def tournament_start(*, tournament: Tournament, starts_at: datetime | None = None) -> Tournament:
+    """Schedule the tournament; play begins now or at `starts_at` (Celery beat checks)."""
+    if tournament.status != Tournament.Status.DRAFT:
+        raise ValidationError({"status": f"Only a draft can be started; this one is {tournament.status}."})
+    entrants = tournament.entrants.count()
+    minimum = 2 if tournament.format != Tournament.Format.ROUND_ROBIN else tournament.seats_per_table
+    if tournament.format == Tournament.Format.LADDER:
+        minimum = 0
+    if entrants < minimum:
+        raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {entrants}."})
+    if (
+        tournament.deal_format == Tournament.DealFormat.ROTATION
+        and tournament.entrants.filter(bot__house_bot="").exists()
+    ):
+        raise ValidationError({"deal_format": ROTATION_NEEDS_HOUSE_BOTS})
+    problem = _owner_rule_problem(tournament, list(tournament.entrants.select_related("bot")))
+    if problem:
+        raise ValidationError({"entrants": problem})
+    with transaction.atomic():
+        updated = Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.DRAFT).update(
+            status=Tournament.Status.SCHEDULED, starts_at=starts_at
+        )
+        if not updated:
+            raise ValidationError({"status": "The tournament was started concurrently."})
+        if starts_at is None or starts_at <= timezone.now():
+            enqueue_on_commit(Job.SCHEDULE_TOURNAMENT, tournament.pk)
+    tournament.refresh_from_db()
+    return tournament
+
+
+def tournament_cancel(*, tournament: Tournament, reason: str = "") -> Tournament:
+    """Cancel: tables not yet played are cancelled; recorded games and ratings stay."""
+    with transaction.atomic():
+        locked = Tournament.objects.select_for_update().get(pk=tournament.pk)
+        if locked.status in (Tournament.Status.FINISHED, Tournament.Status.CANCELLED):
+            raise ValidationError({"status": f"The tournament is already {locked.status}."})
+        Tournament.objects.filter(pk=tournament.pk).update(
+            status=Tournament.Status.CANCELLED, finished_at=timezone.now(), status_reason=reason[:500]
+        )
+        tables_cancel(tournament_id=tournament.pk)
+        # Every table is closed: no deal will be played any more, so every deal is
+        # revealed, and then the games recorded before the cancel are all rated.
+        deals_reveal_played(tournament=tournament)
+        ratings_advance(tournament=locked)
+    tournament.refresh_from_db()
+    return tournament
+
+
+def entrant_owners(*, tournament: Tournament, entrants: Sequence[Entrant]) -> list[int | None] | None:
+    """Owner per entrant for the owner rule (None: a house bot); None when the tournament
+    allows same-owner tables (docs/organiser-guide.md, "Fair play")."""
+    if tournament.allow_same_owner:
+        return None
+    return [None if e.bot.house_bot else e.bot.owner_id for e in entrants]
+
+
+def _owner_rule_problem(tournament: Tournament, entrants: Sequence[Entrant]) -> str | None:
+    """Why the owner rule cannot be kept with these entrants (None when it can)."""
+    owners = entrant_owners(tournament=tournament, entrants=entrants)
+    if owners is None or not owner_rule_applies(owners):
+        return None
+    classes = owner_classes(owners)
+    k = tournament.seats_per_table
+    try:
+        if tournament.format == Tournament.Format.ROUND_ROBIN:
+            check_owner_capacity(classes, k)
+        elif tournament.format == Tournament.Format.KNOCKOUT:
+            knockout_tables(list(range(len(owners))), k, owners)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _deal_groups(tournament: Tournament, tables: list[list[Entrant]]) -> list[tuple[list[Entrant], int]]:
+    """Each table with its deal group offset: in the field format the tables created
+    together (a knockout round, a ladder tick: their players are disjoint) of one size share
+    a group, split so no owner is twice in a group; otherwise every table its own group."""
+    if tournament.deal_format != Tournament.DealFormat.FIELD:
+        return [(t, i) for i, t in enumerate(tables)]
+    owners = entrant_owners(tournament=tournament, entrants=[e for t in tables for e in t])
+    classes: dict[int, int] = {}
+    if owners is not None:
+        # Even one owner's bots alone are kept out of one deal group (owners module).
+        grouped = owner_classes(owners, single_owner_exempt=False)
+        classes = dict(zip([e.pk for t in tables for e in t], grouped, strict=True))
+    out: list[tuple[list[Entrant], int]] = []
+    next_group = 0
+    for size in sorted({len(t) for t in tables}, reverse=True):
+        same = [i for i, t in enumerate(tables) if len(t) == size]
+        split = split_deal_groups(
+            [[e.pk for e in tables[i]] for i in same], classes or _SelfClasses()
+        )
+        for i, g in zip(same, split, strict=True):
+            out.append((i, next_group + g))
+        next_group += max(split) + 1
+    out.sort()
+    return [(tables[i], g) for i, g in out]
+
+
+class _SelfClasses(dict):
+    """Every entrant its own owner class (no owner rule)."""
+
+    def __missing__(self, key: int) -> int:
+        return key
+
+
+def _table_create(
+    tournament: Tournament, round_no: int, number: int, entrants: list[Entrant], *, deal_group: int
+) -> Table:
+    """A table and its seats, and the commitments to its group's deals (published before
+    play; the secret seeds are drawn now). Call under the tournament's lock."""
+    games_planned = tournament.games_per_table or tournament.duplicate_sets * len(entrants)
+    table = Table.objects.create(
+        tournament=tournament,
+        round=round_no,
+        number=number,
+        deal_group=deal_group,
+        games_planned=games_planned,
+    )
+    TableSeat.objects.bulk_create(
+        TableSeat(table=table, seat=s, entrant=e) for s, e in enumerate(entrants)
+    )
+    deals_create(
+        tournament=tournament, group=deal_group,
+        count=deals_per_table(tournament=tournament, games_planned=games_planned),
+    )
+    return table
+
+
+def tables_create(
+    *, tournament: Tournament, round_no: int, tables: list[list[Entrant]], first_number: int = 1
+) -> list[int]:
+    """Create tables played together (a knockout round, a ladder tick), numbered from
+    `first_number`, in deal groups after the tournament's groups so far (_deal_groups: the
+    owner rule holds within each group); returns their ids. Call under the tournament's lock."""
+    group = deal_group_next(tournament=tournament)
+    return [
+        _table_create(tournament, round_no, number, seated, deal_group=group + offset).pk
+        for number, (seated, offset) in enumerate(_deal_groups(tournament, tables), start=first_number)
+    ]
+
+
+def tournament_schedule(*, tournament_id: int) -> list[int]:
+    """Create the tournament's first tables (idempotent); returns the tables to play."""
+    with transaction.atomic():
+        tournament = Tournament.objects.select_for_update().get(pk=tournament_id)
+        if tournament.status == Tournament.Status.RUNNING:
+            return list(tournament.tables.filter(status=Table.Status.PENDING).values_list("id", flat=True))
+        if tournament.status != Tournament.Status.SCHEDULED:
+            return []
+        entrants = list(tournament.entrants.select_related("bot").order_by("id"))
+        ratings = ratings_by_bot(pool=tournament.pool, bot_ids=[e.bot_id for e in entrants])
+        # Seed by rating (unrated bots start at 1500), then by entry order.
+        entrants.sort(key=lambda e: (-ratings.get(e.bot_id, START_RATING), e.id))
+        for rank, entrant in enumerate(entrants, start=1):
+            entrant.seed_rank = rank
+            entrant.rating_at_start = ratings.get(entrant.bot_id, START_RATING)
+        Entrant.objects.bulk_update(entrants, ["seed_rank", "rating_at_start"])
+        k = tournament.seats_per_table
+        if tournament.format == Tournament.Format.ROUND_ROBIN:
+            group = deal_group_next(tournament=tournament)
+            schedule = round_robin_schedule(
+                len(entrants), k, cycles=tournament.cycles,
+                owners=entrant_owners(tournament=tournament, entrants=entrants),
+                field=tournament.deal_format == Tournament.DealFormat.FIELD,
+            )
+            tournament.design = schedule.design[:64]
+            # The scheduler numbers its deal groups from 1 (tables of one group play the
+            # same deals); they follow the tournament's groups so far.
+            for number, table in enumerate(schedule.tables, start=1):
+                _table_create(tournament, 1, number, [entrants[i] for i in table.seats],
+                              deal_group=group + table.deal_group - 1)
+        elif tournament.format == Tournament.Format.KNOCKOUT:
+            owners = entrant_owners(tournament=tournament, entrants=entrants)
+            tables = knockout_tables(entrants, k, owners)
+            tables_create(tournament=tournament, round_no=1, tables=tables)
+            tournament.design = "knockout, serpentine seeding"
+        else:
+            tournament.design = "ladder"
+        tournament.status = Tournament.Status.RUNNING
+        tournament.started_at = timezone.now()
+        tournament.save(update_fields=["status", "started_at", "design"])
+        return list(tournament.tables.filter(status=Table.Status.PENDING).values_list("id", flat=True))
+
+
+# --- playing tables --------------------------------------------------------------------
+
+
+def tournament_finish(*, tournament_id: int) -> bool:
+    """Mark the tournament finished; True only for the one call that did it."""
+    updated = Tournament.objects.filter(pk=tournament_id, status=Tournament.Status.RUNNING).update(
+        status=Tournament.Status.FINISHED, finished_at=timezone.now()
+    )
+    return bool(updated)
