@@ -1,0 +1,427 @@
+"""Pipeline benchmark: does the whole tournament pipeline keep up with its referee?
+
+An 8-bot round robin at the default table size (4 games per table: one duplicate set,
+field deals), measured side by side in one run, alternating, for every configuration:
+
+* **referee alone**: the same kind of tables (a scheduled round robin's own plans: same
+  seats, same committed deals) played straight through the organiser API by `--streams`
+  threads of this process, the games thrown away;
+* **pipeline**: `services.tournament_start` (what the API's start calls) -> Celery on Redis
+  -> the worker process(es) -> the referee's PlayTable stream -> every game recorded in
+  PostgreSQL and rated, timed until the tournament is `finished` (then checked: every
+  planned game recorded once, every game rated).
+
+Each referee and each Celery worker is its own OS process, as deployed. CPU per game is read
+from /proc for every component: the referee(s), the worker (its parent and pool children),
+PostgreSQL (the backends connected to the benchmark's database, from pg_stat_activity),
+the bot processes (`--bots remote`) and this process (the API's side: starting the
+tournament, and the referee-alone client).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tienlen_pipe \
+    CELERY_BROKER_URL=redis://127.0.0.1:6379/5 \
+      .venv/bin/python benchmarks/pipeline_bench.py [--rounds 3] [--cycles 4] \
+        [--workers 1] [--referees 1] [--pool prefork] [--bots house|remote] [--profile FILE]
+
+`--workers 1,2,4` and `--referees 1,2` measure each combination in turn (every pipeline
+run with its referee-alone run just before it). With 2 referees each worker is pinned to
+one referee by REFEREE_TARGET, half and half. The database named in DATABASE_URL (default
+`tienlen_pipe_bench`) is created, migrated and flushed; the Redis database is flushed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "platform")]
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tienlen_site.settings")
+DB_URL = os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/tienlen_pipe_bench"
+if not DB_URL.startswith("postgres"):
+    sys.exit("pipeline_bench needs PostgreSQL: set DATABASE_URL=postgres://...")
+os.environ["DATABASE_URL"] = DB_URL
+BROKER = os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/5"
+if not BROKER.startswith("redis"):
+    sys.exit("pipeline_bench needs Redis: set CELERY_BROKER_URL=redis://...")
+os.environ["CELERY_BROKER_URL"] = BROKER
+ORGANIZER_TOKEN = "pipe-bench-organizer-token"
+HOUSE = ["random", "greedy", "heuristic", "greedy", "random", "heuristic", "greedy", "heuristic"]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# --- processes and their CPU -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def children(pid: int) -> list[int]:
+    """The process and its descendants (Celery's pool children, a referee's house workers)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            kids = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        todo.extend(int(k) for k in kids)
+    return found
+
+
+class Proc:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.name = name
+        self.popen = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+
+    def pids(self) -> list[int]:
+        return children(self.popen.pid)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.terminate()
+            try:
+                self.popen.wait(20)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+
+
+def wait_port(port: int, proc: Proc, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.popen.poll() is not None:
+            raise RuntimeError(f"{proc.name} exited with {proc.popen.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{proc.name} did not listen on {port}")
+
+
+def start_referee(number: int, tokens: str) -> tuple[Proc, str]:
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    proc = Proc(f"referee-{number}", [
+        sys.executable, "-m", "referee_service", "--listen", target, "--organizer-token", ORGANIZER_TOKEN,
+        "--token-store", "env", "--pool", "none", "--log-level", "warning",
+    ], {"TIENLEN_BOT_TOKENS": tokens})
+    wait_port(port, proc)
+    return proc, target
+
+
+def start_worker(number: int, *, concurrency: int, pool: str, target: str, profile: str | None) -> Proc:
+    argv = [sys.executable]
+    if profile:
+        argv += ["-m", "cProfile", "-o", profile]
+    argv += ["-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--pool", pool, "--concurrency", str(concurrency),
+             "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "--hostname", f"pipe-bench-{number}@%h"]
+    return Proc(f"worker-{number}", argv, {
+        "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REFEREE_TARGET": target,
+        "REFEREE_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
+    })
+
+
+def wait_workers(app, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        replies = app.control.ping(timeout=0.5) or []
+        if len([r for r in replies if any(name.startswith("pipe-bench-") for name in r)]) >= count:
+            return
+    raise RuntimeError("the Celery workers did not answer")
+
+
+def start_bots(bots: list, tokens: dict[int, str], targets: list[str]) -> list[Proc]:
+    """One SDK bot process per bot and referee (each bot runs its house example remotely)."""
+    procs = []
+    for bot, kind in zip(bots, HOUSE, strict=True):
+        for target in targets:
+            procs.append(Proc(f"bot-{bot.pk}", [
+                sys.executable, "-m", "bots_sdk.cli", "run", kind, "--server", target,
+            ], {"TIENLEN_TOKEN": tokens[bot.pk], "TIENLEN_LOG_LEVEL": "WARNING"}))
+    return procs
+
+
+def postgres_backends() -> list[int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@dataclass
+class Meter:
+    """CPU seconds per component between start() and stop()."""
+
+    roles: dict[str, list[Proc]]
+    before: dict[int, float] = field(default_factory=dict)
+    spent: dict[str, float] = field(default_factory=dict)
+    self_cpu: float = 0.0
+
+    def _snapshot(self) -> dict[str, dict[int, float]]:
+        snap = {role: {pid: cpu_s(pid) for p in procs for pid in p.pids()} for role, procs in self.roles.items()}
+        snap["postgres"] = {pid: cpu_s(pid) for pid in postgres_backends()}
+        return snap
+
+    def start(self) -> None:
+        self._start = self._snapshot()
+        self.self_cpu = time.process_time()
+
+    def stop(self) -> None:
+        self.self_cpu = time.process_time() - self.self_cpu
+        end = self._snapshot()
+        self.spent = {
+            role: sum(cpu - self._start[role].get(pid, 0.0) for pid, cpu in pids.items())
+            for role, pids in end.items()
+        }
+        self.spent["api/client (this process)"] = self.self_cpu
+
+
+# --- the two ways of playing a round robin ----------------------------------------------------
+
+
+def round_robin(organiser, bots, *, name: str, cycles: int):
+    from tournaments import services
+
+    tournament = services.tournament_create(
+        organiser=organiser, name=name, format="round_robin", seats_per_table=4, cycles=cycles,
+        allow_same_owner=True,
+    )
+    for bot in bots:
+        services.tournament_entrant_add(tournament=tournament, bot=bot)
+    return tournament
+
+
+def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: int, streams: int,
+                  meter: Meter) -> tuple[int, float]:
+    """Schedule a round robin, take every table's plan, then play them all on the
+    referee(s) with `streams` concurrent calls (tables dealt round the referees)."""
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+    from referee_service.organizer_client import OrganizerClient
+    from tournaments import services
+    from tournaments.models import Tournament
+
+    tournament = round_robin(organiser, bots, name=f"alone {number}", cycles=cycles)
+    Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
+    table_ids = services.tournament_schedule(tournament_id=tournament.pk)
+    plans = [services.table_plan(table_id=t) for t in table_ids]
+    clients = [OrganizerClient(t, ORGANIZER_TOKEN) for t in targets]
+    for client in clients:
+        client.list_bots()  # channels up before the clock starts, as a worker's would be
+    lock = threading.Lock()
+    queue = list(enumerate(plans))
+    games = 0
+
+    def play() -> int:
+        played = 0
+        while True:
+            with lock:
+                if not queue:
+                    return played
+                i, plan = queue.pop(0)
+            for event in clients[i % len(clients)].play_table(plan.request()):
+                played += isinstance(event, org.GameRecord)
+
+    meter.start()
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(streams) as pool:
+        games = sum(pool.map(lambda _: play(), range(streams)))
+    seconds = time.perf_counter() - t0
+    meter.stop()
+    for client in clients:
+        client.close()
+    expected = sum(p.games_planned for p in plans)
+    if games != expected:
+        raise RuntimeError(f"referee alone played {games} of {expected} games")
+    return games, seconds
+
+
+def pipeline(organiser, bots, *, number: int, cycles: int, meter: Meter) -> tuple[int, float]:
+    """Start a round robin as the API does and wait until it is finished."""
+    from django.db import close_old_connections
+
+    from tournaments import services
+    from tournaments.models import Game, RatingChange, Table, Tournament
+
+    tournament = round_robin(organiser, bots, name=f"pipeline {number}", cycles=cycles)
+    meter.start()
+    t0 = time.perf_counter()
+    services.tournament_start(tournament=tournament)
+    deadline = time.monotonic() + 900
+    while Tournament.objects.filter(pk=tournament.pk).values_list("status", flat=True)[0] != Tournament.Status.FINISHED:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the pipeline did not finish the round robin")
+        time.sleep(0.02)
+    seconds = time.perf_counter() - t0
+    meter.stop()
+    close_old_connections()
+    games = Game.objects.filter(table__tournament=tournament).count()
+    planned = sum(Table.objects.filter(tournament=tournament).values_list("games_planned", flat=True))
+    rated = RatingChange.objects.filter(game__table__tournament=tournament).count()
+    if games != planned or rated != 4 * games:
+        raise RuntimeError(f"pipeline: {games} games recorded of {planned} planned, {rated} rating changes")
+    return games, seconds
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def setup() -> None:
+    import django
+    import psycopg
+    import redis
+    from django.core.management import call_command
+
+    base, _, name = DB_URL.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    redis.Redis.from_url(BROKER).flushdb()
+    django.setup()
+    call_command("migrate", verbosity=0)
+    call_command("flush", interactive=False, verbosity=0)
+
+
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def fmt_range(values: Iterable[float], digits: int = 0) -> str:
+    values = list(values)
+    lo, hi = min(values), max(values)
+    return f"{lo:.{digits}f}" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" else f"{lo:.{digits}f}–{hi:.{digits}f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating repetitions of each configuration")
+    parser.add_argument("--cycles", type=int, default=4, help="round robin cycles (14 tables of 4 games each)")
+    parser.add_argument("--workers", type=ints, default=[1], help="worker processes, e.g. 1,2,4")
+    parser.add_argument("--referees", type=ints, default=[1], help="referee processes, e.g. 1,2")
+    parser.add_argument("--pool", default="prefork", help="Celery pool: prefork (a process per slot), threads, solo")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="with --pool threads: threads per worker process (default: the Celery setting)")
+    parser.add_argument("--streams", type=int, default=8, help="concurrent organiser calls of the referee-alone run")
+    parser.add_argument("--bots", choices=("house", "remote"), default="house",
+                        help="house bots in the referee, or 8 SDK bot processes (one per bot and referee)")
+    parser.add_argument("--profile", help="cProfile the (single, solo-pool) worker into this file")
+    args = parser.parse_args()
+    setup()
+
+    from django.contrib.auth.models import User
+
+    from tienlen_site.celery import app
+    from tournaments import services
+
+    app.conf.broker_url = BROKER
+    staff = User.objects.create_user("pipe-bench", is_staff=True)
+    tokens: dict[int, str] = {}
+    if args.bots == "house":
+        bots = [services.bot_create(owner=staff, name=f"house-{i}-{kind}", house_bot=kind)[0] for i, kind in enumerate(HOUSE)]
+    else:
+        bots = []
+        for i in range(8):
+            bot, token = services.bot_create(owner=staff, name=f"remote-{i}")
+            bots.append(bot)
+            tokens[bot.pk] = token
+    token_env = ",".join(f"{pk}:{token}" for pk, token in tokens.items())
+
+    rows = []
+    for referees in args.referees:
+        ref_procs, targets = zip(*(start_referee(n, token_env) for n in range(referees)), strict=True)
+        bot_procs = start_bots(bots, tokens, list(targets)) if tokens else []
+        try:
+            if bot_procs:
+                time.sleep(3)  # the bots connect
+            for workers in args.workers:
+                # One worker per referee, the slots split half and half (REFEREE_TARGET pins each).
+                pinned = [workers // referees + (i < workers % referees) for i in range(referees)]
+                worker_procs = []
+                for i, target in enumerate(targets):
+                    n = pinned[i]
+                    if not n:
+                        continue
+                    if args.pool == "threads":
+                        # `n` worker processes, each a threads pool of --threads.
+                        for j in range(n):
+                            worker_procs.append(start_worker(
+                                len(worker_procs), concurrency=args.threads or 4, pool="threads", target=target,
+                                profile=None))
+                    else:
+                        worker_procs.append(start_worker(
+                            len(worker_procs), concurrency=n, pool=args.pool, target=target,
+                            profile=args.profile if args.profile and workers == 1 else None))
+                try:
+                    wait_workers(app, len(worker_procs))
+                    roles = {"referee": list(ref_procs), "worker": worker_procs, "bots": bot_procs}
+                    result = {"alone": [], "pipeline": [], "cpu_alone": [], "cpu_pipeline": []}
+                    for r in range(args.rounds):
+                        meter = Meter(roles)
+                        games, secs = referee_alone(staff, bots, list(targets), number=len(rows) * 100 + r,
+                                                    cycles=args.cycles, streams=args.streams, meter=meter)
+                        result["alone"].append(games / secs)
+                        result["cpu_alone"].append({k: v / games for k, v in meter.spent.items()})
+                        meter = Meter(roles)
+                        games, secs = pipeline(staff, bots, number=len(rows) * 100 + r, cycles=args.cycles, meter=meter)
+                        result["pipeline"].append(games / secs)
+                        result["cpu_pipeline"].append({k: v / games for k, v in meter.spent.items()})
+                        print(f"  referees {referees}, workers {workers}, round {r + 1}: alone {result['alone'][-1]:.1f} games/s, "
+                              f"pipeline {result['pipeline'][-1]:.1f} games/s ({games} games)", flush=True)
+                    rows.append((referees, workers, result))
+                finally:
+                    for proc in worker_procs:
+                        proc.stop()
+        finally:
+            for proc in bot_procs:
+                proc.stop()
+            for proc in ref_procs:
+                proc.stop()
+
+    games_per_run = 14 * args.cycles * 4
+    print()
+    print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x 4 games ({games_per_run} games) per run, "
+          f"Celery pool {args.pool}, {args.rounds} alternating rounds; ranges over the rounds")
+    print()
+    print("| referees | worker processes | referee alone, games/s | pipeline, games/s | pipeline / alone |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    for referees, workers, res in rows:
+        ratios = [p / a for a, p in zip(res["alone"], res["pipeline"], strict=True)]
+        print(f"| {referees} | {workers} | {fmt_range(res['alone'])} | {fmt_range(res['pipeline'])} | "
+              f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) |")
+    print()
+    roles = ["referee", "worker", "postgres", "bots", "api/client (this process)"]
+    print("| CPU ms per game | " + " | ".join(roles) + " |")
+    print("| --- |" + " ---: |" * len(roles))
+    for referees, workers, res in rows:
+        for kind in ("alone", "pipeline"):
+            cells = [fmt_range((1000 * c[role] for c in res[f"cpu_{kind}"]), 2) for role in roles]
+            print(f"| {kind}, {referees} referee(s), {workers} worker(s) | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
