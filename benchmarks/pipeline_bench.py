@@ -368,7 +368,7 @@ def main() -> None:
                         continue
                     if args.pool == "threads":
                         # `n` worker processes, each a threads pool of --threads.
-                        for j in range(n):
+                        for _ in range(n):
                             worker_procs.append(start_worker(
                                 len(worker_procs), concurrency=args.threads or 4, pool="threads", target=target,
                                 profile=None))

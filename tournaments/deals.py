@@ -103,15 +103,15 @@ def deals_create(*, tournament: Tournament, group: int, count: int) -> int:
 
 def table_deal_seeds(*, tournament: Tournament, table: Table, first_game_index: int) -> list[str]:
     """The secret seed of every game still to play at the table, from `first_game_index`
-    (the worker sends them on every attempt, so a resumed table plays the same deals)."""
+    (the worker sends them on every attempt, so a resumed table plays the same deals).
+    One query once the group's deals are committed (a table's first attempt commits them)."""
     per = games_per_deal(tournament=tournament, games_planned=table.games_planned)
-    deals_create(
-        tournament=tournament, group=table.deal_group,
-        count=deals_per_table(tournament=tournament, games_planned=table.games_planned),
-    )
-    seeds = dict(
-        Deal.objects.filter(tournament_id=tournament.pk, group=table.deal_group).values_list("index", "seed")
-    )
+    count = deals_per_table(tournament=tournament, games_planned=table.games_planned)
+    group = Deal.objects.filter(tournament_id=tournament.pk, group=table.deal_group)
+    seeds = dict(group.values_list("index", "seed"))
+    if any(i not in seeds for i in range(count)):
+        deals_create(tournament=tournament, group=table.deal_group, count=count)
+        seeds = dict(group.values_list("index", "seed"))
     return [seeds[i // per] for i in range(first_game_index, table.games_planned)]
 
 

@@ -137,11 +137,25 @@ def ratings_take_due(
             break
     if not batch.due:
         return batch
-    ids = sorted({g.pool_id for g in batch.due})
-    batch.pools = {p.pk: p for p in RatingPool.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
-    missing = set(ids) - set(batch.pools)
-    if missing:
-        raise RuntimeError(f"rating pools {sorted(missing)} are missing")
+    counts: dict[int, int] = {}
+    for game in batch.due:
+        counts[game.pool_id] = counts.get(game.pool_id, 0) + 1
+    # Each pool's sequence numbers are taken with one UPDATE, which also locks its row until
+    # commit (pools in id order: see the lock order above).
+    with connection.cursor() as cursor:
+        for pool_id in sorted(counts):
+            cursor.execute(
+                f"UPDATE {RatingPool._meta.db_table} SET games_rated = games_rated + %s WHERE id = %s "
+                "RETURNING preset, seats, k_factor, games_rated",
+                [counts[pool_id], pool_id],
+            )
+            row = cursor.fetchone()
+            if row is None:
+                raise RuntimeError(f"rating pool {pool_id} is missing")
+            preset, seats, k_factor, games_rated = row
+            batch.pools[pool_id] = RatingPool(
+                pk=pool_id, preset=preset, seats=seats, k_factor=k_factor, games_rated=games_rated - counts[pool_id]
+            )
     for game in batch.due:
         pool = batch.pools[game.pool_id]
         pool.games_rated += 1
@@ -231,4 +245,4 @@ def _rate_games(pool: RatingPool, games: list[DueGame]) -> None:
             [(row.rating, row.games, now, row.pk) for row in ratings.values()],
         )
     insert_rows(RatingChange, ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"], changes)
-    RatingPool.objects.filter(pk=pool.pk).update(games_rated=pool.games_rated)
+    # The pool's games_rated was advanced when its sequence numbers were taken.

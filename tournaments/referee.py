@@ -221,24 +221,30 @@ class TableOutcome:
         )
 
 
-_local = threading.local()
+_clients: dict[tuple[int, str, str], Any] = {}
+_clients_lock = threading.Lock()
 # Let the referee stream far ahead of the recorder (game records are ~5-10 KB): a recording
 # batch holding the GIL must never stall the referee on HTTP/2 flow control.
 STREAM_OPTIONS = [("grpc.http2.lookahead_bytes", 16 * 1024 * 1024)]
 
 
 def _client() -> Any:
-    """One OrganizerClient per process (created after any fork)."""
+    """One OrganizerClient (one gRPC channel) per process and referee, shared by every
+    task and thread of the process (a gRPC channel is thread-safe) and reused for every
+    table: a table's call costs a stream on an open connection, not a connection. Created
+    after any fork, on first use."""
     key = (os.getpid(), settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN)
-    cached = getattr(_local, "client", None)
-    if cached is None or cached[0] != key:
+    client = _clients.get(key)
+    if client is None:
         from referee_service.organizer_client import OrganizerClient
 
-        cached = (key, OrganizerClient(
-            settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN, options=STREAM_OPTIONS
-        ))
-        _local.client = cached
-    return cached[1]
+        with _clients_lock:
+            client = _clients.get(key)
+            if client is None:
+                client = _clients[key] = OrganizerClient(
+                    settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN, options=STREAM_OPTIONS
+                )
+    return client
 
 
 def referee_play_table(plan: TablePlan) -> Iterator[GameResult | TableOutcome]:
