@@ -66,7 +66,7 @@ class TournamentAdmin(admin.ModelAdmin):
 
 @admin.register(models.Table)
 class TableAdmin(admin.ModelAdmin):
-    list_display = ["tournament", "round", "number", "status", "games_recorded", "attempts"]
+    list_display = ["tournament", "round", "number", "status", "games_recorded", "attempts", "referee"]
     list_filter = ["status"]
     inlines = [TableSeatInline]
 

@@ -296,6 +296,9 @@ class Table(models.Model):
     # counts as lost. Past it, any worker's reaper claims the table and re-enqueues it.
     lease_owner = models.CharField(max_length=64, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The referee its latest attempt was routed to (tournaments.routing): its pool id, or
+    # the REFEREE_TARGET address outside a pool; it moves when the table fails over.
+    referee = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -228,12 +228,14 @@ _clients_lock = threading.Lock()
 STREAM_OPTIONS = [("grpc.http2.lookahead_bytes", 16 * 1024 * 1024)]
 
 
-def _client() -> Any:
-    """One OrganizerClient (one gRPC channel) per process and referee, shared by every
-    task and thread of the process (a gRPC channel is thread-safe) and reused for every
-    table: a table's call costs a stream on an open connection, not a connection. Created
-    after any fork, on first use."""
-    key = (os.getpid(), settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN)
+def _client(target: str | None = None) -> Any:
+    """One OrganizerClient (one gRPC channel) per process and referee address (default:
+    REFEREE_TARGET), shared by every task and thread of the process (a gRPC channel is
+    thread-safe) and reused for every table: a table's call costs a stream on an open
+    connection, not a connection; a worker routed over a pool keeps one per referee.
+    Created after any fork, on first use."""
+    target = target or settings.REFEREE_TARGET
+    key = (os.getpid(), target, settings.REFEREE_ORGANIZER_TOKEN)
     client = _clients.get(key)
     if client is None:
         from referee_service.organizer_client import OrganizerClient
@@ -242,21 +244,21 @@ def _client() -> Any:
             client = _clients.get(key)
             if client is None:
                 client = _clients[key] = OrganizerClient(
-                    settings.REFEREE_TARGET, settings.REFEREE_ORGANIZER_TOKEN, options=STREAM_OPTIONS
+                    target, settings.REFEREE_ORGANIZER_TOKEN, options=STREAM_OPTIONS
                 )
     return client
 
 
-def referee_play_table(plan: TablePlan) -> Iterator[GameResult | TableOutcome]:
-    """Play (or resume) a table on the referee, yielding its games and outcome as they
-    stream in.
+def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterator[GameResult | TableOutcome]:
+    """Play (or resume) a table on the referee at `target` (default: REFEREE_TARGET),
+    yielding its games and outcome as they stream in.
 
     The plan's `deal_seeds` are the secret seeds of the games still to play (from
     first_game_index), sent on every attempt so a resumed table plays the same deals."""
     from referee_service.organizer_client import RefereeError
 
     try:
-        for event in _client().play_table(plan.request()):
+        for event in _client(target).play_table(plan.request()):
             if isinstance(event, org.GameRecord):
                 yield GameResult.from_record(event)
             elif isinstance(event, org.TableResult):
@@ -271,12 +273,13 @@ def referee_play_table(plan: TablePlan) -> Iterator[GameResult | TableOutcome]:
         raise RefereeUnavailable(str(exc)) from exc
 
 
-def referee_list_bots() -> dict[str, str] | None:
-    """Connected bots as {bot_id: version}; None when the referee cannot be reached."""
+def referee_list_bots(*, target: str | None = None) -> dict[str, str] | None:
+    """Bots connected to the referee at `target` (default: REFEREE_TARGET) as
+    {bot_id: version}; None when the referee cannot be reached."""
     from referee_service.organizer_client import RefereeError
 
     try:
-        bots = _client().list_bots()
+        bots = _client(target).list_bots()
     except (RefereeError, OSError):
         return None
     return {bot.bot_id: bot.bot_version for bot in bots}

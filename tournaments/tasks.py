@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from tournaments import jobs
+from tournaments import jobs, routing
 from tournaments.jobs import Job
 from tournaments.models import Deal, Table, Tournament
 from tournaments.referee import (
@@ -29,7 +29,6 @@ from tournaments.referee import (
     TableBusy,
     TableOutcome,
     TablePlan,
-    referee_list_bots,
     referee_play_table,
 )
 from tournaments.services.accounts import bot_versions_note
@@ -43,6 +42,8 @@ log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 60
 MAX_REFEREE_RETRIES = 30
+#: Seconds before a table lost with its referee is retried on another live one.
+FAILOVER_COUNTDOWN_S = 1
 
 
 def backoff_seconds(attempt: int) -> int:
@@ -73,7 +74,7 @@ _END = object()
 MAX_BATCH = 64
 
 
-def _event_batches(plan: TablePlan) -> Iterator[list[GameResult | TableOutcome]]:
+def _event_batches(plan: TablePlan, target: str | None = None) -> Iterator[list[GameResult | TableOutcome]]:
     """The referee's events in batches of whatever has arrived.
 
     A reader thread drains the gRPC stream so the referee never waits for the database;
@@ -84,7 +85,7 @@ def _event_batches(plan: TablePlan) -> Iterator[list[GameResult | TableOutcome]]
 
     def read() -> None:
         try:
-            for event in referee_play_table(plan):
+            for event in referee_play_table(plan, target=target):
                 events.put(event)
                 if stop.is_set():  # closing the stream cancels (aborts) the table
                     break
@@ -125,22 +126,27 @@ def _event_batches(plan: TablePlan) -> Iterator[list[GameResult | TableOutcome]]
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
-def table_play_task(self, table_id: int) -> str:
-    """Play a table on the referee (or resume it), recording each game as it streams in."""
+def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
+    """Play a table on a referee (or resume it), recording each game as it streams in.
+
+    The referee is chosen by `routing.referee_route` (the pool's best for this table);
+    `avoid` names referees an earlier attempt just lost the table on."""
     plan = table_plan(table_id=table_id)
     if plan is None:
         return "nothing to play"
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
+    route = routing.referee_route(participants=plan.participants, avoid=avoid or ())
+    routing.table_referee_set(table_id=table_id, route=route)
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
-        connected = referee_list_bots()
+        connected = routing.route_connected(route)
         if connected:
             bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
     outcome: TableOutcome | None = None
     recorded = 0
     try:
-        for batch in _event_batches(plan):
+        for batch in _event_batches(plan, route.target):
             games = [e for e in batch if isinstance(e, GameResult)]
             recorded += len(table_games_record(table_id=table_id, results=games))
             outcomes = [e for e in batch if isinstance(e, TableOutcome)]
@@ -151,7 +157,7 @@ def table_play_task(self, table_id: int) -> str:
             table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True)
             raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
         # Past the connect deadline: the absent seats forfeit the table.
-        absent = plan.absent(referee_list_bots() or {})
+        absent = plan.absent(routing.route_connected(route) or {})
         if table_seats_forfeit(table_id=table_id, absent=absent):
             # The others play the rest of the table against the stand-in house bot (with
             # a fresh connect wait for those present).
@@ -182,6 +188,8 @@ def table_play_task(self, table_id: int) -> str:
         raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
     except RefereeUnavailable as exc:
         table_wait(table_id=table_id, error=str(exc))
+        if routing.failover_target_exists(lost=route.referee_id):
+            _failover(self, table_id, route, avoid, f"referee {route.referee_id} unavailable: {exc}")
         if plan.attempts > MAX_REFEREE_RETRIES:
             _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {exc}")
             return "failed"
@@ -189,9 +197,20 @@ def table_play_task(self, table_id: int) -> str:
     if outcome is not None and not outcome.completed:
         # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
         table_wait(table_id=table_id, error=f"aborted: {outcome.detail}")
+        if routing.failover_target_exists(lost=route.referee_id):
+            _failover(self, table_id, route, avoid, f"aborted on referee {route.referee_id}: {outcome.detail}")
         raise self.retry(countdown=backoff_seconds(plan.attempts))
     _finish(table_id, forfeited=outcome.forfeited if outcome is not None else ())
     return f"recorded {recorded} games"
+
+
+def _failover(task, table_id: int, route: routing.Route, avoid: list[str] | None, why: str) -> None:
+    """The table's referee is gone (or going) and another is live: resume the table there
+    from its first unrecorded game, at once. Not a failure of the referee: the attempt does
+    not count towards MAX_REFEREE_RETRIES (nor the backoff)."""
+    log.warning("table %s: failing over from referee %s: %s", table_id, route.referee_id, why)
+    table_busy(table_id=table_id)  # this attempt does not count
+    raise task.retry(countdown=FAILOVER_COUNTDOWN_S, kwargs={"avoid": [*(avoid or ()), route.referee_id][-3:]})
 
 
 @shared_task(acks_late=True)
@@ -207,7 +226,7 @@ def tournaments_tick() -> dict:
     ladder_tables = 0
     ladders = list(Tournament.objects.filter(status=Tournament.Status.RUNNING, format=Tournament.Format.LADDER))
     if ladders:
-        connected = referee_list_bots()
+        connected = routing.pool_bots_available()  # bots with a free slot across the pool
         for ladder in ladders:
             ids = ladder_tick(tournament=ladder, connected=connected)
             _enqueue_tables(ids)

@@ -140,7 +140,7 @@ def test_games_that_arrived_before_a_broken_record_are_recorded(organiser, bots,
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4)
     table = tournament.tables.order_by("round", "number").first()
 
-    def referee(plan):
+    def referee(plan, **_):
         yield make_result(0, [0, 1, 2, 3])
         yield make_result(1, [1, 2, 3, 0])
         GameResult.from_record(record("{truncated", index=2))  # raises, as the real path does

@@ -174,7 +174,7 @@ def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots
     start(tournament)
     table = tournament.tables.get()
 
-    def misbehaving_referee(plan):
+    def misbehaving_referee(plan, **_):
         yield make_result(0, [0, 1, 2, 3])
         yield make_result(1, [0, 1, 2, 3], seat_participants=[0, 0, 0, 0])
 
@@ -195,7 +195,7 @@ def test_a_delayed_start_is_picked_up_by_the_beat_tick(organiser, bots, monkeypa
 
     queued: list[int] = []
     monkeypatch.setattr(tasks.tournament_schedule_task, "delay", lambda pk: queued.append(pk))
-    monkeypatch.setattr(tasks, "referee_list_bots", lambda: None)
+    monkeypatch.setattr(tasks.routing, "pool_bots_available", lambda: None)
     tournament = tournament_create(organiser=organiser, name="Later", format="round_robin", seats_per_table=2)
     for bot in bots[:2]:
         tournament_entrant_add(tournament=tournament, bot=bot)

@@ -186,7 +186,7 @@ def test_the_beat_tick_re_enqueues_a_stale_table(organiser, bots, settings, monk
     Table.objects.filter(pk=table.pk).update(progress_at=timezone.now() - timedelta(seconds=61))
     enqueued: list[int] = []
     monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
-    monkeypatch.setattr(tasks, "referee_list_bots", lambda: {})
+    monkeypatch.setattr(tasks.routing, "pool_bots_available", lambda: {})
     report = tasks.tournaments_tick()
     assert report["resumed_stale"] == 1 and enqueued == [table.pk]
     assert tasks.tournaments_tick()["resumed_stale"] == 0 and enqueued == [table.pk]

@@ -1,0 +1,152 @@
+"""Which referee plays a table: routing over the referee pool, and failing over.
+
+Referees started with the platform's token store register in the pool
+(`tournaments.referee_pool`): each reports every second its capacity, its load and the
+bots connected to it with their free table slots. A worker plays each table on the live
+referee that suits it best, judged in this order:
+
+1. every registered bot of the table is connected there (house-bot seats need nothing);
+   the table's bots are not chosen one by one: a bot that reaches only some referees
+   still gets all its tables, on those;
+2. not the referee an earlier attempt of this table just lost (`avoid`: it died, its
+   stream broke, or it was full), as long as another one qualifies as well;
+3. those bots have free table slots there, and the referee is below its capacity;
+4. the least loaded: tables over capacity, where the tables are the most of what its
+   heartbeat reported, the running tables routed there (`Table.referee`, written by every
+   worker as it routes) and the tables this process sent there since the last heartbeat
+   (so a burst of tables spreads instead of piling onto the referee that looked idle);
+   ties drawn at random.
+
+A referee with none of a table's bots therefore never gets it while another has them.
+When no referee is registered at all the configured `REFEREE_TARGET` plays every table
+(single-referee installs, the demo). The pool itself is written by the referees'
+heartbeats; the one write here is `table_referee_set`, the table's current referee.
+
+Failover: a table whose referee dies mid-table (the stream breaks, the call is refused as
+unavailable, the referee aborts it while shutting down) is retried at once on another live
+referee, from its first unrecorded game (`failover_target_exists`, used by the task).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Count
+
+from tournaments.models import Referee, Table
+from tournaments.referee import referee_list_bots
+from tournaments.referee_pool import pool_connected_bots, referees_live
+
+#: Seconds a route this process chose counts towards its referee's load: about the time
+#: the referee needs to report the new table in its heartbeat (it reports at once, then
+#: every second).
+RECENT_ROUTE_S = 2.0
+
+_recent_lock = threading.Lock()
+_recent: dict[str, list[float]] = {}
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a table goes: a referee of the pool, or the configured REFEREE_TARGET."""
+
+    target: str  # host:port for the organiser client
+    referee_id: str = ""  # "" for REFEREE_TARGET outside a pool
+    # Participants ("bot:<id>") not connected there: the referee waits for them up to the
+    # connect deadline; past it, they are the ones that forfeit.
+    missing: tuple[str, ...] = ()
+    # {bot id: version} connected there, as its last heartbeat reported (pool only)
+    connected: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def pooled(self) -> bool:
+        return bool(self.referee_id)
+
+
+def _recent_count(referee_id: str, now: float) -> int:
+    with _recent_lock:
+        stamps = [t for t in _recent.get(referee_id, ()) if now - t < RECENT_ROUTE_S]
+        _recent[referee_id] = stamps
+        return len(stamps)
+
+
+def _note_route(referee_id: str, now: float) -> None:
+    with _recent_lock:
+        _recent.setdefault(referee_id, []).append(now)
+
+
+def _slots(referee: Referee) -> dict[str, dict]:
+    bots = referee.bots or {}
+    return bots if isinstance(bots, dict) else {}
+
+
+def referee_route(
+    *, participants: Sequence[str], avoid: Collection[str] = (), rng: random.Random | None = None
+) -> Route:
+    """The referee to play a table with these participants (participant keys in seat
+    order) on: see the module's docstring for the order of preference."""
+    live = [r for r in referees_live() if not r.draining]
+    if not live:
+        return Route(target=settings.REFEREE_TARGET)
+    rng = rng or random
+    bots = [p[4:] for p in participants if p.startswith("bot:")]
+    now = time.monotonic()
+    running = dict(
+        Table.objects.filter(status=Table.Status.RUNNING, referee__in=[r.referee_id for r in live])
+        .order_by().values_list("referee").annotate(n=Count("id")).values_list("referee", "n")
+    )
+
+    def rank(referee: Referee) -> tuple:
+        slots = _slots(referee)
+        missing = sum(1 for b in bots if b not in slots)
+        no_room = sum(1 for b in bots if b in slots and int(slots[b].get("free") or 0) < 1)
+        tables = max(referee.active_tables + _recent_count(referee.referee_id, now),
+                     running.get(referee.referee_id, 0))
+        full = tables >= referee.capacity
+        return (missing, referee.referee_id in avoid, no_room + full, tables / max(1, referee.capacity),
+                rng.random())
+
+    best = min(live, key=rank)
+    _note_route(best.referee_id, now)
+    slots = _slots(best)
+    return Route(
+        target=best.address,
+        referee_id=best.referee_id,
+        missing=tuple(f"bot:{b}" for b in bots if b not in slots),
+        connected={b: str(s.get("version") or "") for b, s in slots.items()},
+    )
+
+
+def table_referee_set(*, table_id: int, route: Route) -> None:
+    """Note which referee plays the table now (shown to organisers; counted as load)."""
+    Table.objects.filter(pk=table_id).update(referee=route.referee_id or route.target)
+
+
+def route_connected(route: Route) -> dict[str, str] | None:
+    """The bots connected to the route's referee as {bot id: version}: its last
+    heartbeat's report in a pool, else the referee's ListBots (None: unreachable)."""
+    if route.pooled:
+        return dict(route.connected)
+    return referee_list_bots(target=route.target)
+
+
+def failover_target_exists(*, lost: str) -> bool:
+    """Another live referee (than `lost`, the one a table was just lost on) could take the
+    table now: the task retries at once instead of backing off, and the attempt does not
+    count as a failure of the referee."""
+    return bool(lost) and any(r.referee_id != lost and not r.draining for r in referees_live())
+
+
+def pool_bots_available() -> dict[str, str] | None:
+    """The bots the ladder may seat: {bot id: version} of every bot with a free table slot
+    on some live referee of the pool (a bot busy everywhere waits for the next tick).
+    Outside a pool: the bots connected to REFEREE_TARGET (None: it cannot be reached)."""
+    live = referees_live()
+    if not live:
+        return referee_list_bots()
+    return {bot_id: bot.version for bot_id, bot in pool_connected_bots(live).items() if bot.free > 0}
