@@ -167,7 +167,7 @@ def _server_stage(bot_cls: type[Bot], report: CheckReport, out: TextIO | None) -
     command = referee_command()
     if command is None:
         report.add("WARN", "protocol round trip skipped: no referee here (`tienlen-referee` "
-                   "comes with the platform: pip install ./platform in its checkout); the "
+                   "comes with the platform, `pip install -e .` in its checkout); the "
                    "local games above went through the same View and move checks", out)
         return
     try:

@@ -2,8 +2,8 @@
 plays a short table against house bots on a real referee started for it.
 
 The referee is the platform's, not the SDK's: this module never imports it. It runs the
-`tienlen-referee` command (installed with the platform, `pip install ./platform` in a
-checkout) as a child process on a loopback port, with a fresh bot token and organiser
+`tienlen-referee` command (installed with the platform, `pip install -e .` in a checkout)
+as a child process on a loopback port, with a fresh bot token and organiser
 token, and drives it through the public organiser API as the platform's workers do. An
 SDK installed alone has no referee: the round trip is then skipped (`referee_command`
 returns None) and the check says so.

@@ -311,10 +311,11 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 # The referee address bot owners connect to, shown in the `tienlen-bot run` command after a
 # bot is registered (the public name of REFEREE_TARGET).
 REFEREE_PUBLIC_ADDRESS = os.environ.get("REFEREE_PUBLIC_ADDRESS", REFEREE_TARGET)
-# How bot owners install the SDK, shown with their token. The SDK ships in this repository's
-# distribution (not on PyPI), so the default is the editable install from a checkout; a site
-# that publishes a wheel or a package index states its own command (and blanks the note).
-TIENLEN_SDK_INSTALL = os.environ.get("TIENLEN_SDK_INSTALL", "pip install -e .")
+# How bot owners install the SDK, shown with their token. The SDK alone is its own
+# distribution, tienlen-bot-sdk, built from sdk/ in a checkout (not on PyPI): the default is
+# the command of the README and docs/bot-guide.md. A site that publishes the wheel or a
+# package index states its own command (and blanks the note).
+TIENLEN_SDK_INSTALL = os.environ.get("TIENLEN_SDK_INSTALL", "pip install ./sdk")
 TIENLEN_SDK_INSTALL_NOTE = os.environ.get(
     "TIENLEN_SDK_INSTALL_NOTE",
     "in a checkout of the platform's source code, in a virtual environment (Python 3.11); "
