@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Sequence
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from tournaments.bulk import insert_rows
@@ -112,7 +112,15 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     # rating (tournaments.rating_order); recording already queued behind the pool lock.
     table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
     tournament = table.tournament
-    seats = list(TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat"))
+    # Each seat with the version its bot reported when it last connected (the referee's
+    # ListBots): the newest BotVersion, read in the same query.
+    seats = list(
+        TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat")
+        .annotate(version_id=Subquery(
+            BotVersion.objects.filter(bot_id=OuterRef("entrant__bot_id"))
+            .order_by("-first_seen_at", "-id").values("id")[:1]
+        ))
+    )
     per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
     rows = list(Deal.objects.filter(
         tournament_id=tournament.pk, group=table.deal_group, index__in={r.game_index // per_deal for r in results},
@@ -128,18 +136,16 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
         unique.setdefault(result.game_index, result)
     if not unique:
         return [], error
+    # A table's games are recorded in order from 0, so only indices below its count can
+    # exist already (a retried task, a replayed table); the unique (table, index) constraint
+    # is the last word either way.
     existing = set(
         Game.objects.filter(table_id=table_id, index__in=list(unique)).values_list("index", flat=True)
-    )
+    ) if min(unique) < table.games_recorded else set()
     new = [unique[i] for i in sorted(unique) if i not in existing]
     if not new:
         return [], error
-    # The version each bot reported when it last connected (the referee's ListBots).
-    versions = dict(
-        BotVersion.objects.filter(bot_id__in=[s.entrant.bot_id for s in seats])
-        .order_by("bot_id", "first_seen_at", "id")
-        .values_list("bot_id", "id")
-    )
+    versions = {s.entrant.bot_id: s.version_id for s in seats}
     pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
     for result in new:

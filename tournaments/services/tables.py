@@ -4,7 +4,7 @@ tournament, exactly once). Status changes go through tournaments.table_lifecycle
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -54,7 +54,9 @@ def table_plan(*, table_id: int) -> TablePlan | None:
         if not table_start(table=table, now=now):
             return None
         seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
-        last = table.games.order_by("-index").select_related("replay").first()
+        # Games are recorded in order from 0 (a table resumes after its last recorded
+        # game), so a table with none recorded needs no look at its games.
+        last = table.games.order_by("-index").select_related("replay").first() if table.games_recorded else None
         first = 0 if last is None else last.index + 1
         deal_seeds = table_deal_seeds(tournament=tournament, table=table, first_game_index=first)
     rotation = games_per_deal(tournament=tournament, games_planned=table.games_planned) > 1
@@ -127,16 +129,26 @@ class NextSteps:
     tournament_finished: bool = False
 
 
-def _table_outcome(table: Table) -> list[SeatResult]:
-    seats = list(table.seats.select_related("entrant"))
-    stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}  # points, firsts, place sum, games
-    for entrant_id, points, place in GameSeat.objects.filter(game__table=table).values_list("entrant_id", "points", "place"):
+def _table_stats(table: Table, seats: Sequence[TableSeat]) -> tuple[dict[int, list[int]], set[int]]:
+    """Per entrant over the table's games: points, firsts, place sum, games; and the
+    entrants that some recorded game shows forfeited (one query)."""
+    stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}
+    forfeited_in_games = set()
+    for entrant_id, points, place, forfeited in GameSeat.objects.filter(game__table=table).values_list(
+        "entrant_id", "points", "place", "forfeited"
+    ):
+        if forfeited:
+            forfeited_in_games.add(entrant_id)
         row = stats.get(entrant_id)
         if row is not None:
             row[0] += points
             row[1] += place == 1
             row[2] += place
             row[3] += 1
+    return stats, forfeited_in_games
+
+
+def _table_outcome(seats: Sequence[TableSeat], stats: dict[int, list[int]]) -> list[SeatResult]:
     return [
         SeatResult(
             entrant=s.entrant_id,
@@ -167,21 +179,21 @@ def table_complete(
     the table result, or any recorded game showing it), or if an earlier attempt did.
     """
     steps = NextSteps()
+    if status not in (Table.Status.DONE, Table.Status.FAILED):
+        raise ValueError(f"a table completes as done or failed, not {status!r}")
     with transaction.atomic():
-        table = Table.objects.select_related("tournament").get(pk=table_id)
-        tournament = Tournament.objects.select_for_update().get(pk=table.tournament_id)
-        table.refresh_from_db()
-        if status not in (Table.Status.DONE, Table.Status.FAILED):
-            raise ValueError(f"a table completes as done or failed, not {status!r}")
+        # The tournament's lock first (every close and every recording takes it), then the
+        # table as it is under that lock.
+        tournament = Tournament.objects.select_for_update(of=("self",)).get(tables=table_id)
+        table = Table.objects.get(pk=table_id)
+        table.tournament = tournament
         event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
         if next_status(table.status, event, table_id=table.pk) is None:
             return steps  # closed already: a duplicated task
         absent = set(absent)
         forfeited = set(forfeited)
-        in_games = set(
-            GameSeat.objects.filter(game__table=table, forfeited=True).values_list("entrant_id", flat=True)
-        )
         seats = list(table.seats.select_related("entrant__bot"))
+        stats, in_games = _table_stats(table, seats)
         for seat in seats:
             key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
             seat.forfeited = (
@@ -192,11 +204,10 @@ def table_complete(
                 or str(seat.entrant.bot_id) in absent
                 or seat.entrant.bot.name in absent
             )
-        TableSeat.objects.bulk_update(seats, ["forfeited"])
         if not error and any(s.forfeited for s in seats):
             names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
             error = f"forfeit: {names} forfeited the table"
-        ranked = knockout_rank_table(_table_outcome(table))
+        ranked = knockout_rank_table(_table_outcome(seats, stats))
         advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
         if tournament.format == Tournament.Format.KNOCKOUT and _knockout_is_final(table):
             advance = 1  # the final has one winner; the others are out
@@ -207,7 +218,7 @@ def table_complete(
             seat.place = place
             if tournament.format == Tournament.Format.KNOCKOUT:
                 seat.advanced = place <= advance and not result.forfeited
-        TableSeat.objects.bulk_update(seats, ["points", "place", "advanced"])
+        TableSeat.objects.bulk_update(seats, ["forfeited", "points", "place", "advanced"])
         table_close(table=table, event=event, error=error, now=timezone.now())
         # A closed table plays no more games: the deals its group waited for it to play are
         # revealed, and the games planned after it may now be rated.
