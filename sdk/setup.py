@@ -31,6 +31,9 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+if not (ROOT / "bots_sdk" / "__init__.py").is_file():  # e.g. a pip older than 21.3 builds a copy
+    raise SystemExit(f"tienlen-bot-sdk builds from a checkout of the platform (no bots_sdk/ next to "
+                     f"{HERE}): run `pip install ./sdk` there, with pip 21.3 or newer")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SDK = PROJECT["tool"]["tienlen"]["sdk"]
 

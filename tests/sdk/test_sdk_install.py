@@ -159,6 +159,11 @@ def test_the_engine_is_the_installed_one_compiled_when_a_compiler_is_there(sdk_v
     assert game.returncode == 0, game.stderr
     where, build, points, places = game.stdout.split()
     assert Path(where).is_relative_to(sdk_venv.path)  # not the checkout's bots_sdk
+    # every module and template of the checkout's bots_sdk, nothing else (no stale file)
+    installed, checkout = Path(where).parent, ROOT / "bots_sdk"
+    for pattern in ("*.py", "*.tmpl"):
+        assert ({p.relative_to(installed) for p in installed.rglob(pattern)}
+                == {p.relative_to(checkout) for p in checkout.rglob(pattern)}), pattern
     assert build == ("mypyc" if _backend().compiles() else "python")
     assert (points, places) == ("0", "4")  # a finished game, zero-sum
     assert "RuntimeWarning" not in game.stderr  # no stale-build fallback
