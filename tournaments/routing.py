@@ -10,8 +10,12 @@ referee that suits it best, judged in this order:
    still gets all its tables, on those;
 2. not the referee an earlier attempt of this table just lost (`avoid`: it died, its
    stream broke, or it was full), as long as another one qualifies as well;
-3. those bots have free table slots there, and the referee is below its capacity;
-4. the least loaded: tables over capacity, where the tables are the most of what its
+3. the referee the table was on (`current`), if it still qualifies: a resumed table goes
+   back where its bots are seated, and a second copy of a running table (a redelivered
+   task) reaches the referee that plays it, which refuses it (ALREADY_EXISTS) instead of
+   another referee playing it at the same time;
+4. those bots have free table slots there, and the referee is below its capacity;
+5. the least loaded: tables over capacity, where the tables are the most of what its
    heartbeat reported, the running tables routed there (`Table.referee`, written by every
    worker as it routes) and the tables this process sent there since the last heartbeat
    (so a burst of tables spreads instead of piling onto the referee that looked idle);
@@ -20,7 +24,7 @@ referee that suits it best, judged in this order:
 A referee with none of a table's bots therefore never gets it while another has them.
 When no referee is registered at all the configured `REFEREE_TARGET` plays every table
 (single-referee installs, the demo). The pool itself is written by the referees'
-heartbeats; the one write here is `table_referee_set`, the table's current referee.
+heartbeats; the one write here is `table_route`'s note of the table's current referee.
 
 Failover: a table whose referee dies mid-table (the stream breaks, the call is refused as
 unavailable, the referee aborts it while shutting down) is retried at once on another live
@@ -86,7 +90,8 @@ def _slots(referee: Referee) -> dict[str, dict]:
 
 
 def referee_route(
-    *, participants: Sequence[str], avoid: Collection[str] = (), rng: random.Random | None = None
+    *, participants: Sequence[str], avoid: Collection[str] = (), current: str = "",
+    rng: random.Random | None = None,
 ) -> Route:
     """The referee to play a table with these participants (participant keys in seat
     order) on: see the module's docstring for the order of preference."""
@@ -108,7 +113,7 @@ def referee_route(
         tables = max(referee.active_tables + _recent_count(referee.referee_id, now),
                      running.get(referee.referee_id, 0))
         full = tables >= referee.capacity
-        return (missing, referee.referee_id in avoid, no_room + full, tables / max(1, referee.capacity),
+        return (missing, referee.referee_id in avoid, referee.referee_id != current, no_room + full, tables / max(1, referee.capacity),
                 rng.random())
 
     best = min(live, key=rank)
@@ -122,9 +127,13 @@ def referee_route(
     )
 
 
-def table_referee_set(*, table_id: int, route: Route) -> None:
-    """Note which referee plays the table now (shown to organisers; counted as load)."""
+def table_route(*, table_id: int, participants: Sequence[str], avoid: Collection[str] = ()) -> Route:
+    """Route an attempt of the table (`referee_route`, preferring the referee it was on)
+    and note the choice on the table (shown to organisers; counted as load)."""
+    current = Table.objects.filter(pk=table_id).values_list("referee", flat=True).first() or ""
+    route = referee_route(participants=participants, avoid=avoid, current=current)
     Table.objects.filter(pk=table_id).update(referee=route.referee_id or route.target)
+    return route
 
 
 def route_connected(route: Route) -> dict[str, str] | None:

@@ -137,8 +137,7 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
-    route = routing.referee_route(participants=plan.participants, avoid=avoid or ())
-    routing.table_referee_set(table_id=table_id, route=route)
+    route = routing.table_route(table_id=table_id, participants=plan.participants, avoid=avoid or ())
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = routing.route_connected(route)
         if connected:

@@ -45,10 +45,10 @@ def beat(referee_id: str, *, active: int = 0, capacity: int = 8, **bots: int) ->
         started_at=time.time()))
 
 
-def route(*bot_ids: int, avoid=()) -> str:
+def route(*bot_ids: int, avoid=(), current="") -> str:
     routing._recent.clear()  # each choice judged on the rows alone
     return routing.referee_route(participants=[f"bot:{b}" for b in bot_ids] + ["house:random"],
-                                 avoid=avoid, rng=random.Random(0)).referee_id
+                                 avoid=avoid, current=current, rng=random.Random(0)).referee_id
 
 
 def test_the_route_is_a_referee_with_every_bot_of_the_table_and_the_least_loaded(settings):
@@ -73,6 +73,11 @@ def test_the_route_is_a_referee_with_every_bot_of_the_table_and_the_least_loaded
     beat("b", active=0, b2=2, b3=2)
     assert route(2, avoid=["b"]) == "a"
     assert route(3, avoid=["b"]) == "b"  # nobody else has bot 3: back to b
+    # a table goes back to the referee it was on while that one qualifies (a second copy
+    # of it is refused there instead of played elsewhere at the same time)
+    assert route(2, current="a") == "a"
+    assert route(2, current="a", avoid=["a"]) == "b"
+    assert route(3, current="a") == "b"  # a lacks bot 3
     # a bot connected nowhere: the referee with most of the table, which waits for it
     chosen = routing.referee_route(participants=["bot:1", "bot:9"], rng=random.Random(0))
     assert (chosen.referee_id, chosen.missing) == ("a", ("bot:9",))
