@@ -6,7 +6,7 @@ field deals), measured side by side in one run, alternating, for every configura
 * **referee alone**: the same kind of tables (a scheduled round robin's own plans: same
   seats, same committed deals) played straight through the organiser API by `--streams`
   threads of this process, the games thrown away;
-* **pipeline**: `services.tournament_start` (what the API's start calls) -> Celery on Redis
+* **pipeline**: `tournament_start` (the service the API's start calls) -> Celery on Redis
   -> the worker process(es) -> the referee's PlayTable stream -> every game recorded in
   PostgreSQL and rated, timed until the tournament is `finished` (then checked: every
   planned game recorded once, every game rated).
@@ -138,7 +138,7 @@ def start_worker(number: int, *, concurrency: int, pool: str, target: str, profi
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
     argv += ["-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--pool", pool, "--concurrency", str(concurrency),
-             "--loglevel", "WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat",
+             "--loglevel", os.environ.get("PIPE_WORKER_LOGLEVEL", "WARNING"), "--without-gossip", "--without-mingle", "--without-heartbeat",
              "--hostname", f"pipe-bench-{number}@%h"]
     return Proc(f"worker-{number}", argv, {
         "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REFEREE_TARGET": target,
@@ -206,7 +206,7 @@ class Meter:
 
 
 def round_robin(organiser, bots, *, name: str, cycles: int):
-    from tournaments import services
+    from tournaments.services import tournaments as services
 
     tournament = services.tournament_create(
         organiser=organiser, name=name, format="round_robin", seats_per_table=4, cycles=cycles,
@@ -223,13 +223,14 @@ def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: i
     referee(s) with `streams` concurrent calls (tables dealt round the referees)."""
     from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
     from referee_service.organizer_client import OrganizerClient
-    from tournaments import services
     from tournaments.models import Tournament
+    from tournaments.services import tables as table_services
+    from tournaments.services import tournaments as services
 
     tournament = round_robin(organiser, bots, name=f"alone {number}", cycles=cycles)
     Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
     table_ids = services.tournament_schedule(tournament_id=tournament.pk)
-    plans = [services.table_plan(table_id=t) for t in table_ids]
+    plans = [table_services.table_plan(table_id=t) for t in table_ids]
     clients = [OrganizerClient(t, ORGANIZER_TOKEN) for t in targets]
     for client in clients:
         client.list_bots()  # channels up before the clock starts, as a worker's would be
@@ -265,8 +266,8 @@ def pipeline(organiser, bots, *, number: int, cycles: int, meter: Meter) -> tupl
     """Start a round robin as the API does and wait until it is finished."""
     from django.db import close_old_connections
 
-    from tournaments import services
     from tournaments.models import Game, RatingChange, Table, Tournament
+    from tournaments.services import tournaments as services
 
     tournament = round_robin(organiser, bots, name=f"pipeline {number}", cycles=cycles)
     meter.start()
@@ -336,17 +337,17 @@ def main() -> None:
     from django.contrib.auth.models import User
 
     from tienlen_site.celery import app
-    from tournaments import services
+    from tournaments.services import accounts
 
     app.conf.broker_url = BROKER
     staff = User.objects.create_user("pipe-bench", is_staff=True)
     tokens: dict[int, str] = {}
     if args.bots == "house":
-        bots = [services.bot_create(owner=staff, name=f"house-{i}-{kind}", house_bot=kind)[0] for i, kind in enumerate(HOUSE)]
+        bots = [accounts.bot_create(owner=staff, name=f"house-{i}-{kind}", house_bot=kind)[0] for i, kind in enumerate(HOUSE)]
     else:
         bots = []
         for i in range(8):
-            bot, token = services.bot_create(owner=staff, name=f"remote-{i}")
+            bot, token = accounts.bot_create(owner=staff, name=f"remote-{i}")
             bots.append(bot)
             tokens[bot.pk] = token
     token_env = ",".join(f"{pk}:{token}" for pk, token in tokens.items())

@@ -78,25 +78,29 @@ def deals_create(*, tournament: Tournament, group: int, count: int) -> int:
     """Commit to deals 0..count-1 of a group (the ones missing): returns how many were new.
 
     Idempotent, so every table of a field-duplicate group may ask for its deals."""
+    return deals_create_groups(tournament=tournament, counts={group: count})
+
+
+def deals_create_groups(*, tournament: Tournament, counts: dict[int, int]) -> int:
+    """`deals_create` for several groups at once ({group: count}): two queries."""
     have = set(
-        Deal.objects.filter(tournament_id=tournament.pk, group=group, index__lt=count).values_list(
-            "index", flat=True
-        )
+        Deal.objects.filter(tournament_id=tournament.pk, group__in=list(counts)).values_list("group", "index")
     )
     rows = []
-    for index in range(count):
-        if index in have:
-            continue
-        if tournament.organiser_seed:
-            seed = deal_seed_reproducible(organiser_seed=tournament.organiser_seed, group=group, index=index)
-        else:
-            seed = deal_seed_new()
-        rows.append(
-            Deal(
-                tournament_id=tournament.pk, group=group, index=index, seed=seed,
-                commitment=deal_commitment(tournament.salt, seed),
+    for group in sorted(counts):
+        for index in range(counts[group]):
+            if (group, index) in have:
+                continue
+            if tournament.organiser_seed:
+                seed = deal_seed_reproducible(organiser_seed=tournament.organiser_seed, group=group, index=index)
+            else:
+                seed = deal_seed_new()
+            rows.append(
+                Deal(
+                    tournament_id=tournament.pk, group=group, index=index, seed=seed,
+                    commitment=deal_commitment(tournament.salt, seed),
+                )
             )
-        )
     Deal.objects.bulk_create(rows, batch_size=1000)
     return len(rows)
 

@@ -66,3 +66,68 @@ def test_a_table_costs_a_fixed_number_of_queries(organiser, bots, batch) -> None
     assert worst["plan"] <= PLAN_QUERIES, worst
     assert worst["record"] <= RECORD_QUERIES, worst
     assert worst["complete"] <= COMPLETE_QUERIES, worst
+
+
+def test_noting_the_versions_of_a_tables_bots_costs_one_query_when_nothing_changed(bots) -> None:
+    from tournaments.models import BotVersion
+    from tournaments.services.accounts import bot_versions_note
+
+    ids = [b.pk for b in bots[:4]]
+    connected = {str(b): "v1" for b in ids}
+    bot_versions_note(connected=connected, bot_ids=ids)
+    with CaptureQueriesContext(connection) as queries:
+        bot_versions_note(connected=connected, bot_ids=ids)
+    assert len(queries) == 1
+    assert BotVersion.objects.filter(bot_id__in=ids).count() == 4
+
+    def current(bot_id: int) -> str:
+        return BotVersion.objects.filter(bot_id=bot_id).order_by("-first_seen_at", "-id").first().version
+
+    # One bot reconnects with a new version, then goes back to the old one: each becomes
+    # the version its next games are recorded under.
+    bot_versions_note(connected={**connected, str(ids[0]): "v2"}, bot_ids=ids)
+    assert current(ids[0]) == "v2" and current(ids[1]) == "v1"
+    bot_versions_note(connected=connected, bot_ids=ids)
+    assert current(ids[0]) == "v1"
+    assert BotVersion.objects.filter(bot_id=ids[0]).count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, bots) -> None:
+    """Recording enqueues a baselines task after every batch that reveals deals: tasks
+    running at once split the deals between them instead of each simulating all of them."""
+    import threading
+
+    from django.db import transaction
+
+    from tournaments.models import Deal
+    from tournaments.services.recording import deal_baselines_compute
+
+    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    first = tournament.tables.order_by("round", "number").first()
+    partner = tournament.tables.filter(deal_group=first.deal_group).exclude(pk=first.pk).get()
+    for table in (first, partner):  # both tables of the group: its 4 deals are revealed
+        table_games_record(table_id=table.pk, results=[make_result(i, [0, 1, 2, 3]) for i in range(4)])
+    deals = list(Deal.objects.filter(tournament=tournament, group=first.deal_group).order_by("index"))
+    assert all(d.revealed_at is not None and d.baseline is None for d in deals)
+    held, release = threading.Event(), threading.Event()
+
+    def other_task() -> None:  # holds deal 0 as a concurrent task computing it would
+        with transaction.atomic():
+            list(Deal.objects.select_for_update().filter(pk=deals[0].pk))
+            held.set()
+            release.wait(30)
+        connection.close()
+
+    thread = threading.Thread(target=other_task)
+    thread.start()
+    try:
+        assert held.wait(30)
+        assert deal_baselines_compute(tournament_id=tournament.pk) == 3
+    finally:
+        release.set()
+        thread.join()
+    assert [d.baseline is not None for d in Deal.objects.filter(pk__in=[d.pk for d in deals]).order_by("index")] == [
+        False, True, True, True]
+    assert deal_baselines_compute(tournament_id=tournament.pk) == 1  # once it is free again
+    assert deal_baselines_compute(tournament_id=tournament.pk) == 0

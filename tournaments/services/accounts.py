@@ -118,8 +118,20 @@ def bot_version_touch(*, bot_id: int, version: str) -> BotVersion | None:
 
 
 def bot_versions_note(*, connected: dict[str, str], bot_ids: Iterable[int]) -> None:
-    """Record the versions the referee reports for these bots (before a table starts)."""
-    for bot_id in bot_ids:
-        version = connected.get(str(bot_id))
-        if version:
+    """Record the versions the referee reports for these bots (before a table starts).
+
+    One query when every bot still reports its current version (every table but the first
+    after a bot changes): only a changed version is written."""
+    reported = {bot_id: connected.get(str(bot_id)) for bot_id in bot_ids}
+    reported = {bot_id: version[:64] for bot_id, version in reported.items() if version}
+    if not reported:
+        return
+    current: dict[int, str] = {}
+    for bot_id, version in (
+        BotVersion.objects.filter(bot_id__in=list(reported))
+        .order_by("bot_id", "first_seen_at", "id").values_list("bot_id", "version")
+    ):
+        current[bot_id] = version  # ordered: the newest wins
+    for bot_id, version in reported.items():
+        if current.get(bot_id) != version:
             bot_version_touch(bot_id=bot_id, version=version)

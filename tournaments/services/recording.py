@@ -230,21 +230,40 @@ def _baselines_after_commit(tournament: Tournament) -> None:
     enqueue_on_commit(Job.COMPUTE_BASELINES, tournament.pk)
 
 
+#: Deals a baselines task claims at a time (each takes a few ms of simulation).
+BASELINE_CHUNK = 16
+
+
 def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
     """Compute the house-bot baseline of up to `limit` revealed deals that have games and no
-    baseline yet; returns how many were computed. Idempotent (a row is only written while
-    its baseline is empty), so duplicated tasks are harmless."""
+    baseline yet; returns how many were computed.
+
+    Recording enqueues a task after every batch that reveals deals, so several run at once:
+    each claims a few deals at a time (row locks, skipping deals another task holds) and
+    computes only those, instead of every task simulating every pending deal. A row is only
+    written while its baseline is empty, so a duplicated task is harmless."""
     from tournaments.scoring.baseline import deal_baseline
 
     tournament = Tournament.objects.get(pk=tournament_id)
-    pending = Game.objects.filter(
-        table__tournament_id=tournament_id, deal__revealed_at__isnull=False, deal__baseline__isnull=True
-    ).values_list("deal_id", "deal__seed", "players")
-    todo = list({deal_id: (deal_id, seed, players) for deal_id, seed, players in pending}.values())[:limit]
-    for deal_id, seed, players in todo:
-        baseline = deal_baseline(seed, players, preset=tournament.preset, options=tournament.options or None)
-        Deal.objects.filter(pk=deal_id, baseline__isnull=True).update(baseline=[round(b, 4) for b in baseline])
-    return len(todo)
+    players = Game.objects.filter(deal=OuterRef("pk")).values("players")[:1]
+    done = 0
+    while done < limit:
+        with transaction.atomic():
+            claimed = list(
+                Deal.objects.select_for_update(skip_locked=True)
+                .filter(tournament_id=tournament_id, revealed_at__isnull=False, baseline__isnull=True)
+                .annotate(players=Subquery(players))
+                .filter(players__isnull=False)
+                .order_by("pk")
+                .values_list("pk", "seed", "players")[: min(BASELINE_CHUNK, limit - done)]
+            )
+            for deal_id, seed, seats in claimed:
+                baseline = deal_baseline(seed, seats, preset=tournament.preset, options=tournament.options or None)
+                Deal.objects.filter(pk=deal_id, baseline__isnull=True).update(baseline=[round(b, 4) for b in baseline])
+        if not claimed:
+            break
+        done += len(claimed)
+    return done
 
 
 def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
