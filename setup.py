@@ -10,7 +10,7 @@ against both in `make test`).
 The extensions are optional: without a C compiler (or with `TIENLEN_ENGINE_BUILD=python`)
 the install is pure Python and only slower.
 
-The bot SDK's own distribution (sdk/setup.py, `pip install ./sdk`) compiles the engine with
+The bot SDK's own distribution (packaging/sdk/setup.py, `pip install ./packaging/sdk`) compiles the engine with
 the same two functions below: it loads this file as a module, so `setup()` runs only when
 this file is the build script.
 """

@@ -15,7 +15,7 @@ One episode is one game of the rules engine (every preset, 2-4 players). Agents 
   during the game are included then, not when made: paying them at once would tell other
   seats what a seat held (north's *đền cả làng* charges a pass made while holding a play).
 
-Needs the ``env`` extra (``pip install './sdk[env]'``: pettingzoo, gymnasium, numpy); the
+Needs the ``env`` extra (``pip install './packaging/sdk[env]'``: pettingzoo, gymnasium, numpy); the
 rest of the SDK does not import them.
 """
 

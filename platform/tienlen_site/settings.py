@@ -315,7 +315,7 @@ REFEREE_PUBLIC_ADDRESS = os.environ.get("REFEREE_PUBLIC_ADDRESS", REFEREE_TARGET
 # distribution, tienlen-bot-sdk, built from sdk/ in a checkout (not on PyPI): the default is
 # the command of the README and docs/bot-guide.md. A site that publishes the wheel or a
 # package index states its own command (and blanks the note).
-TIENLEN_SDK_INSTALL = os.environ.get("TIENLEN_SDK_INSTALL", "pip install ./sdk")
+TIENLEN_SDK_INSTALL = os.environ.get("TIENLEN_SDK_INSTALL", "pip install ./packaging/sdk")
 TIENLEN_SDK_INSTALL_NOTE = os.environ.get(
     "TIENLEN_SDK_INSTALL_NOTE",
     "in a checkout of the platform's source code, in a virtual environment (Python 3.11); "

@@ -29,7 +29,7 @@ from .helpers import TOKEN, play_table, result_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-SDK_INSTALL = "pip install ./sdk"  # run in a checkout, in the bot author's virtual environment
+SDK_INSTALL = "pip install ./packaging/sdk"  # run in a checkout, in the bot author's virtual environment
 DEV_BIN = Path(sys.executable).parent  # the platform's environment (tienlen-referee)
 
 pytestmark = pytest.mark.timeout(600)
@@ -42,7 +42,7 @@ def _name(requirement: str) -> str:
 
 
 def _backend() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tienlen_sdk_build_backend", ROOT / "sdk" / "build_backend.py")
+    spec = importlib.util.spec_from_file_location("tienlen_sdk_build_backend", ROOT / "packaging" / "sdk" / "build_backend.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -227,11 +227,11 @@ async def test_a_bot_from_the_sdk_install_plays_on_the_platforms_referee(sdk_ven
 @pytest.mark.filterwarnings("ignore:`project.license` as a TOML table:UserWarning")
 @pytest.mark.parametrize("engine_build", ["python", "mypyc"])
 def test_the_build_asks_for_mypy_only_when_it_compiles(monkeypatch, engine_build):
-    """`TIENLEN_ENGINE_BUILD=python pip install ./sdk` downloads no mypy (pure-Python engine);
+    """`TIENLEN_ENGINE_BUILD=python pip install ./packaging/sdk` downloads no mypy (pure-Python engine);
     the default compiles when a C compiler is there, with the platform's mypy pin."""
     backend = _backend()
     monkeypatch.setenv("TIENLEN_ENGINE_BUILD", engine_build)
-    monkeypatch.chdir(ROOT / "sdk")  # as pip calls it: setuptools runs ./setup.py
+    monkeypatch.chdir(ROOT / "packaging" / "sdk")  # as pip calls it: setuptools runs ./setup.py
     compiles = backend.compiles()
     if engine_build == "python":
         assert not compiles
@@ -240,7 +240,7 @@ def test_the_build_asks_for_mypy_only_when_it_compiles(monkeypatch, engine_build
     asked = [r for r in backend.get_requires_for_build_wheel() if _name(r) == "mypy"]
     assert asked == (mypy if compiles else [])
     # the SDK project pins nothing itself: its build needs are the platform's but mypy, its
-    # dependencies come from the root pyproject (sdk/setup.py)
-    sdk = tomllib.loads((ROOT / "sdk" / "pyproject.toml").read_text(encoding="utf-8"))
+    # dependencies come from the root pyproject (packaging/sdk/setup.py)
+    sdk = tomllib.loads((ROOT / "packaging" / "sdk" / "pyproject.toml").read_text(encoding="utf-8"))
     assert set(sdk["build-system"]["requires"]) == set(PROJECT["build-system"]["requires"]) - set(mypy)
     assert {"version", "dependencies", "optional-dependencies"} <= set(sdk["project"]["dynamic"])

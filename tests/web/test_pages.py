@@ -332,7 +332,7 @@ def test_signup_logs_in_and_leads_to_bot_registration(client):
 
 def test_bot_registration_shows_an_install_command_that_exists(client):
     """Not `pip install tienlen-platform` (no such package on PyPI): the SDK's own
-    distribution from a checkout (`sdk/`), which brings the `tienlen-bot` command the run
+    distribution from a checkout (`packaging/sdk/`), which brings the `tienlen-bot` command the run
     line uses; tests/sdk/test_sdk_install.py runs this command in a clean venv."""
     import tomllib
 
@@ -343,8 +343,8 @@ def test_bot_registration_shows_an_install_command_that_exists(client):
     assert "pip install tienlen-platform" not in html
     assert f'<code id="install-command">{settings.TIENLEN_SDK_INSTALL}</code>' in html
     assert "in a checkout of the platform" in html
-    assert settings.TIENLEN_SDK_INSTALL == "pip install ./sdk"  # installs the SDK project...
-    sdk = tomllib.loads((settings.BASE_DIR / "sdk" / "pyproject.toml").read_text())["project"]
+    assert settings.TIENLEN_SDK_INSTALL == "pip install ./packaging/sdk"  # installs the SDK project...
+    sdk = tomllib.loads((settings.BASE_DIR / "packaging" / "sdk" / "pyproject.toml").read_text())["project"]
     assert "tienlen-bot" in sdk["scripts"]  # ...whose script the run command calls
     assert "tienlen-bot run" in html
 

@@ -30,7 +30,7 @@ from setuptools.build_meta import build_wheel, prepare_metadata_for_build_wheel
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
            "get_requires_for_build_wheel", "prepare_metadata_for_build_wheel"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def compiles() -> bool:
@@ -59,5 +59,5 @@ def get_requires_for_build_sdist(config_settings: dict[str, Any] | None = None) 
 
 def build_sdist(sdist_directory: str, config_settings: dict[str, Any] | None = None) -> str:
     raise RuntimeError("tienlen-bot-sdk builds wheels only (its source is the checkout's bots_sdk/): "
-                       "pip install ./sdk, or python -m build --wheel sdk")
+                       "pip install ./packaging/sdk, or python -m build --wheel packaging/sdk")
 

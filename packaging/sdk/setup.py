@@ -30,10 +30,10 @@ from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parent.parent
 if not (ROOT / "bots_sdk" / "__init__.py").is_file():  # e.g. a pip older than 21.3 builds a copy
     raise SystemExit(f"tienlen-bot-sdk builds from a checkout of the platform (no bots_sdk/ next to "
-                     f"{HERE}): run `pip install ./sdk` there, with pip 21.3 or newer")
+                     f"{HERE}): run `pip install ./packaging/sdk` there, with pip 21.3 or newer")
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 SDK = PROJECT["tool"]["tienlen"]["sdk"]
 
@@ -89,7 +89,7 @@ setup(
     install_requires=pins(SDK["dependencies"]),
     extras_require={extra: PROJECT["project"]["optional-dependencies"][extra] for extra in SDK["extras"]},
     packages=find_packages(str(ROOT), include=["bots_sdk", "bots_sdk.*"]),
-    package_dir={"bots_sdk": "../bots_sdk"},
+    package_dir={"bots_sdk": "../../bots_sdk"},
     package_data={package: patterns for package, patterns in package_data.items() if patterns},
     include_package_data=False,
     ext_modules=extensions,
