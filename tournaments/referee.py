@@ -249,6 +249,17 @@ def _client(target: str | None = None) -> Any:
     return client
 
 
+def referee_channel_drop(*, target: str) -> None:
+    """Close this process's channel to the referee at `target` (it is dead): every call on
+    it ends at once with an error, which the callers take as the referee being unavailable.
+    The next call to that address opens a new channel."""
+    key = (os.getpid(), target, settings.REFEREE_ORGANIZER_TOKEN)
+    with _clients_lock:
+        client = _clients.pop(key, None)
+    if client is not None:
+        client.close()
+
+
 def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterator[GameResult | TableOutcome]:
     """Play (or resume) a table on the referee at `target` (default: REFEREE_TARGET),
     yielding its games and outcome as they stream in.

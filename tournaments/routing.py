@@ -27,8 +27,9 @@ When no referee is registered at all the configured `REFEREE_TARGET` plays every
 heartbeats; the one write here is `table_route`'s note of the table's current referee.
 
 Failover: a table whose referee dies mid-table (the stream breaks, the call is refused as
-unavailable, the referee aborts it while shutting down) is retried at once on another live
-referee, from its first unrecorded game (`failover_target_exists`, used by the task).
+unavailable, the referee aborts it while shutting down, or its heartbeat stops while the
+stream is silent: `route_watch`) is retried at once on another live referee, from its first
+unrecorded game (`failover_target_exists`, used by the task).
 """
 
 from __future__ import annotations
@@ -36,14 +37,16 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Count
+from django.db.models.functions import Now
 
 from tournaments.models import Referee, Table
-from tournaments.referee import referee_list_bots
+from tournaments.referee import RefereeUnavailable, referee_channel_drop, referee_list_bots
 from tournaments.referee_pool import pool_connected_bots, referees_live
 
 #: Seconds a route this process chose counts towards its referee's load: about the time
@@ -142,6 +145,31 @@ def route_connected(route: Route) -> dict[str, str] | None:
     if route.pooled:
         return dict(route.connected)
     return referee_list_bots(target=route.target)
+
+
+#: Seconds of silence on a table's stream after which the worker checks that its referee is
+#: still in the pool.
+WATCH_INTERVAL_S = 2.0
+
+
+def route_watch(route: Route) -> Callable[[], None] | None:
+    """For a pool referee: a check the task runs whenever the table's stream has been silent
+    for WATCH_INTERVAL_S. When the referee has dropped out of the pool (no heartbeat within
+    TIENLEN_REFEREE_TIMEOUT_S: hung, or its machine gone without closing the connection,
+    which gRPC keepalive alone would notice only after half a minute), it closes this
+    process's channel to it, which ends every stream there, and raises RefereeUnavailable:
+    the table fails over. A referee out of the pool whose stream still brings games is left
+    to play on."""
+    if not route.pooled:
+        return None
+
+    def check() -> None:
+        timeout = timedelta(seconds=settings.TIENLEN_REFEREE_TIMEOUT_S)
+        if not Referee.objects.filter(referee_id=route.referee_id, last_heartbeat__gte=Now() - timeout).exists():
+            referee_channel_drop(target=route.target)
+            raise RefereeUnavailable(f"referee {route.referee_id} stopped reporting to the pool")
+
+    return check
 
 
 def failover_target_exists(*, lost: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from celery import shared_task
 from django.conf import settings
@@ -74,11 +74,14 @@ _END = object()
 MAX_BATCH = 64
 
 
-def _event_batches(plan: TablePlan, target: str | None = None) -> Iterator[list[GameResult | TableOutcome]]:
+def _event_batches(
+    plan: TablePlan, target: str | None = None, watch: Callable[[], None] | None = None,
+) -> Iterator[list[GameResult | TableOutcome]]:
     """The referee's events in batches of whatever has arrived.
 
     A reader thread drains the gRPC stream so the referee never waits for the database;
-    the task records everything that piled up in one transaction.
+    the task records everything that piled up in one transaction. `watch` runs whenever the
+    stream has been silent for routing.WATCH_INTERVAL_S (it raises when the referee is gone).
     """
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
@@ -98,7 +101,13 @@ def _event_batches(plan: TablePlan, target: str | None = None) -> Iterator[list[
     thread.start()
     try:
         while True:
-            batch = [events.get()]
+            while True:
+                try:
+                    batch = [events.get(timeout=routing.WATCH_INTERVAL_S if watch else None)]
+                    break
+                except queue.Empty:
+                    if watch is not None:
+                        watch()
             while len(batch) < MAX_BATCH:
                 try:
                     batch.append(events.get_nowait())
@@ -145,7 +154,7 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
     outcome: TableOutcome | None = None
     recorded = 0
     try:
-        for batch in _event_batches(plan, route.target):
+        for batch in _event_batches(plan, route.target, routing.route_watch(route)):
             games = [e for e in batch if isinstance(e, GameResult)]
             recorded += len(table_games_record(table_id=table_id, results=games))
             outcomes = [e for e in batch if isinstance(e, TableOutcome)]

@@ -238,8 +238,15 @@ def test_a_burst_of_tables_spreads_over_the_least_loaded_referees(pool_referees,
 
 
 @pytest.mark.slow
-def test_a_table_whose_referee_is_killed_finishes_on_another_without_a_game_twice(settings, people, tmp_path):
+@pytest.mark.parametrize("fault", ["killed", "hung"])
+def test_a_table_whose_referee_dies_finishes_on_another_without_a_game_twice(fault, settings, people, tmp_path):
+    """killed: SIGKILL, the worker's stream breaks at once. hung: SIGSTOP, the connection
+    stays open and only the referee's heartbeat stops; the worker notices that within a few
+    seconds (gRPC keepalive alone would take 10 to 30 s)."""
     need_postgresql("referee processes, bots and a worker write the pool and the games at once")
+    import os
+    import signal
+
     from demo import processes
     from tests.e2e.slow_bot import SlowGreedyBot
     from tests.e2e.stack import database_url
@@ -247,6 +254,7 @@ def test_a_table_whose_referee_is_killed_finishes_on_another_without_a_game_twic
     organiser, _ = people
     settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
     settings.REFEREE_TARGET = "127.0.0.1:1"
+    settings.TIENLEN_REFEREE_TIMEOUT_S = 2
     made = [bot_create(owner=User.objects.create_user(f"owner{i}"), name=f"bot{i}")
             for i in range(4)]
     tournament = tournament_create(
@@ -258,9 +266,11 @@ def test_a_table_whose_referee_is_killed_finishes_on_another_without_a_game_twic
         "DATABASE_URL": database_url(connection.settings_dict),
         "TIENLEN_TOKEN_STORE": "tournaments.token_store:DjangoTokenStore",
         "TIENLEN_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
+        "TIENLEN_REFEREE_TIMEOUT_S": "2",
     }
     targets = {name: f"127.0.0.1:{processes.free_port()}" for name in ("ref-a", "ref-b")}
     bots = Bots()
+    victim = ""
     with processes.ProcessGroup(tmp_path / "logs") as group:
         for name, target in targets.items():
             group.start(name, processes.python_argv(
@@ -279,21 +289,28 @@ def test_a_table_whose_referee_is_killed_finishes_on_another_without_a_game_twic
                 table.refresh_from_db()
                 victim = table.referee
                 assert victim in targets
-                group.kill(victim)  # SIGKILL mid-table: no goodbye, its pool row still fresh
+                survivor = ({"ref-a", "ref-b"} - {victim}).pop()
+                if fault == "killed":
+                    group.kill(victim)  # SIGKILL mid-table: no goodbye, its pool row still fresh
+                else:
+                    os.kill(group.processes[victim].pid, signal.SIGSTOP)  # hung, sockets open
                 killed_at, recorded = time.monotonic(), Game.objects.filter(table=table).count()
+                wait_for(lambda: Table.objects.get(pk=table.pk).referee == survivor, timeout=60,
+                         what="the table on the other referee")
+                resumed_in = time.monotonic() - killed_at
                 wait_for(lambda: Game.objects.filter(table=table).count() > recorded + 1,
                          timeout=60, what="games after the kill")
-                resumed_in = time.monotonic() - killed_at
                 wait_for(lambda: Table.objects.get(pk=table.pk).status == "done", what="the table to finish")
         finally:
             bots.close()
+            if victim:
+                group.kill(victim)  # a hung referee would ignore SIGTERM
     table.refresh_from_db()
-    survivor = ({"ref-a", "ref-b"} - {victim}).pop()
     assert table.referee == survivor
     planned = table.games_planned
     assert sorted(Game.objects.filter(table=table).values_list("index", flat=True)) == list(range(planned))
     # promptly, and not as a failing referee: the failover attempt did not count
-    assert resumed_in < 30, resumed_in
+    assert resumed_in < 10, resumed_in
     assert table.attempts == 1
     assert not Game.objects.filter(table=table, seats__forfeited=True).exists()
     report = ratings_recompute(pool=tournament.pool, write=False)
