@@ -8,17 +8,20 @@ database does what a chord would, and survives a lost chord callback too).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
 
 from celery import shared_task
+from celery.exceptions import Retry
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import DatabaseError, OperationalError, transaction
 from django.utils import timezone
 
-from tournaments import jobs, routing
+from tournaments import jobs, leases, routing
 from tournaments.jobs import Job
 from tournaments.models import Deal, Table, Tournament
 from tournaments.referee import (
@@ -36,7 +39,14 @@ from tournaments.services.ladder import ladder_tick
 from tournaments.services.recording import deal_baselines_compute, table_games_record
 from tournaments.services.tables import table_complete, table_plan, table_seats_forfeit
 from tournaments.services.tournaments import tournament_schedule
-from tournaments.table_lifecycle import table_busy, table_wait, tables_claim_stale, tables_forgotten
+from tournaments.table_lifecycle import (
+    LeaseHeld,
+    LeaseLost,
+    table_busy,
+    table_wait,
+    tables_claim_stale,
+    tables_forgotten,
+)
 
 log = logging.getLogger(__name__)
 
@@ -139,10 +149,35 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
     """Play a table on a referee (or resume it), recording each game as it streams in.
 
     The referee is chosen by `routing.referee_route` (the pool's best for this table);
-    `avoid` names referees an earlier attempt just lost the table on."""
-    plan = table_plan(table_id=table_id)
+    `avoid` names referees an earlier attempt just lost the table on. The attempt holds the
+    table's lease meanwhile (tournaments.leases): a copy of the task finding it held by a
+    live attempt stops at once, and an attempt whose lease was taken over (presumed dead)
+    stops writing."""
+    with leases.TableLease(table_id) as lease:
+        try:
+            return _table_play(self, table_id, avoid, lease)
+        except LeaseHeld as exc:
+            log.info("table %s: %s; not playing it twice", table_id, exc)
+            return "played by another worker"
+        except LeaseLost as exc:
+            log.warning("table %s: %s; this attempt stops", table_id, exc)
+            return "lease lost"
+        except Retry:
+            raise  # the retry's transition freed the lease until it is due
+        except Exception as exc:
+            # Anything else ended the attempt (a bug, a crash in the recorder): free the lease
+            # so a reaper re-enqueues the table within a lease, as for a dead worker.
+            with contextlib.suppress(Exception):
+                table_wait(table_id=table_id, error=f"attempt failed: {exc!r}", owner=lease.owner, retry_in_s=0)
+            raise
+
+
+def _table_play(self, table_id: int, avoid: list[str] | None, lease: leases.TableLease) -> str:
+    owner = lease.owner
+    plan = table_plan(table_id=table_id, lease_owner=owner)
     if plan is None:
         return "nothing to play"
+    lease.keep()
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
@@ -156,20 +191,22 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
     try:
         for batch in _event_batches(plan, route.target, routing.route_watch(route)):
             games = [e for e in batch if isinstance(e, GameResult)]
-            recorded += len(table_games_record(table_id=table_id, results=games))
+            recorded += len(table_games_record(table_id=table_id, results=games, lease_owner=owner))
+            lease.check()
             outcomes = [e for e in batch if isinstance(e, TableOutcome)]
             if outcomes:
                 outcome = outcomes[-1]
     except BotsNotConnected as exc:
         if not plan.deadline_passed:
-            table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True)
-            raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+            countdown = backoff_seconds(plan.attempts)
+            table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True, owner=owner, retry_in_s=countdown)
+            raise self.retry(countdown=countdown, exc=exc) from exc
         # Past the connect deadline: the absent seats forfeit the table.
         absent = plan.absent(routing.route_connected(route) or {})
         if table_seats_forfeit(table_id=table_id, absent=absent):
             # The others play the rest of the table against the stand-in house bot (with
             # a fresh connect wait for those present).
-            table_wait(table_id=table_id, error=f"forfeit: {exc}")
+            table_wait(table_id=table_id, error=f"forfeit: {exc}", owner=owner, retry_in_s=0)
             raise self.retry(countdown=0, exc=exc) from exc
         _finish(table_id, absent=absent, error=f"forfeit: {exc}")
         return "forfeited"
@@ -178,8 +215,9 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
         # re-enqueue while the first worker still runs): back off and look again. If that
         # worker finishes, the retry finds nothing to play; if it dies, the retry resumes.
         log.info("table %s: already running elsewhere, retrying later: %s", table_id, exc)
-        table_busy(table_id=table_id)
-        raise self.retry(countdown=backoff_seconds(self.request.retries + 1), exc=exc) from exc
+        countdown = backoff_seconds(self.request.retries + 1)
+        table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
+        raise self.retry(countdown=countdown, exc=exc) from exc
     except RefereeRejected as exc:
         _finish(table_id, status=Table.Status.FAILED, error=str(exc))
         return "failed"
@@ -193,21 +231,26 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
         # The database went away or was locked mid-table: the referee call is cancelled
         # (which aborts the table there) and the table resumes from its next unrecorded game.
         log.warning("table %s: database error, will resume: %s", table_id, exc)
-        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+        countdown = backoff_seconds(plan.attempts)
+        with contextlib.suppress(DatabaseError):  # free the lease for the retry if it is back
+            table_wait(table_id=table_id, error=f"database error: {exc}", owner=owner, retry_in_s=countdown)
+        raise self.retry(countdown=countdown, exc=exc) from exc
     except RefereeUnavailable as exc:
-        table_wait(table_id=table_id, error=str(exc))
+        countdown = backoff_seconds(plan.attempts)
+        table_wait(table_id=table_id, error=str(exc), owner=owner, retry_in_s=countdown)
         if routing.failover_target_exists(lost=route.referee_id):
             _failover(self, table_id, route, avoid, f"referee {route.referee_id} unavailable: {exc}")
         if plan.attempts > MAX_REFEREE_RETRIES:
             _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {exc}")
             return "failed"
-        raise self.retry(countdown=backoff_seconds(plan.attempts), exc=exc) from exc
+        raise self.retry(countdown=countdown, exc=exc) from exc
     if outcome is not None and not outcome.completed:
         # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
-        table_wait(table_id=table_id, error=f"aborted: {outcome.detail}")
+        countdown = backoff_seconds(plan.attempts)
+        table_wait(table_id=table_id, error=f"aborted: {outcome.detail}", owner=owner, retry_in_s=countdown)
         if routing.failover_target_exists(lost=route.referee_id):
             _failover(self, table_id, route, avoid, f"aborted on referee {route.referee_id}: {outcome.detail}")
-        raise self.retry(countdown=backoff_seconds(plan.attempts))
+        raise self.retry(countdown=countdown)
     _finish(table_id, forfeited=outcome.forfeited if outcome is not None else ())
     return f"recorded {recorded} games"
 
@@ -217,7 +260,8 @@ def _failover(task, table_id: int, route: routing.Route, avoid: list[str] | None
     from its first unrecorded game, at once. Not a failure of the referee: the attempt does
     not count towards MAX_REFEREE_RETRIES (nor the backoff)."""
     log.warning("table %s: failing over from referee %s: %s", table_id, route.referee_id, why)
-    table_busy(table_id=table_id)  # this attempt does not count
+    # This attempt does not count; its lease was freed by the `wait` just before.
+    table_busy(table_id=table_id, retry_in_s=FAILOVER_COUNTDOWN_S)
     raise task.retry(countdown=FAILOVER_COUNTDOWN_S, kwargs={"avoid": [*(avoid or ()), route.referee_id][-3:]})
 
 
@@ -240,13 +284,9 @@ def tournaments_tick() -> dict:
             _enqueue_tables(ids)
             ladder_tables += len(ids)
     forgotten = tables_forgotten(now=now)
-    # Tables whose worker died mid-table: brokers redeliver those late (Redis, after the
-    # visibility timeout) or never (filesystem), so the tick claims and re-enqueues them.
-    stale = tables_claim_stale(
-        stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0), now=now
-    )
-    for table_id in [*forgotten, *stale]:
+    for table_id in forgotten:
         table_play_task.delay(table_id)
+    stale = tables_reap()
     # Baselines whose task was lost (a worker died before it ran): revealed deals with games
     # and no baseline yet.
     behind = list(
@@ -259,6 +299,29 @@ def tournaments_tick() -> dict:
         "started": started, "ladder_tables": ladder_tables,
         "requeued": len(forgotten), "resumed_stale": len(stale),
     }
+
+
+def tables_reap() -> list[int]:
+    """Tables whose worker died mid-table (lease expired, or silent past the outer bound):
+    brokers redeliver those late (Redis, after the visibility timeout) or never
+    (filesystem), so every worker's reaper and the beat tick claim and re-enqueue them."""
+    stale = tables_claim_stale(stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0))
+    if stale:
+        log.warning("re-enqueueing tables whose worker stopped renewing their lease: %s", stale)
+    for table_id in stale:
+        table_play_task.delay(table_id)
+    return stale
+
+
+@worker_ready.connect
+def _reaper_start(**_: object) -> None:
+    """Every worker looks for dead workers' tables: recovery needs no beat."""
+    leases.reaper_start(tables_reap)
+
+
+@worker_shutdown.connect
+def _reaper_stop(**_: object) -> None:
+    leases.reaper_stop()
 
 
 @shared_task(acks_late=True, ignore_result=True)

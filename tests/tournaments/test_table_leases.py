@@ -224,3 +224,94 @@ def test_the_reaper_thread_claims_expired_leases_on_its_own(table) -> None:
     assert [table.pk] in claimed
     assert sum(claimed, []) == [table.pk]  # once
     assert Table.objects.get(pk=table.pk).lease_owner == ""
+
+
+# --- fencing the recorder and the task ------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_taken_over_attempts_late_games_are_never_recorded(table) -> None:
+    from tests.tournaments.conftest import make_result
+    from tournaments.models import Game
+    from tournaments.services.recording import table_games_record
+    from tournaments.services.tables import table_plan
+
+    assert table_plan(table_id=table.pk, lease_owner="worker-a").first_game_index == 0
+    assert len(table_games_record(table_id=table.pk, results=[make_result(0, [0, 1, 2, 3])],
+                                  lease_owner="worker-a")) == 1
+    # worker-a stalls past its lease; a reaper claims the table and worker-b resumes it.
+    assert tables_claim_stale(stale_after_s=STALE, now=later(31)) == [table.pk]
+    assert table_plan(table_id=table.pk, lease_owner="worker-b").first_game_index == 1
+    with pytest.raises(LeaseHeld):
+        table_plan(table_id=table.pk, lease_owner="worker-c")  # resumed once, not twice
+    # worker-a wakes up with games 1 and 2: refused, nothing of the batch is recorded.
+    with pytest.raises(LeaseLost):
+        table_games_record(table_id=table.pk, results=[make_result(1, [3, 2, 1, 0]), make_result(2, [3, 2, 1, 0])],
+                           lease_owner="worker-a")
+    assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0]
+    # worker-b plays on from game 1: its own games are recorded, each once.
+    table_games_record(table_id=table.pk, results=[make_result(1, [0, 1, 2, 3])], lease_owner="worker-b")
+    games = dict(Game.objects.filter(table=table).values_list("index", "finishing_order"))
+    assert games == {0: [0, 1, 2, 3], 1: [0, 1, 2, 3]}
+    assert Table.objects.get(pk=table.pk).games_recorded == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_whose_lease_is_taken_over_mid_table_stops_and_records_nothing_more(table, monkeypatch) -> None:
+    """The old holder is alive (say its renewals were stuck for a whole lease): a reaper
+    claimed its table and another worker resumed it. Its next batch is refused and it stops."""
+    from django.db import connection
+
+    from tests.tournaments.conftest import make_result
+    from tournaments import tasks
+    from tournaments.models import Game
+    from tournaments.referee import TableOutcome
+
+    def game_recorded(index: int) -> bool:
+        return Game.objects.filter(table=table, index=index).exists()
+
+    def referee(plan, **_):
+        try:
+            yield make_result(0, [0, 1, 2, 3])
+            deadline = time.monotonic() + 10
+            while not game_recorded(0) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            # Meanwhile: a reaper claims the table, another worker takes it over.
+            assert tables_claim_stale(stale_after_s=STALE, now=later(31)) == [table.pk]
+            assert start(table.pk, "worker-b")
+            yield make_result(1, [3, 2, 1, 0])
+            yield make_result(2, [3, 2, 1, 0])
+            yield TableOutcome(completed=False, next_game_index=3, detail="cancelled")
+        finally:
+            connection.close()  # this reader thread's own connection
+
+    monkeypatch.setattr(tasks, "referee_play_table", referee)
+    monkeypatch.setattr(tasks.routing, "route_connected", lambda route: None)
+    assert tasks.table_play_task(table.pk) == "lease lost"
+    assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0]
+    row = Table.objects.get(pk=table.pk)
+    # Nothing of the new holder's was touched: still its lease, running, no error noted.
+    assert (row.status, row.lease_owner, row.games_recorded, row.last_error) == ("running", "worker-b", 1, "")
+
+
+@pytest.mark.django_db
+def test_a_second_copy_of_the_task_leaves_a_held_table_alone(table, monkeypatch) -> None:
+    from tournaments import tasks
+
+    assert start(table.pk, "worker-a")
+    monkeypatch.setattr(tasks, "referee_play_table", lambda plan, **_: pytest.fail("played twice at once"))
+    assert tasks.table_play_task(table.pk) == "played by another worker"
+    row = Table.objects.get(pk=table.pk)
+    assert (row.lease_owner, row.attempts) == ("worker-a", 1)
+
+
+@pytest.mark.django_db
+def test_the_tick_and_the_workers_reapers_claim_the_same_way(table, monkeypatch) -> None:
+    from tournaments import tasks
+
+    enqueued: list[int] = []
+    monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
+    assert start(table.pk, "worker-dead", lease_s=0.2)
+    time.sleep(0.3)
+    assert tasks.tournaments_tick()["resumed_stale"] == 1 and enqueued == [table.pk]
+    assert tasks.tables_reap() == [] and enqueued == [table.pk]  # claimed once

@@ -146,13 +146,13 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     real_record = table_games_record
     calls = {"n": 0}
 
-    def dies_at_the_fourth_game(*, table_id, results):
+    def dies_at_the_fourth_game(*, table_id, results, **lease):
         recorded = []
         for result in results:
             calls["n"] += 1
             if calls["n"] == 4:
                 raise RuntimeError("worker killed")  # like a SIGKILL in the middle of the table
-            recorded += real_record(table_id=table_id, results=[result])
+            recorded += real_record(table_id=table_id, results=[result], **lease)
         return recorded
 
     monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_fourth_game)
@@ -303,13 +303,13 @@ def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeyp
     real_record = table_games_record
     calls = {"n": 0}
 
-    def dies_at_the_third_game(*, table_id, results):
+    def dies_at_the_third_game(*, table_id, results, **lease):
         recorded = []
         for result in results:
             calls["n"] += 1
             if calls["n"] == 3:
                 raise RuntimeError("worker killed")  # the task ends; nothing redelivers it
-            recorded += real_record(table_id=table_id, results=[result])
+            recorded += real_record(table_id=table_id, results=[result], **lease)
         return recorded
 
     monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_third_game)
@@ -318,7 +318,8 @@ def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeyp
              what="the crash")
     monkeypatch.setattr("tournaments.tasks.table_games_record", real_record)
     table = Table.objects.get(tournament=tournament)
-    assert table.status == "running"
+    # The failed attempt freed its lease (a reaper claims it a lease later: 30 s by default).
+    assert table.status == "waiting" and "worker killed" in table.last_error and not table.lease_owner
     from tournaments.tasks import tournaments_tick
 
     settings.TIENLEN_STALE_TABLE_SECONDS = 300

@@ -31,9 +31,7 @@ from tournaments.models import (
 from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
 from tournaments.referee import GameResult
 from tournaments.services.ratings import rating_pool_get
-from tournaments.table_lifecycle import (
-    table_progress,
-)
+from tournaments.table_lifecycle import table_progress, table_progress_save
 
 
 def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
@@ -42,25 +40,29 @@ def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
     return games[0] if games else None
 
 
-def table_games_record(*, table_id: int, results: Sequence[GameResult]) -> list[Game]:
+def table_games_record(
+    *, table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+) -> list[Game]:
     """Record finished games (seats, replay, rating updates) in one transaction.
 
     Games already recorded (a retried task, a table replayed from its seeds) are skipped,
     so this is idempotent; the new games are returned. A batch costs about the queries of
-    one game, which is how recording keeps up with the referee.
+    one game, which is how recording keeps up with the referee. With the `lease_owner` of
+    the attempt playing the table, a batch is recorded only while that attempt holds the
+    table's lease: else nothing of it is, and LeaseLost is raised (the fence costs no query).
     """
     if not results:
         return []
     try:
         with transaction.atomic():
-            games, error = _record_batch(table_id, results)
+            games, error = _record_batch(table_id, results, lease_owner)
     except IntegrityError:
         # A concurrent attempt recorded some of these first: go one by one.
         games, error = [], None
         for result in results:
             try:
                 with transaction.atomic():
-                    one, error = _record_batch(table_id, [result])
+                    one, error = _record_batch(table_id, [result], lease_owner)
                 games += one
             except IntegrityError:
                 if not Game.objects.filter(table_id=table_id, index=result.game_index).exists():
@@ -106,7 +108,9 @@ def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
     return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
 
 
-def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Game], ValueError | None]:
+def _record_batch(
+    table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+) -> tuple[list[Game], ValueError | None]:
     """Record the results up to the first malformed one; return it as the error."""
     # The tournament's row lock makes one writer at a time decide which games are due for
     # rating (tournaments.rating_order); recording already queued behind the pool lock.
@@ -196,7 +200,8 @@ def _record_batch(table_id: int, results: Sequence[GameResult]) -> tuple[list[Ga
     table_fields = {"games_recorded": F("games_recorded") + len(new), **table_progress(table=table, now=timezone.now())}
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
-    Table.objects.filter(pk=table_id).update(**table_fields)
+    # Fenced by the lease: a taken-over attempt's games roll back with this transaction.
+    table_progress_save(table_id=table_id, fields=table_fields, owner=lease_owner)
     # A seat the referee forfeited mid-table (strikes, a long disconnect) forfeits the
     # table: recorded as soon as a game shows it, so a later resume cannot lose it.
     forfeited = {p for r in new for p in r.forfeited if 0 <= p < len(seats)}

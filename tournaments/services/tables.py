@@ -43,15 +43,17 @@ from tournaments.table_lifecycle import (
 )
 
 
-def table_plan(*, table_id: int) -> TablePlan | None:
-    """Mark a table running and say where to resume; None when there is nothing to play."""
+def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
+    """Mark a table running and say where to resume; None when there is nothing to play.
+    The attempt `lease_owner` takes the table's lease (table_lifecycle.table_start): raises
+    LeaseHeld when another live attempt holds it."""
     with transaction.atomic():
         table = Table.objects.select_for_update().select_related("tournament").get(pk=table_id)
         tournament = table.tournament
         if tournament.status != Tournament.Status.RUNNING:
             return None
         now = timezone.now()
-        if not table_start(table=table, now=now):
+        if not table_start(table=table, now=now, owner=lease_owner):
             return None
         seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
         # Games are recorded in order from 0 (a table resumes after its last recorded
