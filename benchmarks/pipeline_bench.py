@@ -23,8 +23,9 @@ tournament, and the referee-alone client).
         [--workers 1] [--referees 1] [--pool prefork] [--bots house|remote] [--profile FILE]
 
 `--workers 1,2,4` and `--referees 1,2` measure each combination in turn (every pipeline
-run with its referee-alone run just before it). With 2 referees each worker is pinned to
-one referee by REFEREE_TARGET, half and half. The database named in DATABASE_URL (default
+run with its referee-alone run just before it). The referees register in the referee pool
+(the platform's token store, `--pool auto`) and the workers route every table over
+it, as deployed; the referee-alone run deals its tables round the referees. The database named in DATABASE_URL (default
 `tienlen_pipe_bench`) is created, migrated and flushed; the Redis database is flushed.
 """
 
@@ -122,13 +123,14 @@ def wait_port(port: int, proc: Proc, timeout: float = 30.0) -> None:
     raise RuntimeError(f"{proc.name} did not listen on {port}")
 
 
-def start_referee(number: int, tokens: str) -> tuple[Proc, str]:
+def start_referee(number: int) -> tuple[Proc, str]:
     port = free_port()
     target = f"127.0.0.1:{port}"
     proc = Proc(f"referee-{number}", [
         sys.executable, "-m", "referee_service", "--listen", target, "--organizer-token", ORGANIZER_TOKEN,
-        "--token-store", "env", "--pool", "none", "--log-level", "warning",
-    ], {"TIENLEN_BOT_TOKENS": tokens})
+        "--token-store", "tournaments.token_store:DjangoTokenStore", "--pool", "auto", "--advertise", target,
+        "--log-level", "warning",
+    ], {})
     wait_port(port, proc)
     return proc, target
 
@@ -324,7 +326,9 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=4, help="round robin cycles (14 tables of 4 games each)")
     parser.add_argument("--workers", type=ints, default=[1], help="worker processes, e.g. 1,2,4")
     parser.add_argument("--referees", type=ints, default=[1], help="referee processes, e.g. 1,2")
-    parser.add_argument("--pool", default="prefork", help="Celery pool: prefork (a process per slot), threads, solo")
+    parser.add_argument("--pool", default="prefork",
+                        help="Celery pool: prefork (one worker, --workers pool processes), threads (--workers "
+                             "processes of --threads threads each), solo")
     parser.add_argument("--threads", type=int, default=0,
                         help="with --pool threads: threads per worker process (default: the Celery setting)")
     parser.add_argument("--streams", type=int, default=8, help="concurrent organiser calls of the referee-alone run")
@@ -350,33 +354,26 @@ def main() -> None:
             bot, token = accounts.bot_create(owner=staff, name=f"remote-{i}")
             bots.append(bot)
             tokens[bot.pk] = token
-    token_env = ",".join(f"{pk}:{token}" for pk, token in tokens.items())
 
     rows = []
     for referees in args.referees:
-        ref_procs, targets = zip(*(start_referee(n, token_env) for n in range(referees)), strict=True)
+        ref_procs, targets = zip(*(start_referee(n) for n in range(referees)), strict=True)
         bot_procs = start_bots(bots, tokens, list(targets)) if tokens else []
         try:
             if bot_procs:
                 time.sleep(3)  # the bots connect
             for workers in args.workers:
-                # One worker per referee, the slots split half and half (REFEREE_TARGET pins each).
-                pinned = [workers // referees + (i < workers % referees) for i in range(referees)]
-                worker_procs = []
-                for i, target in enumerate(targets):
-                    n = pinned[i]
-                    if not n:
-                        continue
-                    if args.pool == "threads":
-                        # `n` worker processes, each a threads pool of --threads.
-                        for _ in range(n):
-                            worker_procs.append(start_worker(
-                                len(worker_procs), concurrency=args.threads or 4, pool="threads", target=target,
-                                profile=None))
-                    else:
-                        worker_procs.append(start_worker(
-                            len(worker_procs), concurrency=n, pool=args.pool, target=target,
-                            profile=args.profile if args.profile and workers == 1 else None))
+                # The referees register in the pool (the platform's database) and every worker
+                # routes each table over it (tournaments.routing); REFEREE_TARGET is only the
+                # fallback when no referee is registered.
+                if args.pool == "threads":  # `workers` processes, each a threads pool
+                    worker_procs = [
+                        start_worker(i, concurrency=args.threads or 4, pool="threads", target=targets[0], profile=None)
+                        for i in range(workers)
+                    ]
+                else:  # one Celery worker whose pool has `workers` processes
+                    worker_procs = [start_worker(0, concurrency=workers, pool=args.pool, target=targets[0],
+                                                 profile=args.profile if workers == 1 else None)]
                 try:
                     wait_workers(app, len(worker_procs))
                     roles = {"referee": list(ref_procs), "worker": worker_procs, "bots": bot_procs}

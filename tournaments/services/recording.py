@@ -196,7 +196,10 @@ def _record_batch(
         ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
         [(g.pk, *rest) for g, *rest in game_seats],
     )
-    Replay.objects.bulk_create(replays)
+    insert_rows(
+        Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"],
+        [(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays],
+    )
     table_fields = {"games_recorded": F("games_recorded") + len(new), **table_progress(table=table, now=timezone.now())}
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
