@@ -344,16 +344,17 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from bots_sdk.replay_print import format_replay
+    from bots_sdk.replay_print import ReplayError, format_replay
 
     try:
-        doc = json.loads(args.file.read_text())
+        text = args.file.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"replay file {str(args.file)!r} not found") from None
-    except ValueError as exc:
-        raise UsageError(f"{args.file} is not JSON: {exc}") from None
     names = _seat_names_from_index(args.file)
-    print(format_replay(doc, seat_names=names, symbols=args.symbols))
+    try:
+        print(format_replay(text, seat_names=names, symbols=args.symbols))
+    except ReplayError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
     return 0
 
 

@@ -174,6 +174,12 @@ def verify(doc: Any, *, source: str = "", commitment: str | None = None, salt: s
         raise VerifyInputError(
             f"{report.source}: not a {PROOF_SCHEMA} document nor a {REPLAY_SCHEMA} replay "
             f"(schema {doc.get('schema')!r})")
+    from bots_sdk.rules.replay import ReplayError, replay_read
+
+    try:
+        replay = replay_read(replay)
+    except ReplayError as exc:
+        raise VerifyInputError(f"{report.source}: {exc}") from None
     if commitment and salt is not None:
         ok = commitment_matches(commitment, salt, seed)
         report.add("commitment", ok, (

@@ -10,12 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from bots_sdk.cards import format_cards, parse_cards
+from bots_sdk.rules.replay import ReplayError, replay_read
 
 __all__ = ["ReplayError", "format_replay"]
-
-
-class ReplayError(ValueError):
-    """The document is not a replay this SDK can read; the message says what is wrong."""
 
 
 def _seat_label(seat: int, names: list[str] | None) -> str:
@@ -29,25 +26,15 @@ def format_replay(
 ) -> str:
     from bots_sdk.rules import Game, IllegalMove, classify
 
-    if not isinstance(doc, dict):
-        raise ReplayError("not a replay: expected a JSON object")
-    schema = doc.get("schema")
-    if schema != "tienlen.replay/1":
-        raise ReplayError(f"unsupported replay schema {schema!r} (expected 'tienlen.replay/1')")
-    for key in ("preset", "hands", "moves"):
-        if key not in doc:
-            raise ReplayError(f"not a valid replay: missing {key!r}")
-    try:
-        hands = [parse_cards(h) for h in doc["hands"]]
-    except (ValueError, TypeError) as exc:
-        raise ReplayError(f"bad hands in replay: {exc}") from None
+    doc = replay_read(doc)  # ReplayError says what is wrong
+    hands = [parse_cards(h) for h in doc["hands"]]
 
     def fmt(cards: Any) -> str:
         return format_cards(parse_cards(cards), symbols=symbols)
 
     preset = doc["preset"]
     players = len(hands)
-    starting = bool(doc.get("starting", True))
+    starting = doc["starting"]
     leader = doc.get("leader")
     try:
         game = Game(

@@ -19,6 +19,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.db.models import Q
 
+from bots_sdk.rules import ReplayError, replay_read
+
 DEFAULT_K_FACTOR = 12.0
 START_RATING = 1500.0
 
@@ -442,6 +444,10 @@ class GameSeat(models.Model):
         indexes = [models.Index(fields=["bot", "game"])]
 
 
+def _stored_replay(game_id: int | None) -> str:
+    return "The stored replay" if game_id is None else f"The stored replay of game {game_id}"
+
+
 class Replay(models.Model):
     """The engine's replay JSON, zlib-compressed (about 4x smaller than the JSON text)."""
 
@@ -456,7 +462,30 @@ class Replay(models.Model):
     timing = models.BinaryField(null=True, blank=True)
 
     def decoded_text(self) -> str:
-        return zlib.decompress(bytes(self.data)).decode("utf-8")
+        """The replay JSON exactly as the referee sent it; ReplayError if the stored bytes
+        are damaged (not zlib, not UTF-8)."""
+        return self.text_of(self.data, game_id=self.game_id)
+
+    def read(self) -> dict:
+        """The replay, read by the engine's one reader (bots_sdk.rules.replay_read: parsed,
+        its shape checked); ReplayError naming the game if it cannot be read."""
+        return self.read_data(self.data, game_id=self.game_id)
+
+    @staticmethod
+    def text_of(data: bytes | memoryview, *, game_id: int | None = None) -> str:
+        try:
+            return zlib.decompress(bytes(data)).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError) as exc:
+            raise ReplayError(f"{_stored_replay(game_id)} is damaged: {exc}") from None
+
+    @staticmethod
+    def read_data(data: bytes | memoryview, *, game_id: int | None = None) -> dict:
+        """Read a stored replay's `data` column (for queries that fetch only the column)."""
+        text = Replay.text_of(data, game_id=game_id)
+        try:
+            return replay_read(text)
+        except ReplayError as exc:
+            raise ReplayError(f"{_stored_replay(game_id)} cannot be read: {exc}") from None
 
     def decoded_timing(self) -> str | None:
         return zlib.decompress(bytes(self.timing)).decode("utf-8") if self.timing else None

@@ -20,7 +20,6 @@ not their results.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -789,17 +788,19 @@ class DealWithheld(Exception):
 
 
 def game_replay(*, game_id: int) -> dict[str, Any]:
-    """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed."""
+    """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed,
+    ReplayError (bots_sdk.rules) if the stored replay cannot be read."""
     replay = Replay.objects.select_related("game__deal", "game__table__tournament").get(game_id=game_id)
     if replay.game.deal.revealed_at is None:
         raise DealWithheld(replay.game)
-    return json.loads(replay.decoded_text())
+    return replay.read()
 
 
 def game_proof(*, game_id: int) -> dict[str, Any]:
     """Everything needed to verify a game's deal and result in one document (schema
     tienlen.deal-proof/1, docs/fair-play.md): the commitment, the salt, the revealed seed,
-    the recorded result and the replay (2 queries). DealWithheld until the reveal."""
+    the recorded result and the replay (2 queries). DealWithheld until the reveal,
+    ReplayError if the stored replay cannot be read."""
     from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 
     game = Game.objects.select_related("table__tournament", "deal").get(pk=game_id)
@@ -821,7 +822,7 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
             "revealed_at": game.deal.revealed_at.isoformat(),
         },
         "reproducible": tournament.reproducible,
-        "replay": json.loads(replay.decoded_text()),
+        "replay": replay.read(),
     }
 
 

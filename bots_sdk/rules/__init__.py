@@ -13,7 +13,7 @@ from .game import Game, IllegalMove
 from .moves import LegalPlays
 from .options import PRESETS, Options
 from .record import REPLAY_SCHEMA
-from .replay import replay_game
+from .replay import ReplayError, replay_game, replay_read
 from .state import GameState, MoveRecord
 from .table import Table
 from .view import SeatView
@@ -25,6 +25,6 @@ assert ENGINE_BUILD == engine_build.BUILD, "bots_sdk.engine_build.select() ran t
 
 __all__ = [
     "ENGINE_BUILD", "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
-    "MoveRecord", "Options", "SeatView", "Table", "Visibility", "beats", "classify", "deal",
-    "replay_game", "seat_visibility",
+    "MoveRecord", "Options", "ReplayError", "SeatView", "Table", "Visibility", "beats", "classify", "deal",
+    "replay_game", "replay_read", "seat_visibility",
 ]  # fmt: skip

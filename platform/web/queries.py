@@ -14,8 +14,6 @@ docs/fair-play.md): ratings need no filter, since a game is rated only once reve
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +23,7 @@ from django.core.cache import cache
 from django.db.models import Count, F, Max, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
+from bots_sdk.rules import ReplayError
 from tournaments import selectors
 from tournaments.models import (
     Bot,
@@ -294,9 +293,9 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
     picks: list[dict[str, Any]] = []
     for game_id, blob, tournament_name in replays:
         try:
-            data = json.loads(zlib.decompress(bytes(blob)))
-        except (ValueError, zlib.error):
-            continue
+            data = Replay.read_data(blob, game_id=game_id)
+        except ReplayError:
+            continue  # a damaged replay is left out of the highlights
         result = data.get("result") or {}
         payments = result.get("payments") or []
         chop_points = sum(p.get("points", 0) for p in payments if "chop" in str(p.get("reason", "")))

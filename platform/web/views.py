@@ -22,6 +22,7 @@ from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from bots_sdk.rules import ReplayError
 from tournaments import selectors
 from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
 from tournaments.services.accounts import user_can_manage_tournament
@@ -234,7 +235,9 @@ def _withheld_page(request: HttpRequest, game: Game) -> HttpResponse:
     )
 
 
-def _replay_and_timing(game: Game) -> tuple[dict, dict | None]:
+def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
+    """The game's replay (engine's reader), its timing log, and why the replay cannot be
+    read (None when it can: the page then shows the result without the move-by-move view)."""
     try:
         replay = Replay.objects.get(game=game)
     except Replay.DoesNotExist as exc:
@@ -248,10 +251,10 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None]:
         except (ValueError, OSError, zlib.error):
             timing = None  # a damaged timing log only loses the per-move times
     try:
-        data = json.loads(replay.decoded_text())
-    except (ValueError, OSError, zlib.error):
-        data = None  # the viewer then shows an empty game with a warning
-    return (data if isinstance(data, dict) else {}), (timing if isinstance(timing, dict) else None)
+        data, problem = replay.read(), None
+    except ReplayError as exc:
+        data, problem = {}, str(exc)  # the page says so instead of failing
+    return data, (timing if isinstance(timing, dict) else None), problem
 
 
 @require_GET
@@ -260,13 +263,15 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     if not game.deal.revealed:
         return _withheld_page(request, game)
     seats = list(game.seats.select_related("bot", "version").order_by("seat"))
-    replay, timing = _replay_and_timing(game)
+    replay, timing, problem = _replay_and_timing(game)
     names = {s.seat: s.bot.name for s in seats}
     frames = replay_frames(
         replay,
         names=[names.get(i, f"Seat {i}") for i in range(replay.get("players", len(seats)))],
         timing=timing,
     )
+    if problem:
+        frames["warning"] = f"{problem}. The recorded result is shown; the moves are not."
     per_seat = (game.timing or {}).get("per_seat") if isinstance(game.timing, dict) else None
     timing_rows = (
         [{"seat": s, "bot": names.get(s, f"Seat {s}"), **row} for s, row in enumerate(per_seat)]
@@ -303,7 +308,14 @@ def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
     replay = Replay.objects.filter(game=game).first()
     if replay is None:
         raise Http404("This game has no stored replay")
-    response = HttpResponse(replay.decoded_text(), content_type="application/json")
+    try:
+        replay.read()  # the engine's reader checks it; the text is served as it was stored
+        text = replay.decoded_text()
+    except ReplayError as exc:
+        return _with_notices(HttpResponse(
+            f"{exc}.\n", status=410, content_type="text/plain"
+        ), game.table.tournament)
+    response = HttpResponse(text, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="tienlen-game-{game.id}.json"'
     return _with_notices(response, game.table.tournament)
 

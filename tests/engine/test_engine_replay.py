@@ -10,7 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bots_sdk.cards import DECK, format_cards
-from bots_sdk.rules import PRESETS, REPLAY_SCHEMA, Game, SeatView, Table, deal, replay_game
+from bots_sdk.rules import (
+    PRESETS,
+    REPLAY_SCHEMA,
+    Game,
+    ReplayError,
+    SeatView,
+    Table,
+    deal,
+    replay_game,
+    replay_read,
+)
 from tests.engine.conftest import C
 from tests.engine.test_rules_deal import reference_deal
 
@@ -84,6 +94,65 @@ def test_a_tampered_replay_is_rejected() -> None:
         replay_game(broken)
     with pytest.raises(ValueError, match="schema"):
         replay_game({**game.replay(), "schema": "tienlen.replay/0"})
+
+
+def _malformed(how: str) -> object:
+    """A real replay broken in one way (a file cut short, a hand edited by hand, ...)."""
+    replay = random_game("south", "malformed", 4, random.Random(5)).replay()
+    text = json.dumps(replay)
+    if how == "cut":
+        return text[: len(text) // 2]
+    if how == "bytes":
+        return b"\xff\xfe not utf-8"
+    if how == "list":
+        return "[1, 2, 3]"
+    if how == "players":
+        replay["players"] = 7
+    elif how == "hands":
+        replay["hands"] = replay["hands"][:3]
+    elif how == "card":
+        replay["hands"][2][0] = "1Z"
+    elif how == "moves":
+        replay["moves"] = {"seat": 0}
+    elif how == "move":
+        replay["moves"][4] = {"cards": ["3S"]}
+    elif how == "missing":
+        del replay["moves"]
+    elif how == "result":
+        replay["result"] = [0, 0, 0, 0]
+    elif how == "preset":
+        replay["preset"] = "atlantis"
+    return replay
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("cut", "not a replay: the text is not JSON"),
+    ("bytes", "not a replay: the text is not JSON"),
+    ("list", "not a replay: expected a JSON object, got list"),
+    ("players", "replay players must be 2, 3 or 4, not 7"),
+    ("hands", "replay hands do not match its number of players (4)"),
+    ("card", "bad hands in replay: seat 2: unknown card '1Z'"),
+    ("moves", "replay moves must be a list"),
+    ("move", "replay move 4 is malformed (no seat of the game)"),
+    ("missing", "not a valid replay: missing 'moves'"),
+    ("result", "replay result must be a JSON object or null"),
+    ("preset", "replay has unknown preset 'atlantis'"),
+])
+def test_the_one_replay_reader_says_what_is_wrong(how, message) -> None:
+    """Every reader (CLI, verify-replay, web, API, worker) goes through replay_read: a
+    malformed replay is one ReplayError (a ValueError) with the same message everywhere."""
+    for read in (replay_read, replay_game):
+        with pytest.raises(ReplayError) as caught:
+            read(_malformed(how))
+        assert message in str(caught.value)
+        assert isinstance(caught.value, ValueError)
+
+
+def test_the_reader_takes_text_bytes_or_an_object_and_keeps_the_record() -> None:
+    replay = random_game("hue", "read", 3, random.Random(8)).replay()
+    text = json.dumps(replay)
+    assert replay_read(text) == replay_read(text.encode()) == replay_read(replay) == replay
+    assert replay_game(text).points == replay_game(replay).points
 
 
 def test_a_seat_view_shows_only_what_the_seat_may_know() -> None:

@@ -105,6 +105,25 @@ def test_replay_of_a_tampered_file_says_so(tmp_path):
     assert out.returncode == 2 and "unsupported replay schema 'something/9'" in out.stderr
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda text: text[: len(text) // 2], "not a replay: the text is not JSON"),
+    (lambda text: json.dumps({**json.loads(text), "players": 9}), "replay players must be 2, 3 or 4, not 9"),
+    # (appended: a game can end at once, with no move, on an instant win)
+    (lambda text: json.dumps({**json.loads(text), "moves": [*json.loads(text)["moves"], {"sat": 1}]}),
+     "is malformed (no seat of the game)"),
+])
+def test_a_malformed_replay_is_one_line_naming_the_file_and_the_fault(tmp_path, edit, message):
+    """`tienlen-bot replay` reads through the engine's one replay reader: exit 2, one line."""
+    tienlen_bot("arena", "greedy", "random", "--games", "1", "--replays", str(tmp_path), "--quiet")
+    path = tmp_path / "game-000000.json"
+    text = json.dumps(json.loads(path.read_text()))
+    path.write_text(edit(text))
+    out = tienlen_bot("replay", str(path))
+    assert out.returncode == 2, out.stdout
+    assert out.stderr.startswith(f"tienlen-bot: error: {path}: ") and message in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and out.stdout == ""
+
+
 def test_new_writes_a_project_whose_tests_pass(tmp_path):
     out = tienlen_bot("new", "my-first_bot", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -111,6 +111,23 @@ def test_unreadable_input_is_exit_2_with_the_reason(tmp_path, capsys, content, m
     assert cli(["verify-replay", "ftp://example.org/x"]) == 2
 
 
+@pytest.mark.parametrize(("where", "message"), [
+    ("proof", "replay hands do not match its number of players (4)"),
+    ("bare", "is malformed (no seat of the game)"),
+])
+def test_a_malformed_replay_is_exit_2_with_the_readers_message(proof, tmp_path, capsys, where, message) -> None:
+    """Not a failed check but an unreadable input: the engine's replay reader says why."""
+    doc = copy.deepcopy(proof)
+    if where == "proof":
+        doc["replay"]["hands"].pop()
+    else:
+        doc = doc["replay"]
+        doc["moves"].append({"cards": ["3S"]})  # appended: an instant win has no move
+    code, out = run(tmp_path, doc, capsys=capsys)
+    assert code == 2, out
+    assert f"tienlen-bot: error: {tmp_path / 'proof.json'}" in out and message in out
+
+
 def test_a_withheld_proof_is_exit_3(tmp_path, capsys) -> None:
     doc = {"detail": "The replay of game 7 is withheld until this deal has been played at every table."}
     path = tmp_path / "w.json"

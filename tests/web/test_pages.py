@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 
 import pytest
 from django.urls import reverse
@@ -15,7 +16,7 @@ from tests.web.factories import (
     make_world,
     make_world_with_closed_tables,
 )
-from tournaments.models import Bot, GameSeat, TableSeat, Tournament
+from tournaments.models import Bot, GameSeat, Replay, TableSeat, Tournament
 from tournaments.services.accounts import bot_create, bot_revoke, user_can_manage_tournament
 
 pytestmark = pytest.mark.django_db
@@ -323,6 +324,35 @@ def test_replay_download_is_the_stored_json(client):
     assert json.loads(response.content) == replay
 
 
+@pytest.mark.parametrize(("stored", "message"), [
+    (b"not zlib at all", "The stored replay of game {id} is damaged"),
+    (zlib.compress(b'{"schema": "tienlen.replay/0"}'),
+     "The stored replay of game {id} cannot be read: unsupported replay schema 'tienlen.replay/0'"),
+    (zlib.compress(b'{"schema": "tienlen.replay/1", "preset": "south"'),
+     "The stored replay of game {id} cannot be read: not a replay: the text is not JSON"),
+])
+def test_a_damaged_stored_replay_is_explained_never_a_500(client, stored, message):
+    """The engine's one replay reader reads every stored replay: the game page still shows
+    the result and says why there are no moves, the download, the API and the proof answer
+    410 with the reader's message, and the front page's highlights skip it."""
+    w = make_world(replay=load_replay("game_2p_handmade.json"))
+    game = w.games[0]
+    Replay.objects.filter(game=game).update(data=stored)
+    message = message.format(id=game.id)
+    page = client.get(f"/games/{game.id}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert message in html and "The recorded result is shown; the moves are not." in html
+    download = client.get(f"/games/{game.id}/replay.json")
+    assert download.status_code == 410 and message in download.content.decode()
+    for url in (f"/api/v1/games/{game.id}/replay/", f"/api/v1/games/{game.id}/proof/"):
+        answer = client.get(url)
+        assert answer.status_code == 410, url
+        assert answer.json()["detail"].startswith(message)
+        assert answer.json()["detail"].endswith(".")
+    assert client.get("/").status_code == 200
+
+
 # ------------------------------------------------------------------ accounts and bots
 def test_signup_logs_in_and_leads_to_bot_registration(client):
     response = client.post("/accounts/signup/", {"username": "ann", "password1": "a-Long-pass-123", "password2": "a-Long-pass-123"})
@@ -610,13 +640,3 @@ def test_start_cancel_buttons_only_for_the_owning_organiser(client):
     assert "Start now" in client.get("/tournaments/mine/").content.decode()
     client.force_login(make_user("staffer", staff=True))
     assert "Start now" in client.get("/tournaments/mine/").content.decode()
-
-
-def test_a_corrupt_stored_replay_shows_a_warning_not_an_error(client):
-    w = make_world(replay=load_replay("game_2p_handmade.json"))
-    game = w.games[0]
-    game.replay.data = b"not zlib at all"
-    game.replay.save()
-    response = client.get(f"/games/{game.id}/")
-    assert response.status_code == 200
-    assert "could not be re-simulated" in response.content.decode()

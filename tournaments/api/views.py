@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 
+from bots_sdk.rules import ReplayError
 from tournaments import selectors
 from tournaments.api import serializers as s
 from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
@@ -596,6 +597,14 @@ def _withheld(exc: selectors.DealWithheld) -> DealWithheldError:
     )
 
 
+class ReplayUnreadable(exceptions.APIException):
+    """410: the game exists but its stored replay is damaged (never a 500); the detail is
+    the engine reader's message."""
+
+    status_code = status.HTTP_410_GONE
+    default_code = "replay_unreadable"
+
+
 def _game_notices(view: ServiceAPIView, game_id: int) -> None:
     tournament = Tournament.objects.filter(tables__games__id=game_id).only(
         "organiser_seed", "deal_format", "allow_same_owner"
@@ -607,6 +616,10 @@ def _game_notices(view: ServiceAPIView, game_id: int) -> None:
 _WITHHELD_RESPONSE = OpenApiResponse(
     description=f"The game's deal is {selectors.DEAL_WITHHELD} (code deal_withheld): its result, "
     "replay and proof are sealed until then."
+)
+_UNREADABLE_RESPONSE = OpenApiResponse(
+    description="The game's stored replay is damaged (code replay_unreadable); the detail says "
+    "what the engine's replay reader found."
 )
 
 
@@ -629,7 +642,7 @@ class GameDetailView(ServiceAPIView):
 
 class GameReplayView(ServiceAPIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE},
+        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE, 410: _UNREADABLE_RESPONSE},
         summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed",
     )
     def get(self, request, game_id: int):
@@ -640,11 +653,13 @@ class GameReplayView(ServiceAPIView):
             raise exceptions.NotFound("No such game.") from exc
         except selectors.DealWithheld as exc:
             raise _withheld(exc) from None
+        except ReplayError as exc:
+            raise ReplayUnreadable(f"{exc}.") from None
 
 
 class GameProofView(ServiceAPIView):
     @extend_schema(
-        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE},
+        responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE, 410: _UNREADABLE_RESPONSE},
         summary="Everything to verify a game's deal and result (tienlen.deal-proof/1): "
         "`tienlen-bot verify-replay <this URL>`",
     )
@@ -656,6 +671,8 @@ class GameProofView(ServiceAPIView):
             raise exceptions.NotFound("No such game.") from exc
         except selectors.DealWithheld as exc:
             raise _withheld(exc) from None
+        except ReplayError as exc:
+            raise ReplayUnreadable(f"{exc}.") from None
 
 
 class TournamentDealsView(ServiceAPIView):

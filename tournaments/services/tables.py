@@ -19,7 +19,6 @@ from tournaments.deals import (
 from tournaments.models import (
     Entrant,
     GameSeat,
-    Replay,
     Table,
     TableSeat,
     Tournament,
@@ -67,7 +66,7 @@ def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
     field_format = tournament.deal_format == Tournament.DealFormat.FIELD
     resume_leader = resume_starting = None
     if last is not None and not rotation and not field_format:
-        result = _replay_dict(last.replay).get("result", {})
+        result = last.replay.read().get("result") or {}
         resume_leader = result.get("next_leader")
         resume_starting = bool(result.get("next_starting", False))
     waited = (now - table.waiting_since).total_seconds()
@@ -115,14 +114,6 @@ def table_seats_forfeit(*, table_id: int, absent: Iterable[str]) -> int:
     ]
     TableSeat.objects.filter(pk__in=gone).update(forfeited=True)
     return sum(1 for s in seats if not s.forfeited and s.pk not in gone)
-
-
-def _replay_dict(replay: Replay | None) -> dict:
-    import json
-
-    if replay is None:
-        return {}
-    return json.loads(replay.decoded_text())
 
 
 @dataclass
