@@ -139,12 +139,17 @@ def table_route(*, table_id: int, participants: Sequence[str], avoid: Collection
     return route
 
 
-def route_connected(route: Route) -> dict[str, str] | None:
+def route_connected(route: Route, *, refresh: bool = False) -> dict[str, str] | None:
     """The bots connected to the route's referee as {bot id: version}: its last
-    heartbeat's report in a pool, else the referee's ListBots (None: unreachable)."""
-    if route.pooled:
-        return dict(route.connected)
-    return referee_list_bots(target=route.target)
+    heartbeat's report in a pool (as routed, or read again with `refresh`, e.g. to decide
+    who is absent after the connect wait), else the referee's ListBots (None: unreachable)."""
+    if not route.pooled:
+        return referee_list_bots(target=route.target)
+    if refresh:
+        bots = Referee.objects.filter(referee_id=route.referee_id).values_list("bots", flat=True).first()
+        if isinstance(bots, dict):
+            return {b: str(s.get("version") or "") for b, s in bots.items()}
+    return dict(route.connected)
 
 
 #: Seconds of silence on a table's stream after which the worker checks that its referee is

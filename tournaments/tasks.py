@@ -202,7 +202,7 @@ def _table_play(self, table_id: int, avoid: list[str] | None, lease: leases.Tabl
             table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True, owner=owner, retry_in_s=countdown)
             raise self.retry(countdown=countdown, exc=exc) from exc
         # Past the connect deadline: the absent seats forfeit the table.
-        absent = plan.absent(routing.route_connected(route) or {})
+        absent = plan.absent(routing.route_connected(route, refresh=True) or {})
         if table_seats_forfeit(table_id=table_id, absent=absent):
             # The others play the rest of the table against the stand-in house bot (with
             # a fresh connect wait for those present).

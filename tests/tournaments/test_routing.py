@@ -237,6 +237,33 @@ def test_a_burst_of_tables_spreads_over_the_least_loaded_referees(pool_referees,
         bots.close()
 
 
+def test_a_bot_connected_to_no_referee_of_the_pool_forfeits_and_the_others_play(pool_referees, people):
+    organiser, _ = people
+    a = pool_referees["ref-a"].target
+    made = [bot_create(owner=User.objects.create_user(f"owner{i}"), name=f"bot{i}") for i in range(3)]
+    bots = Bots()
+    try:
+        for _, token in made[:2]:  # bot2 never connects anywhere
+            bots.connect(token, a, follow_pool=False)
+        wait_for(lambda: len(pool_bots()["ref-a"]) == 2, what="two bots on ref-a")
+        tournament = tournament_create(
+            organiser=organiser, name="Absent cup", format="round_robin", seats_per_table=3,
+            games_per_table=2, connect_deadline_s=2)
+        for bot, _ in made:
+            tournament_entrant_add(tournament=tournament, bot=bot)
+        with isolated_celery_worker():
+            tournament_start(tournament=tournament)
+            wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished",
+                     timeout=90, what="the forfeit and the games")
+    finally:
+        bots.close()
+    table = Table.objects.get(tournament=tournament)
+    # the referee with most of the table waited for the absent bot, which alone forfeits
+    assert (table.status, table.referee, table.games_recorded) == ("done", "ref-a", 2)
+    forfeited = {s.entrant.bot.name: s.forfeited for s in table.seats.select_related("entrant__bot")}
+    assert forfeited == {"bot0": False, "bot1": False, "bot2": True}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fault", ["killed", "hung"])
 def test_a_table_whose_referee_dies_finishes_on_another_without_a_game_twice(fault, settings, people, tmp_path):
