@@ -179,9 +179,12 @@ def route_watch(route: Route) -> Callable[[], None] | None:
 
 def failover_target_exists(*, lost: str) -> bool:
     """Another live referee (than `lost`, the one a table was just lost on) could take the
-    table now: the task retries at once instead of backing off, and the attempt does not
-    count as a failure of the referee."""
-    return bool(lost) and any(r.referee_id != lost and not r.draining for r in referees_live())
+    table now, being below its capacity: the task retries at once instead of backing off,
+    and the attempt does not count as a failure of the referee. (When every other referee
+    is full, e.g. the lost one refused the table for capacity too, the table backs off.)"""
+    return bool(lost) and any(
+        r.referee_id != lost and not r.draining and r.active_tables < r.capacity for r in referees_live()
+    )
 
 
 def pool_bots_available() -> dict[str, str] | None:

@@ -100,6 +100,18 @@ def test_tables_routed_there_count_as_load_before_the_heartbeat_says_so(organise
         assert route(1) == "b"
 
 
+def test_a_lost_table_fails_over_at_once_only_to_a_live_referee_with_room():
+    beat("a", active=8, capacity=8)
+    assert not routing.failover_target_exists(lost="")  # outside a pool: no failover
+    assert not routing.failover_target_exists(lost="a")  # nobody else
+    beat("b", active=8, capacity=8)
+    assert not routing.failover_target_exists(lost="a")  # b is full: back off instead
+    beat("b", active=7, capacity=8)
+    assert routing.failover_target_exists(lost="a")
+    Referee.objects.filter(referee_id="b").update(draining=True)
+    assert not routing.failover_target_exists(lost="a")
+
+
 def test_the_ladder_sees_bots_with_a_free_slot_anywhere_in_the_pool():
     beat("a", b1=0, b2=1)
     beat("b", b1=0, b3=2)
