@@ -30,6 +30,7 @@ QUICK: dict[str, list[str]] = {
     "house_bench": ["--seconds", "4"],
     "middleware_bench": ["--rounds", "3", "--requests", "100"],
     "referee_bench": ["--quick"],
+    "replay_read_bench": ["--quick"],
     "sdk_client_bench": ["--quick"],
     "search_bench": ["--quick"],
     "tournament_bench": ["--rounds", "1", "--recompute-games", "10000", "--record-rounds", "1"],

@@ -112,6 +112,8 @@ def _malformed(how: str) -> object:
         replay["hands"] = replay["hands"][:3]
     elif how == "card":
         replay["hands"][2][0] = "1Z"
+    elif how == "nested":
+        replay["hands"][1][3] = ["3S"]
     elif how == "moves":
         replay["moves"] = {"seat": 0}
     elif how == "move":
@@ -132,6 +134,7 @@ def _malformed(how: str) -> object:
     ("players", "replay players must be 2, 3 or 4, not 7"),
     ("hands", "replay hands do not match its number of players (4)"),
     ("card", "bad hands in replay: seat 2: unknown card '1Z'"),
+    ("nested", "bad hands in replay: seat 1: unknown card ['3S']"),
     ("moves", "replay moves must be a list"),
     ("move", "replay move 4 is malformed (no seat of the game)"),
     ("missing", "not a valid replay: missing 'moves'"),
