@@ -33,9 +33,16 @@ case "$role" in
     ;;
   referee)
     # Reads REFEREE_ORGANIZER_TOKEN from the environment (never on the command line), the
-    # same secret the workers present.
+    # same secret the workers present. In the pool each referee tells workers and bots where
+    # to reach it (TIENLEN_REFEREE_ADVERTISE); by default its own address on the container
+    # network, so every replica of a scaled referee service is found at its own address.
+    listen="${REFEREE_LISTEN:-0.0.0.0:50051}"
+    if [ -z "${TIENLEN_REFEREE_ADVERTISE:-}" ]; then
+      TIENLEN_REFEREE_ADVERTISE="$(hostname -i | cut -d' ' -f1):${listen##*:}"
+      export TIENLEN_REFEREE_ADVERTISE
+    fi
     exec tienlen-referee \
-      --listen "${REFEREE_LISTEN:-0.0.0.0:50051}" \
+      --listen "$listen" \
       --token-store "${REFEREE_TOKEN_STORE:-tournaments.token_store:DjangoTokenStore}" "$@"
     ;;
   bot)
