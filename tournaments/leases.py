@@ -4,55 +4,61 @@ transitions of `tournaments.table_lifecycle` (`table_lease_renew`, `tables_claim
 
 Both run in background threads so nothing is added to the per-game path: a table's
 recorder never waits for a renewal, and a renewal is one UPDATE every
-TIENLEN_LEASE_RENEW_SECONDS per playing table. Each thread uses its own database
-connection (Django's are per thread) and closes it when it stops; the reaper closes it
-after every pass, so a prefork worker never forks a child while holding one.
+TIENLEN_LEASE_RENEW_SECONDS per playing table, from one heartbeat thread per worker process
+(started on first use, in the process that plays: after a prefork worker's fork). Each
+thread uses its own database connection (Django's are per thread); the reaper, which runs
+in the worker's main process, closes it after every pass, so that process never forks a
+pool child while holding one.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
+import time
 from collections.abc import Callable
 from types import TracebackType
 
 from django.db import DatabaseError, connection
 
+from tournaments.models import Table
 from tournaments.table_lifecycle import LeaseLost, LeaseTimes, lease_owner_new, table_lease_renew
 
 log = logging.getLogger(__name__)
 
 
 class TableLease:
-    """One attempt's hold on a table: its owner token, and while it plays, a heartbeat
-    thread renewing the lease.
+    """One attempt's hold on a table: its owner token, and while it plays, renewals of the
+    lease by the process's heartbeat thread (`_Keeper`).
 
         with TableLease(table_id) as lease:
             plan = table_plan(table_id=..., lease_owner=lease.owner)   # takes the lease
-            lease.keep()                                                # starts renewing
+            lease.keep()                                                # renewed from now on
             ... lease.check() between batches; writes pass owner=lease.owner ...
 
     `lost` is set when a renewal finds the lease taken over (the attempt was presumed dead,
     e.g. its renewals failed for a whole lease): the attempt must stop, and `check()`
-    raises LeaseLost. Its writes are fenced anyway (they raise LeaseLost themselves)."""
+    raises LeaseLost. Its writes are fenced anyway (they raise LeaseLost themselves).
+    Keeping a lease costs a dict entry, no thread and no query: a table shorter than one
+    renewal period is never renewed at all."""
 
     def __init__(self, table_id: int, *, times: LeaseTimes | None = None) -> None:
         self.table_id = table_id
         self.owner = lease_owner_new()
         self.times = times or LeaseTimes.from_settings()
         self.lost = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.renewals = 0
+        self.renewed_at = 0.0  # time.monotonic() of the take or the last renewal
+        self._kept = False
 
     def keep(self) -> None:
         """Start renewing (once the lease is taken)."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name=f"lease-{self.table_id}", daemon=True
-            )
-            self._thread.start()
+        if not self._kept:
+            self.renewed_at = time.monotonic()
+            self._kept = True
+            _keeper().add(self)
 
     def check(self) -> None:
         if self.lost.is_set():
@@ -60,10 +66,9 @@ class TableLease:
 
     def release(self) -> None:
         """Stop renewing (the lease itself is freed by the attempt's last transition)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        if self._kept:
+            self._kept = False
+            _keeper().discard(self)
 
     def __enter__(self) -> TableLease:
         return self
@@ -72,26 +77,83 @@ class TableLease:
                  tb: TracebackType | None) -> None:
         self.release()
 
-    def _run(self) -> None:
+    def renew(self) -> bool:
+        """One renewal (the keeper's thread); False once there is nothing more to keep."""
         try:
-            while not self._stop.wait(self.times.renew_s):
-                try:
-                    if not table_lease_renew(table_id=self.table_id, owner=self.owner,
-                                             lease_s=self.times.lease_s):
-                        return  # the table closed (or it is no longer running): nothing to keep
-                    self.renewals += 1
-                except LeaseLost:
-                    log.warning("table %s: lease of %s taken over; stopping", self.table_id, self.owner)
-                    self.lost.set()
-                    return
-                except DatabaseError as exc:
-                    # The next renewal may succeed; the lease outlives a few failed ones.
-                    log.warning("table %s: lease renewal failed: %s", self.table_id, exc)
-                    connection.close()
-                except Exception:
-                    log.exception("table %s: lease renewal failed", self.table_id)
-        finally:
+            if not table_lease_renew(table_id=self.table_id, owner=self.owner, lease_s=self.times.lease_s):
+                return False  # the table closed (or it is no longer running): nothing to keep
+        except LeaseLost:
+            log.warning("table %s: lease of %s taken over; stopping", self.table_id, self.owner)
+            self.lost.set()
+            return False
+        except Table.DoesNotExist:
+            return False  # deleted (its tournament was): nothing to keep
+        except DatabaseError as exc:
+            # The next renewal may succeed; the lease outlives a few failed ones.
+            log.warning("table %s: lease renewal failed: %s", self.table_id, exc)
             connection.close()
+            return True
+        except Exception:
+            log.exception("table %s: lease renewal failed", self.table_id)
+            return True
+        self.renewals += 1
+        self.renewed_at = time.monotonic()
+        return True
+
+
+class _Keeper:
+    """The process's heartbeat thread: renews every kept lease once its renewal period has
+    passed (looking five times a period), with one database connection of its own."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._leases: set[TableLease] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+
+    def add(self, lease: TableLease) -> None:
+        with self._lock:
+            self._leases.add(lease)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="table-leases", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def discard(self, lease: TableLease) -> None:
+        with self._lock:
+            self._leases.discard(lease)
+
+    def _due(self) -> tuple[list[TableLease], float]:
+        with self._lock:
+            while not self._leases:
+                self._wake.wait()
+            now = time.monotonic()
+            due = [lease for lease in self._leases if now - lease.renewed_at >= lease.times.renew_s]
+            tick = min(lease.times.renew_s for lease in self._leases) / 5
+            return due, tick
+
+    def _run(self) -> None:
+        while True:
+            due, tick = self._due()
+            for lease in due:
+                if not lease.renew():
+                    self.discard(lease)
+            time.sleep(tick)
+
+
+_keepers: dict[int, _Keeper] = {}
+_keepers_lock = threading.Lock()
+
+
+def _keeper() -> _Keeper:
+    """This process's keeper (one per process: a prefork child makes its own)."""
+    pid = os.getpid()
+    with _keepers_lock:
+        keeper = _keepers.get(pid)
+        if keeper is None:
+            keeper = _keepers[pid] = _Keeper()
+        return keeper
 
 
 class Reaper:

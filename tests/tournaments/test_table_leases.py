@@ -4,6 +4,7 @@ heartbeat and reaper threads run for real against the test database."""
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import timedelta
 
@@ -315,3 +316,30 @@ def test_the_tick_and_the_workers_reapers_claim_the_same_way(table, monkeypatch)
     time.sleep(0.3)
     assert tasks.tournaments_tick()["resumed_stale"] == 1 and enqueued == [table.pk]
     assert tasks.tables_reap() == [] and enqueued == [table.pk]  # claimed once
+
+
+@pytest.mark.django_db(transaction=True)
+def test_keeping_leases_costs_one_thread_per_process_and_nothing_for_a_short_table(organiser, bots) -> None:
+    tournament = running_round_robin(organiser, bots[:8], seats_per_table=4)
+    tables = list(tournament.tables.all()[:3])
+    times = LeaseTimes(lease_s=1.0, renew_s=0.3, reap_s=0)
+    # A table done before its first renewal is due: never renewed, no query at all.
+    with leases.TableLease(tables[0].pk, times=times) as short:
+        assert start(tables[0].pk, short.owner, lease_s=times.lease_s)
+        short.keep()
+    threads_before = {t.name for t in threading.enumerate()}
+    held = [leases.TableLease(t.pk, times=times) for t in tables[1:]]
+    try:
+        for lease in held:
+            assert start(lease.table_id, lease.owner, lease_s=times.lease_s)
+            lease.keep()
+        time.sleep(1.5)  # past the lease: both kept alive by one thread renewing them
+        # (the short table's attempt ended without freeing its lease, as a dead one would)
+        assert tables_claim_stale(stale_after_s=STALE) == [tables[0].pk]
+        assert all(lease.renewals >= 3 for lease in held)
+        assert short.renewals == 0
+        names = [t.name for t in threading.enumerate()]
+        assert names.count("table-leases") == 1 and "table-leases" in threads_before
+    finally:
+        for lease in held:
+            lease.release()
