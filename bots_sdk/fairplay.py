@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bots_sdk.rules.record import REPLAY_SCHEMA
+
 COMMIT_SCHEME = "tienlen-deal-commit-v1"
 DEAL_ALGORITHM = "tienlen-deal-v1"
 
@@ -42,7 +44,6 @@ def commitment_matches(commitment: str, salt: str, seed: str) -> bool:
 # ------------------------------------------------------------------ verification
 
 PROOF_SCHEMA = "tienlen.deal-proof/1"
-REPLAY_SCHEMA = "tienlen.replay/1"
 _GAME_PATH = re.compile(r"^(?P<prefix>.*?)/(?:api/v1/)?games/(?P<id>\d+)(?:/.*)?$")
 
 
