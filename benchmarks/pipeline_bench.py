@@ -207,19 +207,19 @@ class Meter:
 # --- the two ways of playing a round robin ----------------------------------------------------
 
 
-def round_robin(organiser, bots, *, name: str, cycles: int):
+def round_robin(organiser, bots, *, name: str, cycles: int, sets: int = 1):
     from tournaments.services import tournaments as services
 
     tournament = services.tournament_create(
         organiser=organiser, name=name, format="round_robin", seats_per_table=4, cycles=cycles,
-        allow_same_owner=True,
+        duplicate_sets=sets, allow_same_owner=True,
     )
     for bot in bots:
         services.tournament_entrant_add(tournament=tournament, bot=bot)
     return tournament
 
 
-def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: int, streams: int,
+def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: int, sets: int, streams: int,
                   meter: Meter) -> tuple[int, float]:
     """Schedule a round robin, take every table's plan, then play them all on the
     referee(s) with `streams` concurrent calls (tables dealt round the referees)."""
@@ -229,7 +229,7 @@ def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: i
     from tournaments.services import tables as table_services
     from tournaments.services import tournaments as services
 
-    tournament = round_robin(organiser, bots, name=f"alone {number}", cycles=cycles)
+    tournament = round_robin(organiser, bots, name=f"alone {number}", cycles=cycles, sets=sets)
     Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
     table_ids = services.tournament_schedule(tournament_id=tournament.pk)
     plans = [table_services.table_plan(table_id=t) for t in table_ids]
@@ -264,14 +264,14 @@ def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: i
     return games, seconds
 
 
-def pipeline(organiser, bots, *, number: int, cycles: int, meter: Meter) -> tuple[int, float]:
+def pipeline(organiser, bots, *, number: int, cycles: int, sets: int, meter: Meter) -> tuple[int, float]:
     """Start a round robin as the API does and wait until it is finished."""
     from django.db import close_old_connections
 
     from tournaments.models import Game, RatingChange, Table, Tournament
     from tournaments.services import tournaments as services
 
-    tournament = round_robin(organiser, bots, name=f"pipeline {number}", cycles=cycles)
+    tournament = round_robin(organiser, bots, name=f"pipeline {number}", cycles=cycles, sets=sets)
     meter.start()
     t0 = time.perf_counter()
     services.tournament_start(tournament=tournament)
@@ -324,6 +324,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating repetitions of each configuration")
     parser.add_argument("--cycles", type=int, default=4, help="round robin cycles (14 tables of 4 games each)")
+    parser.add_argument("--sets", type=int, default=1,
+                        help="duplicate sets per table: 4 games each (1, the default table size)")
     parser.add_argument("--workers", type=ints, default=[1], help="worker processes, e.g. 1,2,4")
     parser.add_argument("--referees", type=ints, default=[1], help="referee processes, e.g. 1,2")
     parser.add_argument("--pool", default="prefork",
@@ -381,11 +383,12 @@ def main() -> None:
                     for r in range(args.rounds):
                         meter = Meter(roles)
                         games, secs = referee_alone(staff, bots, list(targets), number=len(rows) * 100 + r,
-                                                    cycles=args.cycles, streams=args.streams, meter=meter)
+                                                    cycles=args.cycles, sets=args.sets, streams=args.streams, meter=meter)
                         result["alone"].append(games / secs)
                         result["cpu_alone"].append({k: v / games for k, v in meter.spent.items()})
                         meter = Meter(roles)
-                        games, secs = pipeline(staff, bots, number=len(rows) * 100 + r, cycles=args.cycles, meter=meter)
+                        games, secs = pipeline(staff, bots, number=len(rows) * 100 + r, cycles=args.cycles, sets=args.sets,
+                                               meter=meter)
                         result["pipeline"].append(games / secs)
                         result["cpu_pipeline"].append({k: v / games for k, v in meter.spent.items()})
                         print(f"  referees {referees}, workers {workers}, round {r + 1}: alone {result['alone'][-1]:.1f} games/s, "
@@ -400,9 +403,9 @@ def main() -> None:
             for proc in ref_procs:
                 proc.stop()
 
-    games_per_run = 14 * args.cycles * 4
+    games_per_run = 14 * args.cycles * 4 * args.sets
     print()
-    print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x 4 games ({games_per_run} games) per run, "
+    print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x {4 * args.sets} games ({games_per_run} games) per run, "
           f"Celery pool {args.pool}, {args.rounds} alternating rounds; ranges over the rounds")
     print()
     print("| referees | worker processes | referee alone, games/s | pipeline, games/s | pipeline / alone |")
