@@ -29,6 +29,7 @@ QUICK: dict[str, list[str]] = {
     "flood_bench": ["--quick"],
     "house_bench": ["--seconds", "4"],
     "middleware_bench": ["--rounds", "3", "--requests", "100"],
+    "pipeline_bench": ["--rounds", "1", "--cycles", "1"],
     "referee_bench": ["--quick"],
     "replay_read_bench": ["--quick"],
     "sdk_client_bench": ["--quick"],
