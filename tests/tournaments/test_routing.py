@@ -349,6 +349,7 @@ def test_a_table_whose_referee_dies_finishes_on_another_without_a_game_twice(fau
     planned = table.games_planned
     assert sorted(Game.objects.filter(table=table).values_list("index", flat=True)) == list(range(planned))
     # promptly, and not as a failing referee: the failover attempt did not count
+    print(f"\n{fault}: on the other referee {resumed_in:.1f} s after the fault")
     assert resumed_in < 10, resumed_in
     assert table.attempts == 1
     assert not Game.objects.filter(table=table, seats__forfeited=True).exists()
