@@ -118,6 +118,27 @@ def test_the_ladder_sees_bots_with_a_free_slot_anywhere_in_the_pool():
     assert routing.pool_bots_available() == {"2": "1.0", "3": "1.0"}
 
 
+def test_the_ladder_tick_seats_bots_from_every_referee_of_the_pool(organiser, monkeypatch):
+    from tests.tournaments.test_ladder import bots_of_owners, running_ladder
+    from tournaments import tasks
+    from tournaments.models import TableSeat
+
+    bots = bots_of_owners([f"u{i}" for i in range(5)])
+    ladder = running_ladder(organiser, bots, seats_per_table=2, ladder_tables_per_tick=2)
+    b0, b1, b2, b3, b4 = (str(b.pk) for b in bots)
+    # two referees, each with some of the bots; b4's slots are all taken
+    referee_heartbeat(report=RefereeReport(
+        referee_id="r1", address="r1:1", capacity=8, active_tables=0, started_at=time.time(),
+        bots={b0: BotSlots(2, "1.0"), b1: BotSlots(1, "1.0"), b4: BotSlots(0, "1.0")}))
+    referee_heartbeat(report=RefereeReport(
+        referee_id="r2", address="r2:1", capacity=8, active_tables=0, started_at=time.time(),
+        bots={b2: BotSlots(1, "1.0"), b3: BotSlots(3, "1.0"), b4: BotSlots(0, "1.0")}))
+    monkeypatch.setattr(tasks.table_play_task, "delay", lambda table_id: None)
+    assert tasks.tournaments_tick()["ladder_tables"] == 2
+    seated = set(TableSeat.objects.filter(table__tournament=ladder).values_list("entrant__bot_id", flat=True))
+    assert seated == {int(b) for b in (b0, b1, b2, b3)}  # from both referees; b4 has no free slot
+
+
 # --- real referees, bots and a worker --------------------------------------------------------
 
 
