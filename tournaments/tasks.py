@@ -157,10 +157,10 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
         try:
             return _table_play(self, table_id, avoid, lease)
         except LeaseHeld as exc:
-            log.info("table %s: %s; not playing it twice", table_id, exc)
+            log.info("%s; not playing it twice", exc)
             return "played by another worker"
         except LeaseLost as exc:
-            log.warning("table %s: %s; this attempt stops", table_id, exc)
+            log.warning("%s; this attempt stops", exc)
             return "lease lost"
         except Retry:
             raise  # the retry's transition freed the lease until it is due

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import socket
 import time
 from collections import Counter
@@ -83,10 +84,12 @@ def referee_plays(log_path, referee_table_id: str) -> list[tuple[str, str]]:
     return plays
 
 
-def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool) -> dict[str, float]:
+def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool, freeze: bool = False) -> dict[str, float]:
     """Play a one-table round robin, SIGKILL the worker holding the table after two games,
     and check the recovery. `replacement`: one worker, restarted at once after the kill;
-    otherwise a second worker is idle all along and takes over."""
+    otherwise a second worker is idle all along and takes over. `freeze`: SIGSTOP the
+    worker instead, and wake it (SIGCONT) once the other worker plays the table: the old
+    attempt, alive after all, must record nothing more and stop."""
     broker = require_redis()
     broker_clear_stale(broker)
     from django.contrib.auth import get_user_model
@@ -160,7 +163,10 @@ def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool) -> 
         table = Table.objects.get(tournament=tournament)
         assert table.status == Table.Status.RUNNING and table.lease_owner
         victim = next(n for n in workers if os.getpgid(holder_pid(table.lease_owner)) == group.processes[n].pid)
-        group.kill(victim)
+        if freeze:
+            os.killpg(group.processes[victim].pid, signal.SIGSTOP)
+        else:
+            group.kill(victim)
         killed_at = time.monotonic()
         before = games()
         assert before < planned, "the table finished before its worker could be killed"
@@ -177,6 +183,13 @@ def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool) -> 
         processes.wait_until(lambda: games() > before, timeout=60, what="a game after the resume", group=group,
                              interval=0.2)
         first_game_after = time.monotonic() - killed_at
+        if freeze:
+            # The old attempt wakes while the new one holds the table: its queued games
+            # (its referee play went on while it was frozen) are refused, and it stops.
+            os.killpg(group.processes[victim].pid, signal.SIGCONT)
+            processes.wait_until(lambda: "'lease lost'" in group.processes[victim].log_path.read_text(),
+                                 timeout=60, what="the woken worker to stop", group=group)
+            assert Table.objects.get(pk=table.pk).status == Table.Status.RUNNING, "woken too late to test"
         processes.wait_until(
             lambda: Tournament.objects.get(pk=tournament.pk).status == Tournament.Status.FINISHED,
             timeout=120, what="the tournament to finish", group=group,
@@ -204,7 +217,7 @@ def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool) -> 
     report = ratings_recompute(pool=Tournament.objects.get(pk=tournament.pk).pool, write=False)
     assert report.games == planned and report.max_difference < 1e-6
     timings = {"resumed_s": resumed_after, "first_game_s": first_game_after, "finished_s": finished_after}
-    print(f"\nworker kill ({'beat' if beat else 'no beat'}, "
+    print(f"\nworker {'freeze' if freeze else 'kill'} ({'beat' if beat else 'no beat'}, "
           f"{'restarted worker' if replacement else 'second worker'}): "
           + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
     return timings
@@ -216,3 +229,7 @@ def test_a_killed_workers_table_is_resumed_by_another_worker_within_a_minute_wit
 
 def test_a_killed_workers_table_is_resumed_by_its_restarted_worker_within_a_minute_with_beat(marker, tmp_path):
     run_worker_kill(marker, tmp_path, beat=True, replacement=True)
+
+
+def test_a_frozen_worker_woken_after_its_table_was_taken_over_records_nothing_more(marker, tmp_path):
+    run_worker_kill(marker, tmp_path, beat=False, replacement=False, freeze=True)
