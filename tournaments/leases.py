@@ -124,22 +124,21 @@ class _Keeper:
         with self._lock:
             self._leases.discard(lease)
 
-    def _due(self) -> tuple[list[TableLease], float]:
+    def _due(self) -> list[TableLease]:
         with self._lock:
             while not self._leases:
                 self._wake.wait()
             now = time.monotonic()
-            due = [lease for lease in self._leases if now - lease.renewed_at >= lease.times.renew_s]
-            tick = min(lease.times.renew_s for lease in self._leases) / 5
-            return due, tick
+            return [lease for lease in self._leases if now - lease.renewed_at >= lease.times.renew_s]
 
     def _run(self) -> None:
         while True:
-            due, tick = self._due()
-            for lease in due:
+            for lease in self._due():
                 if not lease.renew():
                     self.discard(lease)
-            time.sleep(tick)
+            with self._lock:  # a lease added meanwhile wakes it (its period may be shorter)
+                if self._leases:
+                    self._wake.wait(min(lease.times.renew_s for lease in self._leases) / 5)
 
 
 _keepers: dict[int, _Keeper] = {}
