@@ -75,6 +75,8 @@ class TablePlan:
     # The secret seed of every game still to play, from first_game_index (DESIGN.md §1).
     deal_seeds: list[str] = field(default_factory=list, repr=False)
     starting_games: bool = False
+    # The referee the table's previous attempt was routed to (Table.referee; "" at first).
+    referee: str = ""
 
     @property
     def bot_ids(self) -> list[int]:

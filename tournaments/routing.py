@@ -46,7 +46,12 @@ from django.db.models import Count
 from django.db.models.functions import Now
 
 from tournaments.models import Referee, Table
-from tournaments.referee import RefereeUnavailable, referee_channel_drop, referee_list_bots
+from tournaments.referee import (
+    RefereeUnavailable,
+    TablePlan,
+    referee_channel_drop,
+    referee_list_bots,
+)
 from tournaments.referee_pool import pool_connected_bots, referees_live
 
 #: Seconds a route this process chose counts towards its referee's load: about the time
@@ -130,12 +135,14 @@ def referee_route(
     )
 
 
-def table_route(*, table_id: int, participants: Sequence[str], avoid: Collection[str] = ()) -> Route:
-    """Route an attempt of the table (`referee_route`, preferring the referee it was on)
-    and note the choice on the table (shown to organisers; counted as load)."""
-    current = Table.objects.filter(pk=table_id).values_list("referee", flat=True).first() or ""
-    route = referee_route(participants=participants, avoid=avoid, current=current)
-    Table.objects.filter(pk=table_id).update(referee=route.referee_id or route.target)
+def table_route(*, plan: TablePlan, avoid: Collection[str] = ()) -> Route:
+    """Route an attempt of the planned table (`referee_route`, preferring the referee its
+    previous attempt was on) and note a new choice on the table (shown to organisers;
+    counted as load by every worker)."""
+    route = referee_route(participants=plan.participants, avoid=avoid, current=plan.referee)
+    chosen = route.referee_id or route.target
+    if chosen != plan.referee:
+        Table.objects.filter(pk=plan.table_id).update(referee=chosen)
     return route
 
 

@@ -181,7 +181,7 @@ def _table_play(self, table_id: int, avoid: list[str] | None, lease: leases.Tabl
     if plan.first_game_index >= plan.games_planned:
         _finish(table_id)
         return "complete"
-    route = routing.table_route(table_id=table_id, participants=plan.participants, avoid=avoid or ())
+    route = routing.table_route(plan=plan, avoid=avoid or ())
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = routing.route_connected(route)
         if connected:

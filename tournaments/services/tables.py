@@ -92,6 +92,7 @@ def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
         attempts=table.attempts,
         deal_seeds=deal_seeds,
         starting_games=field_format,
+        referee=table.referee,
     )
 
 
