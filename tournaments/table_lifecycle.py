@@ -149,9 +149,12 @@ class LeaseTimes:
         )
 
 
+_HOST = socket.gethostname()[:30]
+
+
 def lease_owner_new() -> str:
     """A token naming one attempt (host and process, for the logs, and a random part)."""
-    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:16]}"
+    return f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:16]}"
 
 
 def _db_now_plus(seconds: float) -> Expression:
@@ -196,10 +199,12 @@ def table_start(*, table: Table, now: datetime, owner: str = "", lease_s: float 
         "lease_owner": owner,
         "lease_expires_at": _db_now_plus(lease_s) if owner else None,
     }
-    free = Q(lease_owner="") | Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True)
-    if owner:
-        free |= Q(lease_owner=owner)
-    if not Table.objects.filter(free, pk=table.pk).update(**fields):
+    # The row is locked: a lease seen free (or ours) stays so; another's is taken only if
+    # expired on the database's clock (checked in the statement).
+    rows = Table.objects.filter(pk=table.pk)
+    if table.lease_owner and table.lease_owner != owner:
+        rows = rows.filter(lease_expires_at__lt=Now())
+    if not rows.update(**fields):
         raise LeaseHeld(table.pk, table.lease_owner)
     for name, value in fields.items():
         if name != "lease_expires_at":
@@ -220,14 +225,15 @@ def table_progress(*, table: Table, now: datetime) -> dict[str, Any]:
 
 def table_progress_save(*, table_id: int, fields: dict[str, Any], owner: str | None = None) -> None:
     """The recorder's UPDATE of the row (its counters and `table_progress`'s fields), fenced
-    by the lease: with an `owner`, it applies only while that attempt holds the lease of the
-    open table, else raises LeaseLost so the recording transaction rolls back (a taken-over
-    attempt's late games are never recorded). A closed table still counts late games, as
-    before leases: a finished or cancelled table keeps what was played. One statement."""
-    condition = Q(pk=table_id)
+    by the lease: with an `owner`, it applies only while that attempt holds the lease, else
+    raises LeaseLost so the recording transaction rolls back (a taken-over attempt's late
+    games are never recorded). A close or a cancel leaves the owner as it was, so the
+    holder's late games still count on a table closed meanwhile, as before leases. One
+    statement, the one the recorder made anyway."""
+    rows = Table.objects.filter(pk=table_id)
     if owner is not None:
-        condition &= Q(lease_owner=owner) | Q(status__in=CLOSED)
-    if not Table.objects.filter(condition).update(**fields) and owner is not None:
+        rows = rows.filter(lease_owner=owner)
+    if not rows.update(**fields) and owner is not None:
         raise LeaseLost(table_id, owner)
 
 
