@@ -135,13 +135,14 @@ def start_referee(number: int) -> tuple[Proc, str]:
     return proc, target
 
 
-def start_worker(number: int, *, concurrency: int, pool: str, target: str, profile: str | None) -> Proc:
+def start_worker(number: int | str, *, concurrency: int, pool: str, target: str, profile: str | None,
+                 queues: str = "celery") -> Proc:
     argv = [sys.executable]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
     argv += ["-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--pool", pool, "--concurrency", str(concurrency),
              "--loglevel", os.environ.get("PIPE_WORKER_LOGLEVEL", "WARNING"), "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "--hostname", f"pipe-bench-{number}@%h"]
+             "--queues", queues, "--hostname", f"pipe-bench-{number}@%h"]
     return Proc(f"worker-{number}", argv, {
         "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REFEREE_TARGET": target,
         "REFEREE_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
@@ -264,15 +265,17 @@ def referee_alone(organiser, bots, targets: list[str], *, number: int, cycles: i
     return games, seconds
 
 
-def pipeline(organiser, bots, *, number: int, cycles: int, sets: int, meter: Meter) -> tuple[int, float]:
-    """Start a round robin as the API does and wait until it is finished."""
+def pipeline(organiser, bots, *, number: int, cycles: int, sets: int, meter: Meter | None) -> tuple[int, float, float]:
+    """Start a round robin as the API does and wait until it is finished; then until every
+    revealed deal has its luck baseline (seconds from the start, not metered)."""
     from django.db import close_old_connections
 
-    from tournaments.models import Game, RatingChange, Table, Tournament
+    from tournaments.models import Deal, Game, RatingChange, Table, Tournament
     from tournaments.services import tournaments as services
 
     tournament = round_robin(organiser, bots, name=f"pipeline {number}", cycles=cycles, sets=sets)
-    meter.start()
+    if meter:
+        meter.start()
     t0 = time.perf_counter()
     services.tournament_start(tournament=tournament)
     deadline = time.monotonic() + 900
@@ -281,14 +284,21 @@ def pipeline(organiser, bots, *, number: int, cycles: int, sets: int, meter: Met
             raise RuntimeError("the pipeline did not finish the round robin")
         time.sleep(0.02)
     seconds = time.perf_counter() - t0
-    meter.stop()
+    if meter:
+        meter.stop()
     close_old_connections()
+    pending = Deal.objects.filter(tournament=tournament, baseline__isnull=True)
+    while pending.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the luck baselines were not computed")
+        time.sleep(0.05)
+    with_baselines = time.perf_counter() - t0
     games = Game.objects.filter(table__tournament=tournament).count()
     planned = sum(Table.objects.filter(tournament=tournament).values_list("games_planned", flat=True))
     rated = RatingChange.objects.filter(game__table__tournament=tournament).count()
     if games != planned or rated != 4 * games:
         raise RuntimeError(f"pipeline: {games} games recorded of {planned} planned, {rated} rating changes")
-    return games, seconds
+    return games, seconds, with_baselines
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -320,6 +330,46 @@ def fmt_range(values: Iterable[float], digits: int = 0) -> str:
     return f"{lo:.{digits}f}" if f"{lo:.{digits}f}" == f"{hi:.{digits}f}" else f"{lo:.{digits}f}–{hi:.{digits}f}"
 
 
+def run_round(args, app, staff, bots, ref_procs: list[Proc], targets: list[str], bot_procs: list[Proc], *,
+              workers: int, mode: str, number: int, result: dict) -> None:
+    """One referee-alone run then one pipeline run, on workers started for `mode` (and warmed
+    up with an unmetered one-cycle round robin, so no run pays a fresh process's first
+    imports and connections)."""
+    queues = "celery,analysis" if mode == "same" else "celery"
+    # The referees register in the pool (the platform's database) and every worker
+    # routes each table over it (tournaments.routing); REFEREE_TARGET is only the
+    # fallback when no referee is registered.
+    if args.pool == "threads":  # `workers` processes, each a threads pool
+        worker_procs = [
+            start_worker(i, concurrency=args.threads or 4, pool="threads", target=targets[0], profile=None, queues=queues)
+            for i in range(workers)
+        ]
+    else:  # one Celery worker whose pool has `workers` processes
+        worker_procs = [start_worker(0, concurrency=workers, pool=args.pool, target=targets[0],
+                                     profile=args.profile if workers == 1 else None, queues=queues)]
+    analysis_procs = []
+    if mode == "separate":
+        analysis_procs = [start_worker("analysis", concurrency=1, pool="prefork", target=targets[0], profile=None,
+                                       queues="analysis")]
+    try:
+        wait_workers(app, len(worker_procs) + len(analysis_procs))
+        pipeline(staff, bots, number=number * 10 + 9, cycles=1, sets=args.sets, meter=None)  # warm-up
+        roles = {"referee": ref_procs, "worker": worker_procs, "analysis": analysis_procs, "bots": bot_procs}
+        meter = Meter(roles)
+        games, secs = referee_alone(staff, bots, targets, number=number, cycles=args.cycles, sets=args.sets,
+                                    streams=args.streams, meter=meter)
+        result["alone"].append(games / secs)
+        result["cpu_alone"].append({k: v / games for k, v in meter.spent.items()})
+        meter = Meter(roles)
+        games, secs, with_baselines = pipeline(staff, bots, number=number, cycles=args.cycles, sets=args.sets, meter=meter)
+        result["pipeline"].append(games / secs)
+        result["baselines"].append(with_baselines)
+        result["cpu_pipeline"].append({k: v / games for k, v in meter.spent.items()})
+    finally:
+        for proc in worker_procs + analysis_procs:
+            proc.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="alternating repetitions of each configuration")
@@ -337,7 +387,15 @@ def main() -> None:
     parser.add_argument("--bots", choices=("house", "remote"), default="house",
                         help="house bots in the referee, or 8 SDK bot processes (one per bot and referee)")
     parser.add_argument("--profile", help="cProfile the (single, solo-pool) worker into this file")
+    parser.add_argument("--analysis", default="separate",
+                        help="where the luck baselines run: separate (the analysis queue on a worker process of "
+                             "its own, as compose), same (the recording worker consumes both queues, as before "
+                             "issue 13's pipeline work), or both: same,separate (alternating in each round, each "
+                             "with its referee-alone run)")
     args = parser.parse_args()
+    modes = [m for m in args.analysis.split(",") if m]
+    if not modes or set(modes) - {"same", "separate"}:
+        parser.error("--analysis: same, separate or same,separate")
     setup()
 
     from django.contrib.auth.models import User
@@ -365,38 +423,17 @@ def main() -> None:
             if bot_procs:
                 time.sleep(3)  # the bots connect
             for workers in args.workers:
-                # The referees register in the pool (the platform's database) and every worker
-                # routes each table over it (tournaments.routing); REFEREE_TARGET is only the
-                # fallback when no referee is registered.
-                if args.pool == "threads":  # `workers` processes, each a threads pool
-                    worker_procs = [
-                        start_worker(i, concurrency=args.threads or 4, pool="threads", target=targets[0], profile=None)
-                        for i in range(workers)
-                    ]
-                else:  # one Celery worker whose pool has `workers` processes
-                    worker_procs = [start_worker(0, concurrency=workers, pool=args.pool, target=targets[0],
-                                                 profile=args.profile if workers == 1 else None)]
-                try:
-                    wait_workers(app, len(worker_procs))
-                    roles = {"referee": list(ref_procs), "worker": worker_procs, "bots": bot_procs}
-                    result = {"alone": [], "pipeline": [], "cpu_alone": [], "cpu_pipeline": []}
-                    for r in range(args.rounds):
-                        meter = Meter(roles)
-                        games, secs = referee_alone(staff, bots, list(targets), number=len(rows) * 100 + r,
-                                                    cycles=args.cycles, sets=args.sets, streams=args.streams, meter=meter)
-                        result["alone"].append(games / secs)
-                        result["cpu_alone"].append({k: v / games for k, v in meter.spent.items()})
-                        meter = Meter(roles)
-                        games, secs = pipeline(staff, bots, number=len(rows) * 100 + r, cycles=args.cycles, sets=args.sets,
-                                               meter=meter)
-                        result["pipeline"].append(games / secs)
-                        result["cpu_pipeline"].append({k: v / games for k, v in meter.spent.items()})
-                        print(f"  referees {referees}, workers {workers}, round {r + 1}: alone {result['alone'][-1]:.1f} games/s, "
-                              f"pipeline {result['pipeline'][-1]:.1f} games/s ({games} games)", flush=True)
-                    rows.append((referees, workers, result))
-                finally:
-                    for proc in worker_procs:
-                        proc.stop()
+                results = {mode: {"alone": [], "pipeline": [], "baselines": [], "cpu_alone": [], "cpu_pipeline": []}
+                           for mode in modes}
+                for r in range(args.rounds):
+                    for mode in modes:
+                        run_round(args, app, staff, bots, list(ref_procs), list(targets), bot_procs, workers=workers,
+                                  mode=mode, number=(len(rows) * 10 + r) * 10 + modes.index(mode), result=results[mode])
+                        res = results[mode]
+                        print(f"  referees {referees}, workers {workers}, baselines {mode}, round {r + 1}: "
+                              f"alone {res['alone'][-1]:.1f} games/s, pipeline {res['pipeline'][-1]:.1f} games/s "
+                              f"(baselines done after {res['baselines'][-1]:.1f} s)", flush=True)
+                rows.extend((referees, workers, mode, results[mode]) for mode in modes)
         finally:
             for proc in bot_procs:
                 proc.stop()
@@ -408,20 +445,21 @@ def main() -> None:
     print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x {4 * args.sets} games ({games_per_run} games) per run, "
           f"Celery pool {args.pool}, {args.rounds} alternating rounds; ranges over the rounds")
     print()
-    print("| referees | worker processes | referee alone, games/s | pipeline, games/s | pipeline / alone |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
-    for referees, workers, res in rows:
+    print("| referees | worker processes | baselines | referee alone, games/s | pipeline, games/s | pipeline / alone "
+          "| baselines done, s |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+    for referees, workers, mode, res in rows:
         ratios = [p / a for a, p in zip(res["alone"], res["pipeline"], strict=True)]
-        print(f"| {referees} | {workers} | {fmt_range(res['alone'])} | {fmt_range(res['pipeline'])} | "
-              f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) |")
+        print(f"| {referees} | {workers} | {mode} | {fmt_range(res['alone'])} | {fmt_range(res['pipeline'])} | "
+              f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) | {fmt_range(res['baselines'], 1)} |")
     print()
-    roles = ["referee", "worker", "postgres", "bots", "api/client (this process)"]
-    print("| CPU ms per game | " + " | ".join(roles) + " |")
+    roles = ["referee", "worker", "analysis", "postgres", "bots", "api/client (this process)"]
+    print("| CPU ms per game (worker: the one recording; analysis: the baselines' own) | " + " | ".join(roles) + " |")
     print("| --- |" + " ---: |" * len(roles))
-    for referees, workers, res in rows:
+    for referees, workers, mode, res in rows:
         for kind in ("alone", "pipeline"):
             cells = [fmt_range((1000 * c[role] for c in res[f"cpu_{kind}"]), 2) for role in roles]
-            print(f"| {kind}, {referees} referee(s), {workers} worker(s) | " + " | ".join(cells) + " |")
+            print(f"| {kind}, {referees} referee(s), {workers} worker(s), baselines {mode} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

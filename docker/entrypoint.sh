@@ -20,10 +20,12 @@ case "$role" in
     exec python manage.py migrate --noinput "$@"
     ;;
   worker)
+    # CELERY_QUEUES: `celery` (tables) and `analysis` (luck baselines) by default; compose
+    # runs a worker for each (docs/deployment.md, "Queues").
     exec celery -A tienlen_site.celery:app worker \
       --loglevel "${LOG_LEVEL:-INFO}" \
       --concurrency "${CELERY_CONCURRENCY:-2}" \
-      --queues "${CELERY_QUEUES:-celery}" \
+      --queues "${CELERY_QUEUES:-celery,analysis}" \
       --hostname "${CELERY_WORKER_NAME:-worker}@%h" "$@"
     ;;
   beat)

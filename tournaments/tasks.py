@@ -294,7 +294,7 @@ def tournaments_tick() -> dict:
         .order_by("tournament_id").values_list("tournament_id", flat=True).distinct()[:20]
     )
     for tournament_id in behind:
-        deal_baselines_task.delay(tournament_id)
+        baselines_enqueue(tournament_id)
     return {
         "started": started, "ladder_tables": ladder_tables,
         "requeued": len(forgotten), "resumed_stale": len(stale),
@@ -327,15 +327,22 @@ def _reaper_stop(**_: object) -> None:
 @shared_task(acks_late=True, ignore_result=True)
 def deal_baselines_task(tournament_id: int) -> int:
     """Luck baselines of a tournament's newly revealed deals (tournaments.scoring.baseline):
-    its own task, so recording never waits for the simulations; re-enqueued while more remain."""
+    its own task on its own queue (`baselines_enqueue`), so recording never waits for the
+    simulations nor shares a worker process with them; re-enqueued while more remain."""
     batch = 500
     done = deal_baselines_compute(tournament_id=tournament_id, limit=batch)
     if done == batch:
-        deal_baselines_task.delay(tournament_id)
+        baselines_enqueue(tournament_id)
     return done
+
+
+def baselines_enqueue(tournament_id: int) -> None:
+    """Send the baselines task to the analysis queue (settings.TIENLEN_ANALYSIS_QUEUE), not
+    the tables' queue: a worker recording games never spends its CPU on simulations."""
+    deal_baselines_task.apply_async((tournament_id,), queue=settings.TIENLEN_ANALYSIS_QUEUE)
 
 
 # The jobs the services enqueue after commit (tournaments.jobs). Looked up at call time, so
 # a test that replaces a task's `delay` sees its own.
 jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
-jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: deal_baselines_task.delay(tournament_id))
+jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tournament_id))

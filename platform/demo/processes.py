@@ -282,6 +282,8 @@ def celery_worker_argv(*, concurrency: int, name: str) -> list[str]:
     return python_argv(
         "-m", "celery", "-A", "tienlen_site.celery:app", "worker",
         "--loglevel", "INFO", "--concurrency", str(concurrency),
+        # the tables and the luck baselines (settings.TIENLEN_ANALYSIS_QUEUE) alike
+        "--queues", f"celery,{os.environ.get('TIENLEN_ANALYSIS_QUEUE', 'analysis')}",
         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
     )
 

@@ -264,6 +264,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_DB_REUSE_MAX = 200
+# The queue of the work that is not recording (the deals' luck baselines: simulations of
+# each revealed deal): a worker playing tables consumes only `celery`, so it never spends
+# its time on them; a worker of its own (compose's `analysis`), or one consuming both
+# (`--queues celery,analysis`: the image's default, the demo), runs them.
+TIENLEN_ANALYSIS_QUEUE = os.environ.get("TIENLEN_ANALYSIS_QUEUE", "analysis")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "tournaments-tick": {
