@@ -322,6 +322,36 @@ def table_lease_renew(*, table_id: int, owner: str, lease_s: float | None = None
     return _update(table_id, Event.HEARTBEAT, {"lease_expires_at": _db_now_plus(lease_s)}, owner=owner)
 
 
+def lease_owner_process_gone(owner: str) -> bool:
+    """Whether the attempt `owner` ran in a process of this host that exists no more (or is
+    a zombie): e.g. a worker's pool child killed (the OOM killer), whose task the broker
+    redelivers at once. False whenever unsure (another host, a live or unknown pid)."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (not ours to signal)
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def table_lease_break(*, table_id: int, owner: str, now: datetime | None = None) -> bool:
+    """The claim `stale` makes once a lease expires, made at once for an attempt known dead
+    (`lease_owner_process_gone`): frees the lease if `owner` still holds it. The dead
+    process's stream to its referee closed with it, so the table can be played again now."""
+    fields = {"lease_owner": "", "lease_expires_at": None, "progress_at": now or timezone.now()}
+    return _update(table_id, Event.STALE, fields, Q(lease_owner=owner))
+
+
 def tables_claim_stale(*, stale_after_s: float, now: datetime | None = None) -> list[int]:
     """Claim the running/waiting tables of running tournaments whose holder is presumed
     dead, so the caller re-enqueues them: their lease expired (the holder stopped renewing

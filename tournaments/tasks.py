@@ -42,7 +42,9 @@ from tournaments.services.tournaments import tournament_schedule
 from tournaments.table_lifecycle import (
     LeaseHeld,
     LeaseLost,
+    lease_owner_process_gone,
     table_busy,
+    table_lease_break,
     table_wait,
     tables_claim_stale,
     tables_forgotten,
@@ -174,7 +176,15 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
 
 def _table_play(self, table_id: int, avoid: list[str] | None, lease: leases.TableLease) -> str:
     owner = lease.owner
-    plan = table_plan(table_id=table_id, lease_owner=owner)
+    try:
+        plan = table_plan(table_id=table_id, lease_owner=owner)
+    except LeaseHeld as exc:
+        # Its holder's process is gone (a pool child killed: the broker redelivered its task
+        # at once): take the table over now rather than a lease later.
+        if not (lease_owner_process_gone(exc.owner) and table_lease_break(table_id=table_id, owner=exc.owner)):
+            raise
+        log.warning("table %s: its holder %s is gone; taking the table over", table_id, exc.owner)
+        plan = table_plan(table_id=table_id, lease_owner=owner)
     if plan is None:
         return "nothing to play"
     lease.keep()

@@ -84,12 +84,15 @@ def referee_plays(log_path, referee_table_id: str) -> list[tuple[str, str]]:
     return plays
 
 
-def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool, freeze: bool = False) -> dict[str, float]:
+def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool, freeze: bool = False,
+                    child: bool = False) -> dict[str, float]:
     """Play a one-table round robin, SIGKILL the worker holding the table after two games,
     and check the recovery. `replacement`: one worker, restarted at once after the kill;
     otherwise a second worker is idle all along and takes over. `freeze`: SIGSTOP the
     worker instead, and wake it (SIGCONT) once the other worker plays the table: the old
-    attempt, alive after all, must record nothing more and stop."""
+    attempt, alive after all, must record nothing more and stop. `child`: SIGKILL only the
+    pool process playing the table (as the OOM killer would); Celery requeues its task at
+    once and the copy takes the table over at once, its holder's process being gone."""
     broker = require_redis()
     broker_clear_stale(broker)
     from django.contrib.auth import get_user_model
@@ -165,12 +168,14 @@ def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool, fre
         victim = next(n for n in workers if os.getpgid(holder_pid(table.lease_owner)) == group.processes[n].pid)
         if freeze:
             os.killpg(group.processes[victim].pid, signal.SIGSTOP)
+        elif child:
+            os.kill(holder_pid(table.lease_owner), signal.SIGKILL)
         else:
             group.kill(victim)
         killed_at = time.monotonic()
         before = games()
         assert before < planned, "the table finished before its worker could be killed"
-        if replacement:
+        if replacement and not child:
             group.start("worker-a2", processes.celery_worker_argv(concurrency=1, name="worker-a2"), env=env)
 
         def resumed() -> bool:
@@ -217,8 +222,9 @@ def run_worker_kill(marker: str, tmp_path, *, beat: bool, replacement: bool, fre
     report = ratings_recompute(pool=Tournament.objects.get(pk=tournament.pk).pool, write=False)
     assert report.games == planned and report.max_difference < 1e-6
     timings = {"resumed_s": resumed_after, "first_game_s": first_game_after, "finished_s": finished_after}
-    print(f"\nworker {'freeze' if freeze else 'kill'} ({'beat' if beat else 'no beat'}, "
-          f"{'restarted worker' if replacement else 'second worker'}): "
+    print(f"\nworker {'freeze' if freeze else 'pool child kill' if child else 'kill'} "
+          f"({'beat' if beat else 'no beat'}, "
+          f"{'its own worker' if child else 'restarted worker' if replacement else 'second worker'}): "
           + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
     return timings
 
@@ -233,3 +239,8 @@ def test_a_killed_workers_table_is_resumed_by_its_restarted_worker_within_a_minu
 
 def test_a_frozen_worker_woken_after_its_table_was_taken_over_records_nothing_more(marker, tmp_path):
     run_worker_kill(marker, tmp_path, beat=False, replacement=False, freeze=True)
+
+
+def test_a_killed_pool_process_s_table_is_taken_over_at_once_by_the_requeued_task(marker, tmp_path):
+    timings = run_worker_kill(marker, tmp_path, beat=False, replacement=True, child=True)
+    assert timings["resumed_s"] < 10  # no lease to wait out: its holder's process is gone

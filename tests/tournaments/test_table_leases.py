@@ -4,6 +4,7 @@ heartbeat and reaper threads run for real against the test database."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from datetime import timedelta
@@ -343,3 +344,39 @@ def test_keeping_leases_costs_one_thread_per_process_and_nothing_for_a_short_tab
     finally:
         for lease in held:
             lease.release()
+
+
+@pytest.mark.django_db
+def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_gone(table, monkeypatch) -> None:
+    """A worker's pool child killed mid-table (the OOM killer): Celery requeues its task at
+    once; the copy sees the lease held by a process of this host that no longer exists and
+    takes the table over without waiting for the lease to expire."""
+    import subprocess
+
+    from tests.tournaments.conftest import make_result
+    from tournaments import tasks
+    from tournaments.models import Game
+    from tournaments.referee import TableOutcome
+    from tournaments.table_lifecycle import lease_owner_new, lease_owner_process_gone
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    host = lease_owner_new().split(":")[0]
+    dead, alive = f"{host}:{gone.pid}:0123456789abcdef", f"{host}:{os.getppid()}:0123456789abcdef"
+    assert lease_owner_process_gone(dead) and not lease_owner_process_gone(alive)
+    assert not lease_owner_process_gone(f"elsewhere:{gone.pid}:0123456789abcdef")  # another host: unsure
+
+    def referee(plan, **_):
+        for i in range(plan.first_game_index, plan.games_planned):
+            yield make_result(i, [0, 1, 2, 3])
+        yield TableOutcome(completed=True, next_game_index=plan.games_planned)
+
+    monkeypatch.setattr(tasks, "referee_play_table", referee)
+    monkeypatch.setattr(tasks.routing, "route_connected", lambda route: None)
+    assert start(table.pk, alive)
+    assert tasks.table_play_task(table.pk) == "played by another worker"  # alive: left alone
+    Table.objects.filter(pk=table.pk).update(lease_owner=dead)
+    assert tasks.table_play_task(table.pk).startswith("recorded")
+    row = Table.objects.get(pk=table.pk)
+    assert row.status == "done" and row.games_recorded == row.games_planned
+    assert Game.objects.filter(table=table).count() == row.games_planned
