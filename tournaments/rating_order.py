@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows
+from tournaments.bulk import insert_rows, model_columns, model_from_row
 from tournaments.models import (
     START_RATING,
     Deal,
@@ -231,16 +231,28 @@ def ratings_advance(*, tournament: Tournament) -> int:
     return len(batch.due)
 
 
+def _ratings_of(pool_id: int, bot_ids: list[int]) -> list[Rating]:
+    """The pool's ratings of these bots (written out: read on every rating batch)."""
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {model_columns(Rating, 'r')} FROM {quote(Rating._meta.db_table)} r "
+            f"WHERE r.{quote('pool_id')} = %s AND r.{quote('bot_id')} IN ({', '.join(['%s'] * len(bot_ids))})",
+            [pool_id, *bot_ids],
+        )
+        return [model_from_row(Rating, row) for row in cursor.fetchall()]
+
+
 def _rate_games(pool: RatingPool, games: list[DueGame]) -> None:
     """Apply the games' Elo updates in order. Caller holds the pool row lock."""
     if not games:
         return
     bot_ids = sorted({b for g in games for b in g.bots})
-    ratings = {r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=bot_ids)}
+    ratings = {r.bot_id: r for r in _ratings_of(pool.pk, bot_ids)}
     missing = [b for b in bot_ids if b not in ratings]
     if missing:
         Rating.objects.bulk_create([Rating(pool=pool, bot_id=b, rating=START_RATING) for b in missing])
-        ratings.update({r.bot_id: r for r in Rating.objects.filter(pool=pool, bot_id__in=missing)})
+        ratings.update({r.bot_id: r for r in _ratings_of(pool.pk, missing)})
     changes = []
     for game in games:
         before = [ratings[b].rating for b in game.bots]

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count
+from django.db import connection
 from django.db.models.functions import Now
 
 from tournaments.models import Referee, Table
@@ -109,10 +109,7 @@ def referee_route(
     rng = rng or random
     bots = [p[4:] for p in participants if p.startswith("bot:")]
     now = time.monotonic()
-    running = dict(
-        Table.objects.filter(status=Table.Status.RUNNING, referee__in=[r.referee_id for r in live])
-        .order_by().values_list("referee").annotate(n=Count("id")).values_list("referee", "n")
-    )
+    running = _running_per_referee([r.referee_id for r in live])
 
     def rank(referee: Referee) -> tuple:
         slots = _slots(referee)
@@ -133,6 +130,20 @@ def referee_route(
         missing=tuple(f"bot:{b}" for b in bots if b not in slots),
         connected={b: str(s.get("version") or "") for b, s in slots.items()},
     )
+
+
+def _running_per_referee(referee_ids: list[str]) -> dict[str, int]:
+    """Running tables per referee (written out: the ORM spent more building this grouped
+    count, on every attempt, than PostgreSQL spent running it)."""
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {quote('referee')}, COUNT(*) FROM {quote(Table._meta.db_table)} "
+            f"WHERE {quote('status')} = %s AND {quote('referee')} IN ({', '.join(['%s'] * len(referee_ids))}) "
+            f"GROUP BY {quote('referee')}",
+            [Table.Status.RUNNING, *referee_ids],
+        )
+        return dict(cursor.fetchall())
 
 
 def table_route(*, plan: TablePlan, avoid: Collection[str] = ()) -> Route:

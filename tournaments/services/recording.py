@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from django.db import IntegrityError, transaction
-from django.db.models import F, OuterRef, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows
+from tournaments.bulk import insert_rows, table_with_tournament
 from tournaments.deals import (
     deals_reveal,
     deals_reveal_recording,
@@ -21,6 +22,7 @@ from tournaments.jobs import Job, enqueue_on_commit
 from tournaments.models import (
     BotVersion,
     Deal,
+    Entrant,
     Game,
     GameSeat,
     Replay,
@@ -114,21 +116,12 @@ def _record_batch(
     """Record the results up to the first malformed one; return it as the error."""
     # The tournament's row lock makes one writer at a time decide which games are due for
     # rating (tournaments.rating_order); recording already queued behind the pool lock.
-    table = Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)
-    tournament = table.tournament
+    table, tournament = table_with_tournament(table_id, lock="tournament")
     # Each seat with the version its bot reported when it last connected (the referee's
     # ListBots): the newest BotVersion, read in the same query.
-    seats = list(
-        TableSeat.objects.filter(table_id=table_id).select_related("entrant").order_by("seat")
-        .annotate(version_id=Subquery(
-            BotVersion.objects.filter(bot_id=OuterRef("entrant__bot_id"))
-            .order_by("-first_seen_at", "-id").values("id")[:1]
-        ))
-    )
+    seats = _seats_with_versions(table_id)
     per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
-    rows = list(Deal.objects.filter(
-        tournament_id=tournament.pk, group=table.deal_group, index__in={r.game_index // per_deal for r in results},
-    ).values_list("pk", "index", "seed", "revealed_at"))
+    rows = _deals_of(tournament.pk, table.deal_group, {r.game_index // per_deal for r in results})
     deals = {index: (pk, seed) for pk, index, seed, _ in rows}
     revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
     unique: dict[int, GameResult] = {}
@@ -149,7 +142,7 @@ def _record_batch(
     new = [unique[i] for i in sorted(unique) if i not in existing]
     if not new:
         return [], error
-    versions = {s.entrant.bot_id: s.version_id for s in seats}
+    versions = {s.bot_id: s.version_id for s in seats}
     pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
@@ -162,14 +155,14 @@ def _record_batch(
             forfeits=result.forfeited, timing=summary, duration_ms=duration, pool_id=pool_id,
         )
         games.append(game)
-        entrants = [seats[p].entrant for p in result.seat_participants]
+        entrants = [seats[p] for p in result.seat_participants]
         places = result.places()
         if pool_id is not None:
             placed.append(DueGame(table_id, result.game_index, pool_id, [e.bot_id for e in entrants], places,
                                   revealed=False, game=game))
         for s, entrant in enumerate(entrants):
             game_seats.append((
-                game, s, entrant.bot_id, entrant.pk, versions.get(entrant.bot_id), places[s],
+                game, s, entrant.bot_id, entrant.entrant_id, versions.get(entrant.bot_id), places[s],
                 result.points[s], fallbacks[s],
                 result.seat_participants[s] in result.forfeited or seats[result.seat_participants[s]].forfeited,
             ))
@@ -200,11 +193,11 @@ def _record_batch(
         Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"],
         [(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays],
     )
-    table_fields = {"games_recorded": F("games_recorded") + len(new), **table_progress(table=table, now=timezone.now())}
+    table_fields = table_progress(table=table, now=timezone.now())
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
     # Fenced by the lease: a taken-over attempt's games roll back with this transaction.
-    table_progress_save(table_id=table_id, fields=table_fields, owner=lease_owner)
+    table_progress_save(table_id=table_id, fields=table_fields, owner=lease_owner, increments={"games_recorded": len(new)})
     # A seat the referee forfeited mid-table (strikes, a long disconnect) forfeits the
     # table: recorded as soon as a game shows it, so a later resume cannot lose it.
     forfeited = {p for r in new for p in r.forfeited if 0 <= p < len(seats)}
@@ -212,6 +205,50 @@ def _record_batch(
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     ratings_apply(rating, skip_table=table_id)
     return games, error
+
+
+# The recorder's three reads, written out: the ORM spent more compiling them on every batch
+# than PostgreSQL spent running them (benchmarks/README.md, the pipeline).
+
+
+class _Seat(NamedTuple):
+    seat: int
+    forfeited: bool
+    entrant_id: int
+    bot_id: int
+    version_id: int | None
+
+
+def _seats_with_versions(table_id: int) -> list[_Seat]:
+    sql = _sql.get("seats")
+    if sql is None:
+        q = connection.ops.quote_name
+        sql = _sql["seats"] = (
+            f"SELECT s.{q('seat')}, s.{q('forfeited')}, e.{q('id')}, e.{q('bot_id')}, "
+            f"(SELECT v.{q('id')} FROM {q(BotVersion._meta.db_table)} v WHERE v.{q('bot_id')} = e.{q('bot_id')} "
+            f"ORDER BY v.{q('first_seen_at')} DESC, v.{q('id')} DESC LIMIT 1) "
+            f"FROM {q(TableSeat._meta.db_table)} s JOIN {q(Entrant._meta.db_table)} e ON e.{q('id')} = s.{q('entrant_id')} "
+            f"WHERE s.{q('table_id')} = %s ORDER BY s.{q('seat')}"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [table_id])
+        return [_Seat(seat, bool(forfeited), entrant, bot, version) for seat, forfeited, entrant, bot, version in cursor.fetchall()]
+
+
+def _deals_of(tournament_id: int, group: int, indices: set[int]) -> list[tuple]:
+    """(pk, index, seed, revealed_at) of these deals of a deal group."""
+    q = connection.ops.quote_name
+    marks = ", ".join(["%s"] * len(indices))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {q('id')}, {q('index')}, {q('seed')}, {q('revealed_at')} FROM {q(Deal._meta.db_table)} "
+            f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('index')} IN ({marks})",
+            [tournament_id, group, *sorted(indices)],
+        )
+        return cursor.fetchall()
+
+
+_sql: dict[str, str] = {}
 
 
 def deals_reveal_played(*, tournament: Tournament, groups: list[int] | None = None) -> int:

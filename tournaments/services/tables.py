@@ -11,6 +11,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from tournaments.bulk import (
+    table_read,
+    table_seats_with_bots,
+    table_with_tournament,
+    tournament_of_table_locked,
+)
 from tournaments.deals import (
     games_per_deal,
     house_seed,
@@ -47,14 +53,13 @@ def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
     The attempt `lease_owner` takes the table's lease (table_lifecycle.table_start): raises
     LeaseHeld when another live attempt holds it."""
     with transaction.atomic():
-        table = Table.objects.select_for_update().select_related("tournament").get(pk=table_id)
-        tournament = table.tournament
+        table, tournament = table_with_tournament(table_id, lock="both")
         if tournament.status != Tournament.Status.RUNNING:
             return None
         now = timezone.now()
         if not table_start(table=table, now=now, owner=lease_owner):
             return None
-        seats = list(table.seats.select_related("entrant__bot").order_by("seat"))
+        seats = table_seats_with_bots(table_id)
         # Games are recorded in order from 0 (a table resumes after its last recorded
         # game), so a table with none recorded needs no look at its games.
         last = table.games.order_by("-index").select_related("replay").first() if table.games_recorded else None
@@ -178,15 +183,15 @@ def table_complete(
     with transaction.atomic():
         # The tournament's lock first (every close and every recording takes it), then the
         # table as it is under that lock.
-        tournament = Tournament.objects.select_for_update(of=("self",)).get(tables=table_id)
-        table = Table.objects.get(pk=table_id)
+        tournament = tournament_of_table_locked(table_id)
+        table = table_read(table_id)
         table.tournament = tournament
         event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
         if next_status(table.status, event, table_id=table.pk) is None:
             return steps  # closed already: a duplicated task
         absent = set(absent)
         forfeited = set(forfeited)
-        seats = list(table.seats.select_related("entrant__bot"))
+        seats = table_seats_with_bots(table_id)
         stats, in_games = _table_stats(table, seats)
         for seat in seats:
             key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
