@@ -147,3 +147,32 @@ def table_seats_with_bots(table_id: int) -> list:
             seat.entrant = entrant
             seats.append(seat)
     return seats
+
+
+def models_insert(objs: Sequence[Model]) -> None:
+    """INSERT new instances of one model in one statement and set their primary keys, as
+    `bulk_create` does, without building the statement through the ORM (the recorder's
+    games, every batch). Falls back to `bulk_create` where the database cannot return the
+    new rows' ids."""
+    if not objs:
+        return
+    model = type(objs[0])
+    if not connection.features.can_return_rows_from_bulk_insert:
+        model._default_manager.bulk_create(objs)
+        return
+    quote = connection.ops.quote_name
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    row_sql = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    params = [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for obj in objs for f in fields]
+    pk = model._meta.pk
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+            f"VALUES {', '.join([row_sql] * len(objs))} RETURNING {quote(pk.column)}",
+            params,
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    for obj, new_id in zip(objs, ids, strict=True):
+        setattr(obj, pk.attname, new_id)
+        obj._state.adding = False
+        obj._state.db = connection.alias

@@ -111,12 +111,23 @@ def table_deal_seeds(*, tournament: Tournament, table: Table, first_game_index: 
     One query once the group's deals are committed (a table's first attempt commits them)."""
     per = games_per_deal(tournament=tournament, games_planned=table.games_planned)
     count = deals_per_table(tournament=tournament, games_planned=table.games_planned)
-    group = Deal.objects.filter(tournament_id=tournament.pk, group=table.deal_group)
-    seeds = dict(group.values_list("index", "seed"))
+    seeds = _group_seeds(tournament.pk, table.deal_group)
     if any(i not in seeds for i in range(count)):
         deals_create(tournament=tournament, group=table.deal_group, count=count)
-        seeds = dict(group.values_list("index", "seed"))
+        seeds = _group_seeds(tournament.pk, table.deal_group)
     return [seeds[i // per] for i in range(first_game_index, table.games_planned)]
+
+
+def _group_seeds(tournament_id: int, group: int) -> dict[int, str]:
+    """{index: seed} of a deal group (written out: read on every attempt of every table)."""
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {quote('index')}, {quote('seed')} FROM {quote(Deal._meta.db_table)} "
+            f"WHERE {quote('tournament_id')} = %s AND {quote('group')} = %s",
+            [tournament_id, group],
+        )
+        return dict(cursor.fetchall())
 
 
 def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None) -> int:

@@ -12,7 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows, table_with_tournament
+from tournaments.bulk import insert_rows, models_insert, table_with_tournament
 from tournaments.deals import (
     deals_reveal,
     deals_reveal_recording,
@@ -179,7 +179,7 @@ def _record_batch(
     for due in placed:
         due.revealed = due.index // per_deal in revealed
     rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
-    Game.objects.bulk_create(games)
+    models_insert(games)
     for replay in replays:
         replay.game_id = replay.game.pk
     # Seats and rating changes are plain rows: a pipelined prepared INSERT costs a fraction

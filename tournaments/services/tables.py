@@ -24,6 +24,7 @@ from tournaments.deals import (
 )
 from tournaments.models import (
     Entrant,
+    Game,
     GameSeat,
     Table,
     TableSeat,
@@ -133,9 +134,16 @@ def _table_stats(table: Table, seats: Sequence[TableSeat]) -> tuple[dict[int, li
     entrants that some recorded game shows forfeited (one query)."""
     stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}
     forfeited_in_games = set()
-    for entrant_id, points, place, forfeited in GameSeat.objects.filter(game__table=table).values_list(
-        "entrant_id", "points", "place", "forfeited"
-    ):
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:  # written out: once per table, the ORM's join cost more
+        cursor.execute(
+            f"SELECT s.{quote('entrant_id')}, s.{quote('points')}, s.{quote('place')}, s.{quote('forfeited')} "
+            f"FROM {quote(GameSeat._meta.db_table)} s JOIN {quote(Game._meta.db_table)} g ON g.{quote('id')} = s.{quote('game_id')} "
+            f"WHERE g.{quote('table_id')} = %s",
+            [table.pk],
+        )
+        rows = cursor.fetchall()
+    for entrant_id, points, place, forfeited in rows:
         if forfeited:
             forfeited_in_games.add(entrant_id)
         row = stats.get(entrant_id)
