@@ -110,6 +110,17 @@ class Proc:
                 self.popen.wait()
 
 
+class MainProcess:
+    """A Celery worker's main process alone (it takes the tasks from Redis and hands them to
+    its pool): the part of the worker's CPU that is Celery's own, not the tasks'."""
+
+    def __init__(self, proc: Proc) -> None:
+        self.proc = proc
+
+    def pids(self) -> list[int]:
+        return [self.proc.popen.pid]
+
+
 def wait_port(port: int, proc: Proc, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -354,7 +365,8 @@ def run_round(args, app, staff, bots, ref_procs: list[Proc], targets: list[str],
     try:
         wait_workers(app, len(worker_procs) + len(analysis_procs))
         pipeline(staff, bots, number=number * 10 + 9, cycles=1, sets=args.sets, meter=None)  # warm-up
-        roles = {"referee": ref_procs, "worker": worker_procs, "analysis": analysis_procs, "bots": bot_procs}
+        roles = {"referee": ref_procs, "worker": worker_procs, "analysis": analysis_procs, "bots": bot_procs,
+                 "worker main process": [MainProcess(p) for p in worker_procs]}
         meter = Meter(roles)
         games, secs = referee_alone(staff, bots, targets, number=number, cycles=args.cycles, sets=args.sets,
                                     streams=args.streams, meter=meter)
@@ -453,8 +465,9 @@ def main() -> None:
         print(f"| {referees} | {workers} | {mode} | {fmt_range(res['alone'])} | {fmt_range(res['pipeline'])} | "
               f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) | {fmt_range(res['baselines'], 1)} |")
     print()
-    roles = ["referee", "worker", "analysis", "postgres", "bots", "api/client (this process)"]
-    print("| CPU ms per game (worker: the one recording; analysis: the baselines' own) | " + " | ".join(roles) + " |")
+    roles = ["referee", "worker", "worker main process", "analysis", "postgres", "bots", "api/client (this process)"]
+    print("| CPU ms per game (worker: the one recording, of which its main process; analysis: the baselines' own) | "
+          + " | ".join(roles) + " |")
     print("| --- |" + " ---: |" * len(roles))
     for referees, workers, mode, res in rows:
         for kind in ("alone", "pipeline"):

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 from celery import shared_task
@@ -84,6 +85,11 @@ def _finish(table_id: int, **kwargs) -> None:
 
 _END = object()
 MAX_BATCH = 64
+#: After a game arrives, seconds the recorder waits for the next ones to record them in the
+#: same transaction: a batch costs about the queries of one game, and with fast bots (the
+#: house bots play a game in ~4 ms) the games of a table arrive within a few ms of each
+#: other. Small beside any game with remote bots, so nothing waits longer for its result.
+BATCH_WINDOW_S = 0.02
 
 
 def _event_batches(
@@ -120,9 +126,10 @@ def _event_batches(
                 except queue.Empty:
                     if watch is not None:
                         watch()
-            while len(batch) < MAX_BATCH:
+            window_ends = time.monotonic() + BATCH_WINDOW_S
+            while len(batch) < MAX_BATCH and batch[-1] is not _END and not isinstance(batch[-1], BaseException):
                 try:
-                    batch.append(events.get_nowait())
+                    batch.append(events.get(timeout=max(0.0, window_ends - time.monotonic())))
                 except queue.Empty:
                     break
             done = False
