@@ -931,25 +931,34 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
 
 
 def _luck_adjusted_compute(tournament: Tournament) -> tuple[list[Any], int, int]:
-    """The scoring itself (one query): standings by entrant id, games and deals counted."""
+    """The scoring itself (two queries): standings by entrant id, games and deals counted.
+
+    The seats come without their deal's baseline and the baselines once per deal: joined
+    to every seat, the same JSON was fetched and parsed four times a game."""
     from tournaments.scoring.adjusted import GameRow, adjusted_standings
 
+    baselines = dict(
+        Deal.objects.filter(tournament=tournament, revealed_at__isnull=False, baseline__isnull=False)
+        .values_list("pk", "baseline")
+    )
     seats = (
         GameSeat.objects.filter(game__table__tournament=tournament, game__deal__revealed_at__isnull=False)
         .order_by("game_id", "seat")
-        .values_list("game_id", "entrant_id", "points", "game__deal_id", "game__deal__baseline")
+        .values_list("game_id", "entrant_id", "points", "game__deal_id")
     )
-    games: dict[int, tuple[int, list[int], list[int], Any]] = {}
-    for game_id, entrant_id, points, deal_id, baseline in seats:
-        row = games.setdefault(game_id, (deal_id, [], [], baseline))
+    games: dict[int, tuple[int, list[int], list[int]]] = {}
+    for game_id, entrant_id, points, deal_id in seats:
+        row = games.get(game_id)
+        if row is None:
+            row = games[game_id] = (deal_id, [], [])
         row[1].append(entrant_id)
         row[2].append(points)
-    rows = [
-        GameRow(
+    rows = []
+    for deal_id, entrants, points in games.values():
+        baseline = baselines.get(deal_id)
+        rows.append(GameRow(
             deal=deal_id, entrants=entrants, points=points,
             baseline=baseline if isinstance(baseline, list) and len(baseline) == len(points) else None,
-        )
-        for deal_id, entrants, points, baseline in games.values()
-    ]
+        ))
     deals_with_baseline = len({g.deal for g in rows if g.baseline is not None})
     return adjusted_standings(rows), len(rows), deals_with_baseline

@@ -16,6 +16,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
+from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
 from tests.tournaments.memorising_bot import Memory, memorising_bot
 from tournaments import selectors
@@ -181,6 +182,7 @@ def test_a_memorising_bot_learns_nothing_in_a_whole_default_tournament(settings)
     from tests.tournaments.test_worker import wait_for
     from tournaments.token_store import DjangoTokenStore
 
+    need_postgresql("a worker plays three tables at once while the referee checks tokens")
     staff = User.objects.create_user("house", is_staff=True)
     organiser = User.objects.create_user("organiser", is_staff=True)
     author = User.objects.create_user("author")

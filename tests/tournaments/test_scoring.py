@@ -112,3 +112,37 @@ def test_luck_adjustment_keeps_comparisons_unbiased() -> None:
         adj_d.append(rows[0].adjusted_mean - rows[3].adjusted_mean)
     # No counterparts in this format: the baseline alone, which is unbiased.
     assert sum(adj_d) / len(adj_d) == pytest.approx(sum(raw_d) / len(raw_d), abs=0.1)
+
+
+def _adjusted_by_definition(games: list[GameRow]) -> list[list[float]]:
+    """Every other game of the same deal and size, one by one, plus the baseline."""
+    import math
+
+    out = []
+    for i, g in enumerate(games):
+        others = [o for j, o in enumerate(games)
+                  if j != i and o.deal == g.deal and len(o.points) == len(g.points)]
+        row = []
+        for s, p in enumerate(g.points):
+            same = [float(o.points[s]) for o in others]
+            if g.baseline is not None:
+                same.append(float(g.baseline[s]))
+            row.append(p - (math.fsum(same) / len(same) if same else 0.0))
+        out.append(row)
+    return out
+
+
+_game_rows = st.integers(2, 4).flatmap(lambda n: st.builds(
+    GameRow,
+    deal=st.integers(0, 3),
+    entrants=st.just(list(range(n))),
+    points=st.lists(st.integers(-13, 13), min_size=n, max_size=n),
+    baseline=st.none() | st.lists(st.floats(-5, 5, allow_nan=False), min_size=n, max_size=n),
+))
+
+
+@settings(max_examples=200)
+@given(st.lists(_game_rows, max_size=25))
+def test_adjusted_scores_equal_the_definition_to_the_last_bit(games) -> None:
+    """The one-pass sums give exactly what comparing each game with every other gives."""
+    assert adjusted_scores(games) == _adjusted_by_definition(games)

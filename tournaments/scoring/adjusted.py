@@ -40,21 +40,31 @@ class GameRow:
 
 
 def adjusted_scores(games: Sequence[GameRow]) -> list[list[float]]:
-    """Each game's adjusted score per seat (same order as `games`)."""
-    by_deal: dict[Hashable, list[int]] = defaultdict(list)
-    for i, g in enumerate(games):
-        by_deal[g.deal].append(i)
+    """Each game's adjusted score per seat (same order as `games`).
+
+    One pass: the points of every game of a deal summed per seat, so a game's counterparts
+    are that sum less its own points (points are integers: the sums are exact, and adding
+    the baseline rounds once, as a compensated sum of the same values would). Comparing
+    every game with every other game of its deal was quadratic in the games per deal."""
+    totals: dict[tuple[Hashable, int], tuple[int, list[int]]] = {}
+    for g in games:
+        key = (g.deal, len(g.points))
+        count, sums = totals.get(key, (0, [0] * len(g.points)))
+        totals[key] = (count + 1, [t + int(p) for t, p in zip(sums, g.points, strict=True)])
     out = []
     for i, g in enumerate(games):
         if g.baseline is not None and len(g.baseline) != len(g.points):
             raise ValueError(f"game {i}: {len(g.baseline)} baseline seats for {len(g.points)} points")
-        others = [games[j] for j in by_deal[g.deal] if j != i and len(games[j].points) == len(g.points)]
+        count, sums = totals[(g.deal, len(g.points))]
+        others = count - 1
         row = []
         for s, p in enumerate(g.points):
-            same_cards = [float(o.points[s]) for o in others]
+            total = float(sums[s] - int(p))
+            n = others
             if g.baseline is not None:
-                same_cards.append(float(g.baseline[s]))
-            row.append(p - (math.fsum(same_cards) / len(same_cards) if same_cards else 0.0))
+                total += float(g.baseline[s])
+                n += 1
+            row.append(p - (total / n if n else 0.0))
         out.append(row)
     return out
 
