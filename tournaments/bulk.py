@@ -40,13 +40,31 @@ def model_columns(model, alias: str) -> str:
 
 def model_from_row(model: type[M], row: Sequence[Any]) -> M:
     """An instance of `model` from the values of `model_columns`, converted as the ORM
-    would (JSON columns decoded)."""
-    fields = model._meta.concrete_fields
-    values = [
-        f.from_db_value(v, None, connection) if v is not None and hasattr(f, "from_db_value") else v
-        for f, v in zip(fields, row, strict=True)
-    ]
-    return model.from_db(connection.alias, [f.attname for f in fields], values)
+    would: the backend's converters (SQLite hands back datetimes as naive text and booleans
+    as integers) and the fields' own (JSON columns decoded)."""
+    values = []
+    for (column, converters), value in zip(_converters(model), row, strict=True):
+        if value is not None:
+            for convert in converters:
+                value = convert(value, column, connection)
+        values.append(value)
+    return model.from_db(connection.alias, [f.attname for f in model._meta.concrete_fields], values)
+
+
+_converter_cache: dict[tuple[str, type], list[tuple[Any, list[Any]]]] = {}
+
+
+def _converters(model: type) -> list[tuple[Any, list[Any]]]:
+    """Per concrete field: its column expression and the converters the ORM applies to it."""
+    key = (connection.vendor, model)
+    found = _converter_cache.get(key)
+    if found is None:
+        found = []
+        for f in model._meta.concrete_fields:
+            column = f.get_col(model._meta.db_table)
+            found.append((column, connection.ops.get_db_converters(column) + f.get_db_converters(connection)))
+        _converter_cache[key] = found
+    return found
 
 
 _sql: dict[str, str] = {}

@@ -899,7 +899,7 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
     depends on: how many games count, the last reveal and how many deals have a
     baseline. A new reveal or baseline makes a new key; nothing else changes a counted
     game (a deal is revealed only once all its games are recorded). Two queries when
-    cached (the key and the entrants' names, which may change), three otherwise."""
+    cached (the key and the entrants' names, which may change), three or four otherwise."""
     revealed = Q(deal__revealed_at__isnull=False)
     state = Game.objects.filter(table__tournament=tournament).aggregate(
         scored=Count("id", filter=revealed),
@@ -911,7 +911,7 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
     key = f"luck-adjusted:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
     scored = cache.get(key)
     if scored is None:
-        scored = _luck_adjusted_compute(tournament)
+        scored = _luck_adjusted_compute(tournament, with_baselines=state["baselines"] > 0)
         cache.set(key, scored, LUCK_ADJUSTED_CACHE_S)
     ranked, games_scored, deals_with_baseline = scored
     who = {pk: (bot_id, name) for pk, bot_id, name in Entrant.objects.filter(tournament=tournament).values_list("pk", "bot_id", "bot__name")}
@@ -930,8 +930,9 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
     )
 
 
-def _luck_adjusted_compute(tournament: Tournament) -> tuple[list[Any], int, int]:
-    """The scoring itself (two queries): standings by entrant id, games and deals counted.
+def _luck_adjusted_compute(tournament: Tournament, *, with_baselines: bool) -> tuple[list[Any], int, int]:
+    """The scoring itself (one query, two with baselines): standings by entrant id, games
+    and deals counted.
 
     The seats come without their deal's baseline and the baselines once per deal: joined
     to every seat, the same JSON was fetched and parsed four times a game."""
@@ -940,7 +941,7 @@ def _luck_adjusted_compute(tournament: Tournament) -> tuple[list[Any], int, int]
     baselines = dict(
         Deal.objects.filter(tournament=tournament, revealed_at__isnull=False, baseline__isnull=False)
         .values_list("pk", "baseline")
-    )
+    ) if with_baselines else {}
     seats = (
         GameSeat.objects.filter(game__table__tournament=tournament, game__deal__revealed_at__isnull=False)
         .order_by("game_id", "seat")

@@ -12,6 +12,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments.models import Game, RatingChange, Table
 from tournaments.services.recording import table_games_record
@@ -97,6 +98,8 @@ def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, b
     """Recording enqueues a baselines task after every batch that reveals deals: tasks
     running at once split the deals between them instead of each simulating all of them."""
     import threading
+
+    need_postgresql("the tasks skip each other's deals with row locks (SELECT ... SKIP LOCKED)")
 
     from django.db import transaction
 
