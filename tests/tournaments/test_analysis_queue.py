@@ -12,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from tests.celery_helpers import isolated_celery_worker
+from tests.needs import need_postgresql
 from tests.tournaments.test_worker import ORGANIZER_TOKEN, wait_for
 from tournaments import selectors
 from tournaments.models import Deal, Game, Tournament
@@ -44,6 +45,9 @@ def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee
 
     from tienlen_site.celery import app
 
+    # Two workers' threads write at once (tables, then baselines while the first is up):
+    # SQLite's shared in-memory test database locks whole tables across threads.
+    need_postgresql("a tables worker and an analysis worker run at once")
     staff = User.objects.create_user("house", is_staff=True)
     organiser = User.objects.create_user("organiser", is_staff=True)
     tournament = tournament_create(
