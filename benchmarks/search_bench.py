@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trees import measure_in_tree
+from trees import add_tree_argument, measure_in_tree, parse_trees
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,21 +108,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=40, help="positions (moves searched)")
     parser.add_argument("--budget-ms", type=float, default=50.0, help="CPU ms per move")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per tree (best kept)")
-    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH[:python]",
-                        help="a checkout to measure (repeatable; default: this tree)")
+    add_tree_argument(parser)
     parser.add_argument("--quick", action="store_true", help="12 positions")
     args = parser.parse_args()
     count = 12 if args.quick else args.positions
-    trees = []
-    for spec in args.tree or [f"this tree={ROOT}"]:
-        label, sep, where = spec.partition("=")
-        if not sep or not label or not where:
-            raise SystemExit(f"--tree takes LABEL=PATH[:python], got {spec!r}")
-        python_only = where.endswith(":python")
-        path = Path(where.removesuffix(":python")).resolve()
-        if not (path / "bots_sdk" / "examples" / "search.py").exists():
-            raise SystemExit(f"--tree {spec!r}: no bots_sdk/examples/search.py under {path}")
-        trees.append((label, path, python_only))
+    trees = parse_trees(args.tree, ROOT, "bots_sdk/examples/search.py")
     best: dict[str, dict[str, Any]] = {}
     for _ in range(args.rounds):
         for label, path, python_only in trees:

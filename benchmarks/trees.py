@@ -4,6 +4,7 @@ engines side by side in one run, each on its own build (or on its pure-Python so
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -27,3 +28,24 @@ def measure_in_tree(path: Path, python_only: bool, module: str, call: str) -> di
     if done.returncode != 0:
         raise SystemExit(f"{path}: {done.stderr.strip()}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def add_tree_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH[:python]",
+                        help="a checkout to measure (repeatable; default: this tree)")
+
+
+def parse_trees(specs: list[str], default: Path, needs: str) -> list[tuple[str, Path, bool]]:
+    """`--tree` values as (label, checkout, pure-Python engine?); each checkout must hold
+    the file `needs` (relative to it), the code the benchmark measures."""
+    trees = []
+    for spec in specs or [f"this tree={default}"]:
+        label, sep, where = spec.partition("=")
+        if not sep or not label or not where:
+            raise SystemExit(f"--tree takes LABEL=PATH[:python], got {spec!r}")
+        python_only = where.endswith(":python")
+        path = Path(where.removesuffix(":python")).resolve()
+        if not (path / needs).exists():
+            raise SystemExit(f"--tree {spec!r}: no {needs} under {path}")
+        trees.append((label, path, python_only))
+    return trees

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from trees import measure_in_tree
+from trees import add_tree_argument, measure_in_tree, parse_trees
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,21 +88,11 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=300, help="recorded games per run")
     parser.add_argument("--repeats", type=int, default=5, help="runs per round (best kept)")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per tree (best kept)")
-    parser.add_argument("--tree", action="append", default=[], metavar="LABEL=PATH[:python]",
-                        help="a checkout to measure (repeatable; default: this tree)")
+    add_tree_argument(parser)
     parser.add_argument("--quick", action="store_true", help="60 games, 3 runs")
     args = parser.parse_args()
     games, repeats = (60, 3) if args.quick else (args.games, args.repeats)
-    trees = []
-    for spec in args.tree or [f"this tree={ROOT}"]:
-        label, sep, where = spec.partition("=")
-        if not sep or not label or not where:
-            raise SystemExit(f"--tree takes LABEL=PATH[:python], got {spec!r}")
-        python_only = where.endswith(":python")
-        path = Path(where.removesuffix(":python")).resolve()
-        if not (path / "referee_service" / "view_encoder.py").exists():
-            raise SystemExit(f"--tree {spec!r}: no referee_service/view_encoder.py under {path}")
-        trees.append((label, path, python_only))
+    trees = parse_trees(args.tree, ROOT, "referee_service/view_encoder.py")
     best: dict[str, dict[str, Any]] = {}
     for _ in range(args.rounds):
         for label, path, python_only in trees:
