@@ -357,6 +357,8 @@ class BotClient:
                 continue  # a referee outside any pool: Hello.max_tables stands
             offer = max(0, self.max_tables - (total - len(link.tables())))
             if offer != link.offered:
+                log.debug("capacity: %r may start %d table(s) (%d running in the process, "
+                          "%d of them there)", link, offer, total, len(link.tables()))
                 link.offered = offer
                 self._spawn(link.write(gw.BotMessage(capacity=gw.Capacity(max_tables=offer))))
 
@@ -745,7 +747,8 @@ class RefereeLink:
         client = self.client
         self.wake.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.wake.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self.wake.wait()
         if client._stopping and (client._force or not self.tables()):
             return True
         if self.retired:

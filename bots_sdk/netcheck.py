@@ -118,7 +118,8 @@ async def running_referee(command: list[str], bot_token: str, organizer_token: s
     draining: asyncio.Task[None] | None = None
     try:
         try:
-            address = await asyncio.wait_for(target(), start_timeout_s)
+            async with asyncio.timeout(start_timeout_s):
+                address = await target()
         except TimeoutError:
             raise RefereeUnavailable(
                 f"{command[0]} did not start listening within {start_timeout_s:g} s") from None
@@ -128,7 +129,8 @@ async def running_referee(command: list[str], bot_token: str, organizer_token: s
         if proc.returncode is None:
             proc.terminate()
             try:
-                await asyncio.wait_for(proc.wait(), 20)
+                async with asyncio.timeout(20):
+                    await proc.wait()
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
@@ -193,11 +195,13 @@ async def round_trip(
                             if event.result.forfeited:
                                 result.problems.append("the bot forfeited the table")
 
-                await asyncio.wait_for(consume(), timeout_s)
+                async with asyncio.timeout(timeout_s):
+                    await consume()
         finally:
             client.stop(force=True)
             try:
-                await asyncio.wait_for(task, 10)
+                async with asyncio.timeout(10):
+                    await task
             except Exception as exc:  # report, do not mask the table's result
                 result.problems.append(f"client: {type(exc).__name__}: {exc}")
         result.rejected = client.stats.rejected

@@ -137,7 +137,8 @@ class BotGateway:
     async def _hello(self, requests: AsyncIterator[bytes],
                      context: grpc.aio.ServicerContext[bytes, bytes]) -> BotSession | None:
         try:
-            raw = await asyncio.wait_for(anext(requests), self.limits.hello_timeout_s)
+            async with asyncio.timeout(self.limits.hello_timeout_s):
+                raw = await anext(requests)
         except (StopAsyncIteration, TimeoutError):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 "send Hello first (within "

@@ -172,7 +172,8 @@ class PoolHeartbeat:
         assert self._wake is not None
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval_s)
+                async with asyncio.timeout(self.interval_s):
+                    await self._wake.wait()
             self._wake.clear()
             await self.beat()
             # At most ~5 reports a second however often bots come and go.
@@ -206,13 +207,18 @@ class PoolHeartbeat:
         shutdown; the registry's timeout then takes the referee out)."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            # asyncio.wait, not `await task`: it neither raises the task's CancelledError
+            # (which would be indistinguishable from this stop() being cancelled) nor waits
+            # without bound for a task that failed to end.
+            _, pending = await asyncio.wait({self._task}, timeout=5)
+            if pending:
+                log.error("the pool heartbeat did not stop", extra={
+                    "event": "pool_heartbeat_stuck"})
             self._task = None
         loop = asyncio.get_running_loop()
         try:
-            await asyncio.wait_for(
-                loop.run_in_executor(self._executor, self.registry.leave, referee_id), 5)
+            async with asyncio.timeout(5):
+                await loop.run_in_executor(self._executor, self.registry.leave, referee_id)
         except Exception as exc:
             log.warning("could not leave the pool", extra={
                 "event": "pool_leave_failed", "error": f"{type(exc).__name__}: {exc}"})

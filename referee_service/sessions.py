@@ -318,7 +318,8 @@ class SessionRegistry:
             if remaining <= 0:
                 return result
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._changed.wait()
 
     def bot_slots(self) -> dict[str, tuple[int, int, str]]:
         """Per connected bot: (free table slots, tables playing here, version). Free

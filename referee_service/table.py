@@ -357,7 +357,8 @@ class RemoteParticipant(Participant):
                 session = self.session
                 if session is None:
                     try:
-                        await asyncio.wait_for(self.connected.wait(), remaining)
+                        async with asyncio.timeout(remaining):
+                            await self.connected.wait()
                     except TimeoutError:
                         strike_reason = gw.STRIKE_REASON_DISCONNECTED
                         detail = "disconnected when the move was due"

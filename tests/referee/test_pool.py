@@ -16,7 +16,12 @@ import pytest
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from referee_service.auth import StaticTokenStore
-from referee_service.pool import MemoryPoolRegistry, RefereeReport, load_pool_registry
+from referee_service.pool import (
+    MemoryPoolRegistry,
+    PoolHeartbeat,
+    RefereeReport,
+    load_pool_registry,
+)
 from referee_service.server import Referee, running_referee
 
 from .harness import ORGANIZER_TOKEN, RawBot, play_table, result_of
@@ -72,6 +77,31 @@ async def test_a_silent_referee_drops_out_after_the_timeout(token_store):
         await until(lambda: len(pools(bot)[-1]) == 1, timeout=3)
         assert pools(bot)[-1] == [(a.referee_id, a.target)]
         await bot.close()
+
+
+def _report(referee_id: str) -> RefereeReport:
+    return RefereeReport(referee_id=referee_id, address="127.0.0.1:1", capacity=1,
+                         active_tables=0, bots={}, started_at=0.0)
+
+
+async def test_a_heartbeat_stopped_as_a_bot_connects_stops_and_leaves_the_pool():
+    """The referee's heartbeat is woken on every bot connect, disconnect and table change.
+    A stop in the same loop iteration as such a wake once lost its cancellation (Python
+    3.11's wait_for handed the wake back instead), so the heartbeat kept the referee in the
+    pool and stop() waited forever: a fresh-clone CI run hung 120 s on it."""
+    for _ in range(20):  # the race was certain, not rare; a few rounds show it stays fixed
+        registry = MemoryPoolRegistry(timeout_s=5.0)
+        heartbeat = PoolHeartbeat(registry, lambda: _report("r1"), lambda members: None,
+                                  interval_s=0.05)
+        await heartbeat.start()
+        await asyncio.sleep(0.01)  # inside its wait for the next beat
+        heartbeat.wake()  # e.g. a bot connected just now
+        try:
+            async with asyncio.timeout(5):
+                await heartbeat.stop("r1")
+        except TimeoutError:
+            pytest.fail("PoolHeartbeat.stop() did not return within 5 s after a wake")
+        assert registry.live() == [], "the stopped referee is still in the pool"
 
 
 async def test_the_report_says_who_is_connected_with_free_slots(token_store):

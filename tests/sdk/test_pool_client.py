@@ -54,6 +54,16 @@ def linked(client: BotClient) -> set[str]:
     return {link.referee_id for link in client.links if link.connected.is_set()}
 
 
+async def within(awaitable, what: str, seconds: float = 30.0):
+    """Await something the system under test must deliver, failing in seconds with what it
+    was (a hang would otherwise wait out pytest-timeout and say only where the loop sat)."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    except TimeoutError:
+        pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
+
+
 async def until(predicate, timeout: float = 15.0, what: str = "") -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -101,21 +111,23 @@ async def test_one_address_reaches_every_referee_and_follows_the_pool(store):
         client, task = await start_client(a.target, max_tables=3)
         await until(lambda: linked(client) == {a.referee_id, b.referee_id, c.referee_id},
                     what="streams to the three referees")
-        results = await asyncio.gather(*(play_table(r, f"each-{i}", games=1)
-                                         for i, r in enumerate((a, b, c))))
+        results = await within(asyncio.gather(*(play_table(r, f"each-{i}", games=1)
+                                                for i, r in enumerate((a, b, c)))),
+                               "a table on each of the three referees")
         assert [result_of(e).games_played for e in results] == [1, 1, 1]
         assert all(list(result_of(e).strikes) == [0, 0, 0, 0] for e in results)
 
-        await c.stop(grace=0)  # leaves the pool: the client lets its stream go
+        await within(c.stop(grace=0), "referee c to stop")  # leaves the pool: stream let go
         await until(lambda: linked(client) == {a.referee_id, b.referee_id}, what="c dropped")
         await until(lambda: len(client.links) == 2, what="c's stream closed for good")
         async with pool_referee(store, pool) as d:  # a new referee joins: found, played on
             await until(lambda: d.referee_id in linked(client), what="d found")
-            assert result_of(await play_table(d, "on-d", games=1)).games_played == 1
+            events = await within(play_table(d, "on-d", games=1), "the table on d")
+            assert result_of(events).games_played == 1
         await until(lambda: d.referee_id not in linked(client), what="d dropped")
         assert not task.done()  # one process all along, never restarted
         client.stop(force=True)
-        await asyncio.wait_for(task, 10)
+        await within(task, "the client to stop", 10)
     assert client.stats.tables_done == 4
 
 
@@ -128,9 +140,10 @@ async def test_a_table_whose_referee_dies_moves_on_with_its_bot(store):
         await until(lambda: any(g == 1 for _, t, g in Player.played), what="game 1 on b")
         await crash(b)
         with contextlib.suppress(grpc.aio.AioRpcError):
-            await table
+            await within(table, "the organiser's call to the crashed referee to end")
         # the platform resumes the table on a live referee at its first unrecorded game
-        events = await play_table(a, "moving", games=3, first_game_index=1)
+        events = await within(play_table(a, "moving", games=3, first_game_index=1),
+                              "the table resumed on a")
         result = result_of(events)
         assert result.games_played == 2 and list(result.strikes) == [0, 0, 0, 0]
         instances = {i for i, t, _ in Player.played if t == "moving"}
@@ -140,7 +153,39 @@ async def test_a_table_whose_referee_dies_moves_on_with_its_bot(store):
         await until(lambda: linked(client) == {a.referee_id} and len(client.links) == 1,
                     what="the dead referee dropped")
         client.stop(force=True)
-        await asyncio.wait_for(task, 10)
+        await within(task, "the client to stop", 10)
+
+
+@pytest.mark.parametrize("leaves", ["stops", "crashes"])
+async def test_after_a_referee_goes_with_tables_in_flight_a_new_one_gets_every_slot(store, leaves):
+    """The tables in flight on a referee that stops (grace 0) or dies are given up by the
+    client, so a referee joining later gets all of the process's max_tables: the bot does
+    not silently stop playing after its pool changes."""
+    pool = MemoryPoolRegistry(timeout_s=0.5)
+    async with pool_referee(store, pool) as a, pool_referee(store, pool) as b:
+        client, task = await start_client(a.target, max_tables=2)
+        await until(lambda: linked(client) == {a.referee_id, b.referee_id}, what="both")
+        Player.delay_s = 0.02
+        in_flight = [asyncio.create_task(play_table(b, f"gone-{i}", games=50)) for i in range(2)]
+        await until(lambda: {"gone-0", "gone-1"} <= set(client.tables), what="two tables on b")
+        if leaves == "stops":
+            await within(b.stop(grace=0), "referee b to stop")
+        else:
+            await crash(b)
+        for call in in_flight:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await within(call, "the organiser's call to b to end")
+        await until(lambda: not client.tables, what="the client to give up b's tables")
+        Player.delay_s = 0.0
+        async with pool_referee(store, pool) as d:
+            await until(lambda: d.referee_id in linked(client), what="d found")
+            results = await within(
+                asyncio.gather(*(play_table(d, f"on-d-{i}", games=1) for i in range(2))),
+                "both tables on the new referee d (the client's whole capacity)")
+            assert [result_of(e).games_played for e in results] == [1, 1]
+            assert all(list(result_of(e).strikes) == [0, 0, 0, 0] for e in results)
+        client.stop(force=True)
+        await within(task, "the client to stop", 10)
 
 
 async def test_the_tables_the_process_takes_stay_within_max_tables(store):
@@ -149,19 +194,21 @@ async def test_the_tables_the_process_takes_stay_within_max_tables(store):
         client, task = await start_client(a.target, max_tables=1)
         await until(lambda: linked(client) == {a.referee_id, b.referee_id}, what="both")
         Player.delay_s = 0.05
-        busy = asyncio.create_task(play_table(a, "first", games=2))
+        busy = asyncio.create_task(within(play_table(a, "first", games=2), "the first table"))
         await until(lambda: "first" in client.tables, what="the first table")
         # b was told the process is full: it cannot seat the bot now
         await until(lambda: {r.referee_id: r.bots["sdk-bot"].free for r in pool.live()}
                     == {a.referee_id: 0, b.referee_id: 0}, what="no free slot anywhere")
         with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await play_table(b, "second", games=1, connect_deadline_ms=300)
+            await within(play_table(b, "second", games=1, connect_deadline_ms=300),
+                         "b to refuse the second table")
         assert "no free table slot: sdk-bot" in refused.value.details()
         assert result_of(await busy).games_played == 2
         # once the first table is over, b may seat it again
-        assert result_of(await play_table(b, "third", games=1)).games_played == 1
+        events = await within(play_table(b, "third", games=1), "the third table")
+        assert result_of(events).games_played == 1
         client.stop(force=True)
-        await asyncio.wait_for(task, 10)
+        await within(task, "the client to stop", 10)
 
 
 async def test_a_client_told_not_to_follow_the_pool_stays_on_its_referee(store):
@@ -172,4 +219,4 @@ async def test_a_client_told_not_to_follow_the_pool_stays_on_its_referee(store):
         await asyncio.sleep(0.3)
         assert len(client.links) == 1
         client.stop(force=True)
-        await asyncio.wait_for(task, 10)
+        await within(task, "the client to stop", 10)
