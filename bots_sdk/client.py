@@ -711,9 +711,17 @@ class RefereeLink:
                     log.warning("connection to %s lost: %s: %s", self.target, exc.code().name,
                                 exc.details())
             finally:
+                was_listing = bool(self.view)
                 self.connected.clear()
                 self.view = []
                 self.offered = None
+                if was_listing:
+                    # The pool is the union of what the connected referees list, and this
+                    # referee's own last list named itself: a referee that leaves the pool
+                    # and then closes its streams (a graceful stop) is dropped only if the
+                    # union is taken again without it. Nothing else would, as the others
+                    # announced the change while this stream was still up.
+                    client._pool_changed()
                 await channel.close(grace=None)
             if client._stopping:
                 # Running tables cannot be finished without a stream: the referee plays

@@ -156,6 +156,31 @@ async def test_a_table_whose_referee_dies_moves_on_with_its_bot(store):
         await within(task, "the client to stop", 10)
 
 
+async def test_a_referee_that_leaves_the_pool_before_closing_its_streams_is_dropped(store):
+    """A graceful stop leaves the pool first (the other referees announce it), then closes
+    the bot streams. The client's pool is the union of what its connected referees list, and
+    the leaving referee's own list still names itself until its stream closes, so the
+    client must take the union again when that stream goes, or it would reconnect to a
+    referee that left for ever (seen: 'c's stream closed for good' timed out under load)."""
+    pool = MemoryPoolRegistry(timeout_s=5.0)
+    async with pool_referee(store, pool) as a, pool_referee(store, pool) as b, \
+            pool_referee(store, pool) as c:
+        client, task = await start_client(a.target, max_tables=1)
+        await until(lambda: linked(client) == {a.referee_id, b.referee_id, c.referee_id},
+                    what="streams to the three referees")
+        assert c.heartbeat is not None
+        await within(c.heartbeat.stop(c.referee_id), "c to leave the pool")
+        c.heartbeat = None
+        others = [link for link in client.links if link.referee_id in (a.referee_id, b.referee_id)]
+        await until(lambda: all(link.view and c.referee_id not in dict(link.view)
+                                for link in others), what="a and b to announce c's leaving")
+        await within(c.stop(grace=0), "referee c to stop")
+        await until(lambda: linked(client) == {a.referee_id, b.referee_id}
+                    and len(client.links) == 2, timeout=5, what="c's stream given up")
+        client.stop(force=True)
+        await within(task, "the client to stop", 10)
+
+
 @pytest.mark.parametrize("leaves", ["stops", "crashes"])
 async def test_after_a_referee_goes_with_tables_in_flight_a_new_one_gets_every_slot(store, leaves):
     """The tables in flight on a referee that stops (grace 0) or dies are given up by the
