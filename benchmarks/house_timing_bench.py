@@ -391,6 +391,43 @@ async def collect(target: str, bot: str, tables: int, games: int, concurrency: i
             await asyncio.wait_for(client_task, 10)
 
 
+def house_only_cpu(games: int = 30, repeats: int = 5) -> dict[str, float]:
+    """CPU per move of a table of house bots only (`random, greedy, heuristic, greedy`,
+    fixed deals), played by the referee's own TableRunner in this process: what the
+    pacing code costs a table nobody observes (it must play at full speed). Best of
+    `repeats`, microseconds of process CPU time per move. Run in each tree by
+    `--house-only` (benchmarks/trees.py)."""
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org_pb
+    from referee_service.house import house_bot_names
+    from referee_service.sessions import SessionRegistry
+    from referee_service.spec import table_spec
+    from referee_service.table import TableRunner
+
+    async def one(n: int) -> float:
+        spec = table_spec(org_pb.PlayTableRequest(
+            table_id=f"house-only-{n}", games=games, seed="house-only",
+            deal_seeds=[f"house-only/{i}" for i in range(games)],
+            seats=[org_pb.SeatSpec(house_bot=b)
+                   for b in ("random", "greedy", "heuristic", "greedy")]), house_bot_names())
+        runner = TableRunner(spec, SessionRegistry())
+        cpu = time.process_time()
+        runner.start()
+        moves = 0
+        while True:
+            event = await runner.events.get()
+            kind = event.WhichOneof("event")
+            if kind == "game":
+                moves += len(json.loads(event.game.timing_json)["moves"])
+            elif kind == "result":
+                return (time.process_time() - cpu) / moves * 1e6
+
+    async def best() -> float:
+        await one(-1)  # warm-up: caches, imports
+        return min([await one(n) for n in range(repeats)])
+
+    return {"us_per_move": asyncio.run(best())}
+
+
 def _fmt(value: float | None, spec: str = ".2f") -> str:
     return "—" if value is None else format(value, spec)
 
@@ -409,9 +446,27 @@ async def main() -> None:
     parser.add_argument("--search-ms", type=float, default=50.0, help="search's budget")
     parser.add_argument("--remote-pace-ms", type=float, default=5.0,
                         help="the paced remote bot's answer time")
+    parser.add_argument("--house-only", type=int, default=0, metavar="ROUNDS",
+                        help="instead: CPU per move of a house-only table in each tree, "
+                             "ROUNDS alternating rounds")
     add_tree_argument(parser)
     args = parser.parse_args()
     trees = parse_trees(args.tree, ROOT, "referee_service/house.py")
+    if args.house_only:
+        from trees import measure_in_tree
+
+        results: dict[str, list[float]] = {label: [] for label, _, _ in trees}
+        for _ in range(args.house_only):
+            for label, root, python in trees:
+                results[label].append(measure_in_tree(
+                    root, python, "house_timing_bench", "house_only_cpu()")["us_per_move"])
+        print(f"house-only table (random, greedy, heuristic, greedy), 30 games, best of 5 a "
+              f"round, {args.house_only} alternating rounds; load {os.getloadavg()[0]:.2f}\n")
+        print("| tree | CPU µs per move, each round | best |")
+        print("| --- | --- | ---: |")
+        for label, values in results.items():
+            print(f"| {label} | {', '.join(f'{v:.0f}' for v in values)} | {min(values):.0f} |")
+        return
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
     bots = ["remote (paced)" if b == "remote" else b for b in bots]
     rows = []

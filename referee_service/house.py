@@ -98,7 +98,6 @@ def shutdown_house_workers() -> None:
     RELEASE_CLOCK.stop()
 
 
-
 def _play_in_worker(bot: Any, view: Any, deadline: float | None = None
                     ) -> tuple[tuple[int, ...] | None, Any, float]:
     """Runs in a worker process: the move (card indices, None to pass), the bot with
@@ -167,10 +166,10 @@ class HouseBot:
         self._table_started = False
 
     async def choose(self, game: Any, seat: int, table_id: str, game_index: int,
-                     deadline: float | None = None) -> tuple[Any, ...] | None:
+                     paced_since: float | None = None) -> tuple[Any, ...] | None:
         """The bot's move as cards, or None for a pass (not yet checked for legality).
-        `deadline` (time.monotonic()): when a bot that reads `house_deadline` must stop
-        thinking."""
+        `paced_since` (time.monotonic()): the decision is paced from then, so a bot that
+        reads `house_deadline` is told when to stop thinking (`offload_deadline`)."""
         from bots_sdk.bot import GameInfo, TableInfo, View, call_hook, normalize_move
         from bots_sdk.cards import Card
 
@@ -186,6 +185,9 @@ class HouseBot:
                 game, table_id=table_id, game_index=game_index, seat=seat)))
         view = View(game.view(seat), table_id=table_id, game_index=game_index,
                     time_left_ms=self.move_time_ms)
+        deadline = None
+        if paced_since is not None and hasattr(self.bot, "house_deadline"):
+            deadline = offload_deadline(paced_since, self.pace_s)
         if not self.offload:
             _set_deadline(self.bot, deadline)
             try:
