@@ -18,8 +18,10 @@ would tell it whether a passing house seat held a legal play (`search`: 108 ms a
 every house decision is held until `house_pace_ms` after it began (the bot class's
 attribute, `DEFAULT_PACE_MS` without one): random and greedy 2 ms, heuristic 5 ms, search
 its budget plus 20 ms, each above what the bot's own work takes (its CPU time, measured to
-the 99.9th percentile). An offloaded bot is told when to stop thinking (`house_deadline`,
-the pace less the worker's round trip), so a busy machine makes its search shallower, never
+the 99.9th percentile). Holds end on an exact clock (`bots_sdk.pacing`: asyncio's
+sleep wakes on whole milliseconds and let the work before a hold show through it). An
+offloaded bot is told when to stop thinking (`house_deadline`: the pace less room for its
+result's way back, `offload_deadline`), so a busy machine makes its search shallower, never
 its answer later. A declined offer is never in the public history, so its decision is not
 held apart: the next house decision's pace counts from the offer's start, and a declined
 offer adds nothing to the gap while a house move follows it (`HousePacer`). A table of
