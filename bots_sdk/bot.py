@@ -245,7 +245,7 @@ class Bot:
     #: its hand allows; set this above what `play` usually takes (docs/bot-guide.md,
     #: "Your timing is visible"). `BotClient(min_answer_ms=...)` and `tienlen-bot run
     #: --min-answer-ms` override it. The move clock always wins: an answer is never held
-    #: past the client's safety margin.
+    #: for more than half the time left (a warning says so).
     min_answer_ms: ClassVar[int] = 0
 
     def play(self, view: View) -> Move | Awaitable[Move]:

@@ -501,7 +501,7 @@ class BotClient:
             f"table {m.table_id}, move {len(m.view.history) + 1} of game {m.game_index + 1}")
         started = time.perf_counter()
         budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
-        hold_until = arrived + min(self._min_answer_s(state.bot), budget_s)
+        hold_until = arrived + self._hold_s(state.bot, m.time_left_ms, label)
         cards: tuple[Card, ...] | None
         try:
             async with asyncio.timeout(budget_s):  # no extra task, unlike wait_for
@@ -652,11 +652,22 @@ class BotClient:
         except Exception as exc:
             log.warning("table %s: %s() raised %s: %s", state.table_id, name, type(exc).__name__, exc)
 
-    def _min_answer_s(self, bot: Bot) -> float:
-        ms = self.min_answer_ms
-        if ms is None:
-            ms = getattr(bot, "min_answer_ms", 0) or 0
-        return max(0.0, min(float(ms), MAX_MIN_ANSWER_MS)) / 1000
+    def _hold_s(self, bot: Bot, time_left_ms: int, label: str) -> float:
+        """How long after its request an answer leaves at the earliest: `min_answer_ms`,
+        but never more than half the time left, so a loaded machine or a slow network
+        still has the other half to deliver it."""
+        asked = self.min_answer_ms
+        if asked is None:
+            asked = getattr(bot, "min_answer_ms", 0) or 0
+        ms = max(0.0, min(float(asked), MAX_MIN_ANSWER_MS))
+        if ms > time_left_ms / 2:
+            count = self.errors.add("min_answer_ms over half the move clock", "")
+            if _worth_a_line(count):
+                log.warning("%s: min_answer_ms %d is more than half the %d ms left; holding "
+                            "the answer %d ms%s", label, ms, time_left_ms, time_left_ms // 2,
+                            _repeats(count))
+            ms = time_left_ms / 2
+        return ms / 1000
 
     def _margin_ms(self, time_left_ms: int) -> int:
         return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)

@@ -50,7 +50,7 @@ class ReleaseClock:
             heapq.heappush(self._heap, (when, next(self._order), loop, future))
             if self._thread is None:
                 self._stopping = False
-                self._thread = threading.Thread(target=self._run, name="house-release-clock",
+                self._thread = threading.Thread(target=self._run, name="release-clock",
                                                 daemon=True)
                 self._thread.start()
             self._cond.notify()
@@ -80,13 +80,16 @@ class ReleaseClock:
                     loop.call_soon_threadsafe(_release, future)
             self._heap.clear()
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 0.0) -> None:
+        """Release every hold now and end the thread (it starts again with the next hold).
+        Waits up to `wait_s` for the thread to end: never on an event loop, which the
+        thread may be handing results to."""
         with self._cond:
             thread = self._thread
             self._stopping = True
             self._cond.notify()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(5)
+        if wait_s and thread is not None and thread is not threading.current_thread():
+            thread.join(wait_s)
 
 
 def _release(future: asyncio.Future[None]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import time
 from collections.abc import Iterator
 
@@ -129,10 +130,11 @@ async def test_the_release_clock_never_releases_early_and_stops_cleanly() -> Non
         when = start + delay
         await RELEASE_CLOCK.until(when)
         assert time.monotonic() >= when
-    RELEASE_CLOCK.stop()
+    RELEASE_CLOCK.stop(wait_s=5)
     assert RELEASE_CLOCK._thread is None  # no thread left behind
     await RELEASE_CLOCK.until(time.monotonic() + 0.005)  # and it starts again
-    RELEASE_CLOCK.stop()
+    RELEASE_CLOCK.stop(wait_s=5)
+    assert not any(t.name == "release-clock" for t in threading.enumerate())
 
 
 @settings(max_examples=25, deadline=None)
