@@ -238,6 +238,15 @@ class Bot:
     #: move (benchmarks/sdk_client_bench.py).
     #: (An `async def play` always runs on the event loop.)
     threaded: ClassVar[bool] = True
+    #: Against the referee, hold every answer until this many milliseconds after its
+    #: request arrived (0: answer as soon as `play` returns). The other seats see how long
+    #: your seat took (the time between their answer and their next request), so a bot
+    #: that answers forced moves at once and thinks when it has a choice tells them what
+    #: its hand allows; set this above what `play` usually takes (docs/bot-guide.md,
+    #: "Your timing is visible"). `BotClient(min_answer_ms=...)` and `tienlen-bot run
+    #: --min-answer-ms` override it. The move clock always wins: an answer is never held
+    #: for more than half the time left (a warning says so).
+    min_answer_ms: ClassVar[int] = 0
 
     def play(self, view: View) -> Move | Awaitable[Move]:
         """Return the cards to play, or `view.pass_turn()`."""

@@ -41,6 +41,7 @@ from bots_sdk.bot import (
 )
 from bots_sdk.cards import Card, format_cards
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
+from bots_sdk.pacing import RELEASE_CLOCK
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.wire import HistoryCache, game_info, game_result, move_message, view_from_proto
 
@@ -49,6 +50,8 @@ __all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
 log = logging.getLogger("bots_sdk.client")
 
 PROTOCOL_VERSION = 1
+#: The longest answer hold `min_answer_ms` may ask for (a minute: any move clock is shorter)
+MAX_MIN_ANSWER_MS = 60_000
 SDK_NAME = "tienlen-python-sdk"
 SDK_VERSION = "0.1.0"
 
@@ -203,9 +206,12 @@ class BotClient:
         stop_when_idle: bool = False,
         keepalive_ms: int = KEEPALIVE_TIME_MS,
         follow_pool: bool = True,
+        min_answer_ms: int | None = None,
     ) -> None:
         if not token:
             raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
+        if min_answer_ms is not None and not 0 <= min_answer_ms <= MAX_MIN_ANSWER_MS:
+            raise ClientError(f"min_answer_ms must be 0..{MAX_MIN_ANSWER_MS}, got {min_answer_ms}")
         self.bot_factory = bot_factory
         self.target = target
         self.token = token
@@ -223,6 +229,9 @@ class BotClient:
         self.retry_first_connection = retry_first_connection
         self.ever_welcomed = False
         self.safety_margin_ms = safety_margin_ms
+        # Hold each answer until this long after its request (None: the bot's own
+        # `min_answer_ms`), so the seat's timing says nothing about its hand.
+        self.min_answer_ms = min_answer_ms
         self.stop_when_idle = stop_when_idle
         # False: stay on the given referee even if it lists a pool.
         self.follow_pool = follow_pool
@@ -477,6 +486,7 @@ class BotClient:
         await self._hook(state, "on_game_start", info)
 
     async def _on_move_request(self, link: RefereeLink, m: Any) -> None:
+        arrived = time.monotonic()  # before decoding: that depends on the hand too
         state = self.tables.get(m.table_id)
         if state is None:
             log.warning("move request for unknown table %s ignored", m.table_id)
@@ -493,6 +503,7 @@ class BotClient:
             f"table {m.table_id}, move {len(m.view.history) + 1} of game {m.game_index + 1}")
         started = time.perf_counter()
         budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
+        hold_until = arrived + self._hold_s(state.bot, m.time_left_ms, label)
         cards: tuple[Card, ...] | None
         try:
             async with asyncio.timeout(budget_s):  # no extra task, unlike wait_for
@@ -524,6 +535,8 @@ class BotClient:
                 )
             self.stats.fallbacks += 1
         thinking_us = int((time.perf_counter() - started) * 1e6)
+        if hold_until > time.monotonic():  # min_answer_ms: as long whatever the hand
+            await RELEASE_CLOCK.until(hold_until)
         state.pending[m.move_id] = (view, cards)
         self.stats.moves += 1
         # Answered on the stream that asked, whichever stream plays the table now.
@@ -640,6 +653,23 @@ class BotClient:
             await call_hook(getattr(state.bot, name)(arg))
         except Exception as exc:
             log.warning("table %s: %s() raised %s: %s", state.table_id, name, type(exc).__name__, exc)
+
+    def _hold_s(self, bot: Bot, time_left_ms: int, label: str) -> float:
+        """How long after its request an answer leaves at the earliest: `min_answer_ms`,
+        but never more than half the time left, so a loaded machine or a slow network
+        still has the other half to deliver it."""
+        asked = self.min_answer_ms
+        if asked is None:
+            asked = getattr(bot, "min_answer_ms", 0) or 0
+        ms = max(0.0, min(float(asked), MAX_MIN_ANSWER_MS))
+        if ms > time_left_ms / 2:
+            count = self.errors.add("min_answer_ms over half the move clock", "")
+            if _worth_a_line(count):
+                log.warning("%s: min_answer_ms %d is more than half the %d ms left; holding "
+                            "the answer %d ms%s", label, ms, time_left_ms, time_left_ms // 2,
+                            _repeats(count))
+            ms = time_left_ms / 2
+        return ms / 1000
 
     def _margin_ms(self, time_left_ms: int) -> int:
         return min(self.safety_margin_ms + time_left_ms // 10, time_left_ms)

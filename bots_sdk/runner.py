@@ -59,6 +59,17 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
         help="leave once every table this bot was given has ended (for scripts)",
     )
     parser.add_argument(
+        "--min-answer-ms",
+        type=int,
+        # a string default goes through `type` too: a bad value in the environment is
+        # argparse's usual "invalid int value" error
+        default=env.get("TIENLEN_MIN_ANSWER_MS") or None,
+        metavar="MS",
+        help="hold every answer until MS ms after its request, so the other seats cannot "
+        "tell your forced moves from your choices by their timing (env "
+        "TIENLEN_MIN_ANSWER_MS; default: the bot's min_answer_ms, 0)",
+    )
+    parser.add_argument(
         "--log-level", default=env.get("TIENLEN_LOG_LEVEL", "INFO"), help="DEBUG, INFO, WARNING"
     )
 
@@ -103,6 +114,7 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
         bot_name=args.name,
         credentials=credentials,
         stop_when_idle=args.exit_when_idle,
+        min_answer_ms=getattr(args, "min_answer_ms", None),
     )
 
     async def main() -> None:

@@ -23,7 +23,7 @@ from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.rules import Game, IllegalMove
 from referee_service import wire
 from referee_service.fallback import fallback_move
-from referee_service.house import HouseBot
+from referee_service.house import HouseBot, HousePacer
 from referee_service.sessions import BotSession, SessionRegistry
 from referee_service.spec import TableSpec
 from referee_service.view_encoder import ViewEncoder
@@ -204,14 +204,23 @@ class HouseParticipant(Participant):
         self.bot = HouseBot(policy, seed=f"{runner.spec.seed}/house/{index}",
                             move_time_ms=runner.spec.move_time_ms,
                             games=runner.spec.total_games)
+        self._remotes: list[Participant] | None = None  # the table's remote seats
 
     async def move(self, game: Game, seat: int) -> MoveTiming:
         start = time.perf_counter()
+        # Paced only while a remote seat plays on (it sees the time between its answer and
+        # its next request): referee_service/house.py, "Pacing".
+        if self._remotes is None:
+            self._remotes = [p for p in self.runner.participants if not p.house]
+        observed = any(not p.forfeited for p in self._remotes)
+        pacer = self.runner.house_pacer
+        since = pacer.begin(game) if observed else 0.0
+        offered = observed and game.offer is not None
         fallback = None
         played: list[int] | None = None
         try:
             cards = await self.bot.choose(game, seat, self.runner.spec.table_id,
-                                          self.runner.game_index)
+                                          self.runner.game_index, since if observed else None)
             if cards is None:
                 game.pass_turn()
             else:
@@ -221,7 +230,10 @@ class HouseParticipant(Participant):
             log.warning("house bot %s failed: %s", self.name, exc)
             played = self.play_fallback(game, seat)
             fallback = "house_error"
-        elapsed = (time.perf_counter() - start) * 1000
+        elapsed = (time.perf_counter() - start) * 1000  # the bot's own time, not the hold
+        if observed:
+            await pacer.hold(game, since, self.bot.pace_s,
+                             declined_offer=offered and played is None)
         return MoveTiming(seat=seat, move_id=None, elapsed_ms=elapsed, thinking_ms=elapsed,
                           network_ms=0.0, fallback=fallback, house=True, played=played)
 
@@ -473,6 +485,7 @@ class TableRunner:
         self.task: asyncio.Task[None] | None = None
         self._abort_reason = ""
         self.started = False  # bots were told (TableStart)
+        self.house_pacer = HousePacer()  # the house seats' pacing (house.py)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> asyncio.Task[None]:

@@ -4,6 +4,7 @@ from random: it never wastes a turn, but spends its 2s and bombs on anything."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from bots_sdk.bot import Bot, Move, View
 from bots_sdk.cards import Card
@@ -18,6 +19,9 @@ class GreedyBot(Bot):
     name = "greedy"
     version = "1.0.0"
     threaded = False  # answers in well under a millisecond: play on the event loop
+    #: As a house bot at a table with a remote seat, every decision takes this long
+    #: (referee_service/house.py, "Pacing"; its own work: under 1 ms).
+    house_pace_ms: ClassVar[float] = 2.0
 
     def play(self, view: View) -> Move:
         plays = view.plays

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 from bots_sdk.bot import Bot, Move, View
 
@@ -12,6 +12,9 @@ class RandomBot(Bot):
     name = "random"
     version = "1.0.0"
     threaded = False  # answers in well under a millisecond: play on the event loop
+    #: As a house bot at a table with a remote seat, every decision takes this long
+    #: (referee_service/house.py, "Pacing"; its own work: under 1 ms).
+    house_pace_ms: ClassVar[float] = 2.0
 
     def __init__(self, seed: int | str | None = None) -> None:
         # Without a seed, share the `random` module (the arena seeds it per game); building

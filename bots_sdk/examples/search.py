@@ -229,6 +229,14 @@ class SearchBot(Bot):
     #: search may use, and a reserve for the last simulation's overrun.
     clock_share: ClassVar[float] = 0.6
     reserve_ms: ClassVar[float] = 5.0
+    #: As a house bot at a table with a remote seat, every decision takes its budget plus
+    #: this long, whether it had a choice or not (referee_service/house.py, "Pacing"): the
+    #: worker's round trip and the heuristic's ranking fit in it.
+    house_pace_slack_ms: ClassVar[float] = 20.0
+    #: Set by the referee's house runner for each move at a table with a remote seat: the
+    #: ``time.monotonic()`` by which ``play`` must return (its answer is held until the
+    #: pace anyway), so a busy machine makes the search shallower, never the answer later.
+    house_deadline: float | None = None
 
     def __init__(self, seed: int | str | None = None) -> None:
         self.rng: Any = random if seed is None else random.Random(seed)
@@ -239,6 +247,10 @@ class SearchBot(Bot):
     def on_table_start(self, table: TableInfo) -> None:
         self.options = dict(table.options) or None
         self.prior.on_table_start(table)
+
+    @property
+    def house_pace_ms(self) -> float:
+        return self.budget_ms + self.house_pace_slack_ms
 
     def wall_limit_ms(self, view: View) -> float | None:
         """Wall-clock milliseconds this move may take at most, from the move clock the
@@ -266,6 +278,9 @@ class SearchBot(Bot):
             return cands[0]
         wall_ms = self.wall_limit_ms(view)
         wall_limit = None if wall_ms is None else wall0 + wall_ms / 1000
+        if self.house_deadline is not None:
+            by = wall0 + (self.house_deadline - time.monotonic())
+            wall_limit = by if wall_limit is None else min(wall_limit, by)
         cpu_limit = cpu0 + self.budget_ms / 1000
 
         def out_of_time() -> bool:

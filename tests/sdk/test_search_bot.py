@@ -108,6 +108,26 @@ def test_the_move_clock_caps_the_search(monkeypatch):
     assert bot.stats["deals"] == deals
 
 
+def test_the_house_deadline_caps_the_search(monkeypatch):
+    """At a table a remote seat observes, the referee's house runner holds every answer
+    until the pace and tells the bot when to stop (`house_deadline`), so a busy machine
+    (or a queue in the house worker pool) makes the search shallower, never its answer
+    later than the pace (referee_service/house.py, "Pacing")."""
+    monkeypatch.setattr(SearchBot, "budget_ms", 5000.0)
+    assert SearchBot().house_pace_ms == 5000.0 + SearchBot.house_pace_slack_ms
+    bot = SearchBot(seed=2)
+    game = Game.from_seed("clock", 4)
+    game.play(game.legal_plays()[0])
+    bot.house_deadline = time.monotonic() + 0.1
+    start = time.perf_counter()
+    bot.play(View(game.view(game.to_move)))
+    assert (time.perf_counter() - start) * 1000 < 1000  # not the 5 s budget
+    bot.house_deadline = time.monotonic() - 1  # already past: the prior's move, at once
+    deals = bot.stats["deals"]
+    bot.play(View(game.view(game.to_move)))
+    assert bot.stats["deals"] == deals
+
+
 def test_forced_and_winning_moves_are_not_searched(monkeypatch):
     monkeypatch.setattr(SearchBot, "budget_ms", 1000.0)
     game = Game([parse_cards("5S 5C"), parse_cards("3S 9H")], starting=False, leader=0)
