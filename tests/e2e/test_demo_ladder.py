@@ -20,12 +20,14 @@ from datetime import timedelta
 import pytest
 
 from demo.processes import PROJECT_ROOT, free_port
+from tests.e2e import test_demo as _demo
 from tests.e2e.stack import marked_pids
-from tests.e2e.test_demo import Output, chromium_page, demo_env, launch  # noqa: F401  (demo_env: a fixture)
+from tests.e2e.test_demo import Output, chromium_page, launch
 from tests.needs import need_chromium
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+demo_env = _demo.demo_env  # the demo's environment fixture: own var dir, marked processes
 BOTS = ("planner-v2", "planner-v1", "greedy", "random")
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
 
