@@ -207,6 +207,9 @@ class Tournament(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     status_reason = models.CharField(max_length=500, blank=True)
+    # Ladders: when a scheduler tick last looked at it (services.ladder.ladder_tick). A running
+    # ladder not looked at for a while is not running: nothing ticks it (selectors).
+    ticked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

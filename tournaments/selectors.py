@@ -24,10 +24,12 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import (
     BooleanField,
@@ -49,6 +51,7 @@ from django.db.models import (
     prefetch_related_objects,
 )
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from tournaments.models import (
     Bot,
@@ -190,6 +193,98 @@ def tournament_get(*, slug: str) -> Tournament:
     return Tournament.objects.select_related("organiser", "pool").annotate(winner=_winner()).get(slug=slug)
 
 
+ACTIVITY_STATES = (
+    "draft", "scheduled", "starting", "not_started", "running", "waiting", "not_ticking",
+    "finished", "cancelled",
+)
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What a tournament is doing now, for people: its status says what was decided (a
+    ladder is `running` until cancelled), this says whether anything happens. "Running" is
+    shown only for what runs; a ladder whose last tick started no table is `waiting` (with
+    the tick's reason), one that no tick has looked at for a while is `not_ticking`, and a
+    scheduled start whose time passed long ago is `not_started` (nothing starts it: Celery
+    beat is not running)."""
+
+    state: str  # one of ACTIVITY_STATES
+    label: str
+    reason: str = ""
+
+
+def tick_overdue_s() -> float:
+    """Seconds without a tick after which nobody ticks: two periods of the scheduler
+    (settings.TIENLEN_TICK_SECONDS) and half a minute of slack for a loaded machine."""
+    return 2 * float(getattr(settings, "TIENLEN_TICK_SECONDS", 30.0)) + 30.0
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
+
+
+def _when(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+
+BEAT_HINT = (
+    "Ladder tables and scheduled starts need Celery beat: run `celery -A tienlen_site beat` "
+    "beside the workers (`make demo` and the Docker deployment start it)."
+)
+
+
+def tournament_activity(*, tournament: Tournament, open_tables: int, now: datetime | None = None) -> Activity:
+    """The tournament's `Activity` from its row and how many of its tables are open (not
+    closed: pending, running or waiting); no query."""
+    now = now or timezone.now()
+    status = tournament.status
+    tick = float(getattr(settings, "TIENLEN_TICK_SECONDS", 30.0))
+    overdue = tick_overdue_s()
+    S = Tournament.Status
+    if status in (S.DRAFT, S.FINISHED, S.CANCELLED):
+        return Activity(status, Tournament.Status(status).label, tournament.status_reason)
+    if status == S.SCHEDULED:
+        starts = tournament.starts_at
+        if starts is not None and starts > now:
+            return Activity("scheduled", "Scheduled", f"Starts at {_when(starts)}.")
+        if starts is not None and (now - starts).total_seconds() > overdue:
+            return Activity(
+                "not_started", "Not started",
+                f"Its start time, {_when(starts)}, passed {_ago((now - starts).total_seconds())} ago and "
+                f"nothing has started it: no scheduler tick (every {tick:g} s) picked it up. {BEAT_HINT}",
+            )
+        return Activity("starting", "Starting", "Its first tables are being created.")
+    if tournament.format != Tournament.Format.LADDER:
+        return Activity("running", "Running", tournament.status_reason)
+    last = tournament.ticked_at
+    since = last or tournament.started_at
+    if since is not None and (now - since).total_seconds() > overdue:
+        playing = (
+            f" Its {open_tables} open table{'s' if open_tables != 1 else ''} still play, but no new one will start."
+            if open_tables else " No new table will start."
+        )
+        looked = f"since {_when(last)} ({_ago((now - last).total_seconds())} ago)" if last else (
+            f"since it started, {_ago((now - since).total_seconds())} ago"
+        )
+        return Activity(
+            "not_ticking", "Not ticking",
+            f"Nobody ticks this ladder: no scheduler tick (every {tick:g} s) has looked at it {looked}."
+            f"{playing} {BEAT_HINT}",
+        )
+    if last is None:
+        return Activity("starting", "Starting", f"The scheduler's first tick (every {tick:g} s) starts its first table.")
+    if open_tables:
+        return Activity("running", "Running", tournament.status_reason)
+    if tournament.status_reason:
+        return Activity("waiting", "Waiting", tournament.status_reason)
+    return Activity("running", "Running", "")
+
+
 @dataclass(frozen=True)
 class Progress:
     status: str
@@ -199,6 +294,7 @@ class Progress:
     games_done: int
     games_planned: int
     tables_failed: int = 0
+    activity: Activity = field(default_factory=lambda: Activity("", ""))
 
     @property
     def fraction(self) -> float:
@@ -223,6 +319,10 @@ class Progress:
             "games_planned": self.games_planned,
             "fraction": round(self.fraction, 4),
             "percent": self.percent,
+            # What it is doing now (selectors.Activity): "running" only for what runs.
+            "activity": self.activity.state,
+            "activity_label": self.activity.label,
+            "reason": self.activity.reason,
         }
 
 
@@ -256,6 +356,9 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
         games_done=row["games_done"] or 0,
         games_planned=games_planned,
         tables_failed=row["tables_failed"] or 0,
+        activity=tournament_activity(
+            tournament=tournament, open_tables=(row["tables_total"] or 0) - (row["tables_done"] or 0)
+        ),
     )
 
 

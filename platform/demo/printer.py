@@ -77,8 +77,10 @@ class Printer:
     def organiser(self, *, login_url: str, username: str, password: str) -> None:
         self.step(f"Sign in as the organiser at {login_url}")
         self.detail(f"user {username}   password {password}   (a new password every run)")
-        self.detail("then: Organise (/organise/new/) to create and start tournaments, "
-                    "API tokens (/me/tokens/) for scripts")
+        self.detail("then: Organise (/organise/new/) to create and start tournaments and "
+                    "ladders (Celery beat ticks them), API tokens (/me/tokens/) for scripts")
+        self.detail("or sign up (/accounts/signup/) as yourself: on the demo's site anyone may "
+                    "organise; register your bot and enter it with the demo's bots and house bots")
 
 
 def progress_line(*, tables_done: int, tables_total: int, games_done: int, games_total: int,

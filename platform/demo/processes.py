@@ -1,8 +1,8 @@
 """The platform's processes on one machine: started, probed and always stopped.
 
 `manage.py run_demo` and the end-to-end tests run the whole platform as children of one
-process: a referee, Celery workers, a web server and one process per bot. `ProcessGroup`
-exists so that every one of them dies with the parent however it ends (Ctrl-C, an
+process: a referee, Celery workers, Celery beat, a web server and one process per bot.
+`ProcessGroup` exists so that every one of them dies with the parent however it ends (Ctrl-C, an
 exception, a failed assertion in a test): each child leads its own process group, and the
 group is signalled, so grandchildren (Celery's pool processes, uvicorn workers) go too.
 
@@ -285,6 +285,24 @@ def celery_worker_argv(*, concurrency: int, name: str) -> list[str]:
         # the tables and the luck baselines (settings.TIENLEN_ANALYSIS_QUEUE) alike
         "--queues", f"celery,{os.environ.get('TIENLEN_ANALYSIS_QUEUE', 'analysis')}",
         "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+    )
+
+
+def celery_beat_argv() -> list[str]:
+    """Celery beat as a process of its own: what ticks ladders and starts scheduled
+    tournaments (`tournaments.tasks.tournaments_tick`, every TIENLEN_TICK_SECONDS).
+
+    Why not the worker's `-B` (beat embedded in the worker)? Celery documents `-B` for a
+    single worker in development only: every worker started with it would tick, and two
+    beats start a due tournament's job twice and tick each ladder twice. The demo's
+    processes are a supervised set the end-to-end tests also start, kill and restart
+    (workers above all: tests/e2e/test_lease_recovery.py, test_faults.py); an embedded beat
+    dies with its worker and comes back with every new one. As a process of its own there
+    is exactly one, whatever happens to the workers, with its own log (`beat.log`). It uses
+    the configured scheduler (django-celery-beat's, in the database: the same as the Docker
+    deployment's `beat` service), so it keeps no schedule file in the project."""
+    return python_argv(
+        "-m", "celery", "-A", "tienlen_site.celery:app", "beat", "--loglevel", "INFO",
     )
 
 

@@ -1,8 +1,10 @@
 """`manage.py run_demo`: the whole platform on one machine, playing a real tournament.
 
-It registers the example bots, starts the referee, one process per bot, a Celery worker and
-the web site (`demo.processes`), runs a round robin through Celery while the terminal shows
-its progress (`demo.printer`), and reads the standings and ratings back.
+It registers the example bots (each with an owner account of its own), starts the referee,
+one process per bot, a Celery worker, Celery beat and the web site (`demo.processes`), runs
+a round robin through Celery while the terminal shows its progress (`demo.printer`), and
+reads the standings and ratings back. The site stays up afterwards with everything a
+ladder or a scheduled start needs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from bots_sdk.decimals import format_decimal
 from demo.processes import (
     ProcessGroup,
+    celery_beat_argv,
     celery_worker_argv,
     free_port,
     python_argv,
@@ -168,6 +171,22 @@ DESCRIPTIONS = {
 }
 
 
+DEMO_TICK_SECONDS = "5"
+
+
+def demo_site_env() -> dict[str, str]:
+    """What the demo's processes are told besides the referee's address.
+
+    A scheduler tick every 5 s (TIENLEN_TICK_SECONDS, unless set: 30 s in a deployment), so
+    a ladder started from the demo's site gets its first table within seconds; and every
+    signed-in user may organise (TIENLEN_ANYONE_ORGANISES), so a newcomer who signs up on the
+    demo's site can run a first tournament there without an administrator."""
+    return {
+        "TIENLEN_TICK_SECONDS": os.environ.get("TIENLEN_TICK_SECONDS") or DEMO_TICK_SECONDS,
+        "TIENLEN_ANYONE_ORGANISES": os.environ.get("TIENLEN_ANYONE_ORGANISES") or "1",
+    }
+
+
 def demo_organiser_sign_in(*, owner) -> str:
     """A fresh random password for the demo's organiser (every run): printed on the terminal
     so the person who ran the demo can sign in and try the organiser's pages."""
@@ -177,8 +196,31 @@ def demo_organiser_sign_in(*, owner) -> str:
     return password
 
 
+def demo_bot_author(*, bot_name: str):
+    """The account that owns one demo bot, `<bot>-author`: each demo bot has an owner of its
+    own, as bots of a real league do. With one owner for all of them, a newcomer's bot and
+    three demo bots were two owners at a table of 4, which the owner rule refuses
+    (docs/organiser-guide.md, Owners); now "my bot + three demo bots" is four owners. The
+    account has no password: nobody signs in as it."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    username = f"{bot_name}-author"
+    author, created = get_user_model().objects.get_or_create(
+        username=username, defaults={"first_name": "Demo bot author", "password": make_password(None)},
+    )
+    if not created and author.has_usable_password():
+        # Somebody signed up with this name: never hand them (or take from them) a demo bot.
+        raise DemoError(
+            f"the user {username!r} exists and is not one of the demo's accounts; run the demo "
+            "on its own database (e.g. TIENLEN_VAR_DIR=/tmp/demo)"
+        )
+    return author
+
+
 def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
-    """The demo organiser and its example bots; existing ones get a fresh token each run."""
+    """The demo organiser and its example bots, each owned by its own demo account
+    (`demo_bot_author`); existing ones get a fresh token each run."""
     from django.contrib.auth import get_user_model
 
     from tournaments.models import Bot
@@ -194,15 +236,20 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
     registered = []
     for kind, name in zip(config.bots, config.bot_names(), strict=True):
         bot = Bot.objects.filter(name__iexact=name).first()
-        if bot is not None and bot.owner_id != owner.pk:
+        # Earlier runs had the organiser own every demo bot: those move to their author.
+        if bot is not None and bot.owner_id != owner.pk and bot.owner.username != f"{name}-author":
             # Never take over (and re-token) somebody else's bot.
             raise DemoError(
                 f"a bot named {bot.name!r} exists and belongs to {bot.owner}, not to the demo; "
                 "run the demo on its own database (e.g. TIENLEN_VAR_DIR=/tmp/demo)"
             )
+        author = demo_bot_author(bot_name=name)
+        if bot is not None and bot.owner_id != author.pk:
+            bot.owner = author
+            bot.save(update_fields=["owner"])
         if bot is None:
             bot, token = bot_create(
-                owner=owner, name=name,
+                owner=author, name=name,
                 description=DESCRIPTIONS.get(
                     kind, f"The SDK's example bot '{kind}' (bots_sdk/examples), run by the demo."
                 ),
@@ -280,6 +327,7 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         "REFEREE_TARGET": target,
         "REFEREE_ORGANIZER_TOKEN": organizer_token,
         "TIENLEN_ORGANIZER_TOKEN": organizer_token,
+        **demo_site_env(),
     }
 
     say.step(f"Registering the bots: {', '.join(config.bot_names())}")
@@ -310,6 +358,8 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
 
     say.step(f"Starting a Celery worker ({config.concurrency} processes)")
     group.start("worker", celery_worker_argv(concurrency=config.concurrency, name="demo"), env=env)
+    say.step(f"Starting Celery beat (ladder tables and scheduled starts, a tick every {env['TIENLEN_TICK_SECONDS']} s)")
+    group.start("beat", celery_beat_argv(), env=env)
 
     if config.serve:
         say.step(f"Starting the web site on {config.url()}")

@@ -133,6 +133,10 @@ AXES_DISABLE_ACCESS_LOG = True  # failures are kept (AccessAttempt); successful 
 # Sign-ups per client address (django-ratelimit, e.g. "5/h"): an address that keeps making
 # accounts is asked to wait. The count lives in the cache below.
 TIENLEN_SIGNUP_RATE = os.environ.get("TIENLEN_SIGNUP_RATE", "5/h")
+# Every signed-in user may organise tournaments of their own (not only staff and holders of
+# `tournaments.organise_tournaments`). Off by default; `make demo` turns it on, so a
+# newcomer who signs up on the demo's site can run a first tournament from the web.
+TIENLEN_ANYONE_ORGANISES = env_bool("TIENLEN_ANYONE_ORGANISES", False)
 
 # The cache holds the sign-up counts. DJANGO_CACHE_URL (redis://...) shares one count between
 # every web process (the Docker set-up uses its Redis); without it each process counts on
@@ -270,10 +274,13 @@ CELERY_DB_REUSE_MAX = 200
 # (`--queues celery,analysis`: the image's default, the demo), runs them.
 TIENLEN_ANALYSIS_QUEUE = os.environ.get("TIENLEN_ANALYSIS_QUEUE", "analysis")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Celery beat's tick: starts scheduled tournaments when due and ladder tables. Pages read it
+# too: a ladder no tick has looked at for two periods (plus a margin) says nobody ticks it.
+TIENLEN_TICK_SECONDS = float(os.environ.get("TIENLEN_TICK_SECONDS", "30"))
 CELERY_BEAT_SCHEDULE = {
     "tournaments-tick": {
         "task": "tournaments.tasks.tournaments_tick",
-        "schedule": float(os.environ.get("TIENLEN_TICK_SECONDS", "30")),
+        "schedule": TIENLEN_TICK_SECONDS,
     },
 }
 CELERY_TIMEZONE = TIME_ZONE

@@ -7,6 +7,8 @@ from django.contrib.auth.forms import UserCreationForm
 
 from bots_sdk.rules import PRESETS
 from tournaments.models import Bot, Tournament, name_validator
+from tournaments.services.accounts import HOUSE_BOT_DESCRIPTIONS, house_bot_kinds
+from tournaments.services.tournaments import owner_rule_problem
 
 # How the form names the engine's presets; the presets themselves are the engine's
 # (bots_sdk.rules.PRESETS): a preset without a label here is offered by its name.
@@ -51,6 +53,17 @@ class BotEditForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=2000)
 
 
+class BotChoiceField(forms.ModelMultipleChoiceField):
+    """Bots listed with their owner: the owner rule is about owners, so the organiser sees them."""
+
+    def label_from_instance(self, obj: Bot) -> str:
+        return f"{obj.name} ({obj.owner.username})"
+
+
+def house_bot_choices() -> list[tuple[str, str]]:
+    return [(kind, HOUSE_BOT_DESCRIPTIONS.get(kind, kind)) for kind in house_bot_kinds()]
+
+
 class TournamentForm(forms.Form):
     name = forms.CharField(max_length=120)
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000)
@@ -74,10 +87,22 @@ class TournamentForm(forms.Form):
     move_time_ms = forms.IntegerField(min_value=10, max_value=60000, initial=1000, label="Time per move (ms)")
     time_bank_ms = forms.IntegerField(min_value=0, max_value=600000, initial=10000, label="Time bank (ms)")
     rated = forms.BooleanField(required=False, initial=True)
-    entrants = forms.ModelMultipleChoiceField(
-        queryset=Bot.objects.filter(revoked_at__isnull=True).order_by("name"),
+    entrants = BotChoiceField(
+        queryset=Bot.objects.filter(revoked_at__isnull=True, house_bot="").select_related("owner").order_by("name"),
         required=False,
-        help_text="Hold Ctrl/Cmd to select several.",
+        help_text="Bots of every owner (the owner in brackets). Hold Ctrl/Cmd to select several.",
+    )
+    house_bots = forms.MultipleChoiceField(
+        choices=house_bot_choices, required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="Played by the referee itself: always connected, open to every organiser. Each "
+        "counts as an owner of its own, so they fill the seats the owner rule leaves empty.",
+    )
+    allow_same_owner = forms.BooleanField(
+        required=False, label="Allow one owner's bots at a table",
+        help_text="To compare your own bots with each other (your v1 against your v2) next to "
+        "other owners' bots. Bots of one owner could help each other at a table, so the "
+        "tournament is labelled “one owner's bots may share a table”: a private comparison, "
+        "best unrated. Not needed when every bot but the house bots is yours.",
     )
     seed = forms.CharField(
         max_length=64, required=False,
@@ -102,8 +127,19 @@ class TournamentForm(forms.Form):
     def clean(self) -> dict:
         # The rule options are checked by tournament_create (its errors land on the field).
         data = super().clean()
-        entrants = data.get("entrants")
+        entrants = list(data.get("entrants") or [])
+        # Stand-ins for the house bots (created, if they must be, only when the draft is saved).
+        house = [Bot(name=f"house-{kind}", house_bot=kind) for kind in data.get("house_bots") or []]
         seats = data.get("seats_per_table")
-        if entrants and seats and data.get("format") != Tournament.Format.LADDER and len(entrants) < seats:
-            self.add_error("entrants", f"Pick at least {seats} entrants for tables of {seats}.")
+        field_size = len(entrants) + len(house)
+        if field_size and seats and data.get("format") != Tournament.Format.LADDER and field_size < seats:
+            self.add_error("entrants", f"Pick at least {seats} entrants (house bots count) for tables of {seats}.")
+        elif field_size and seats and data.get("format"):
+            # The owner rule, as Start will check it: said now, before the draft is saved.
+            problem = owner_rule_problem(
+                format=data["format"], seats_per_table=seats,
+                allow_same_owner=bool(data.get("allow_same_owner")), bots=entrants + house,
+            )
+            if problem:
+                self.add_error("entrants", problem)
         return data

@@ -18,7 +18,11 @@ from django.views.decorators.http import require_POST
 from tournaments import selectors
 from tournaments.models import Tournament
 from tournaments.services import tournaments as tournament_services
-from tournaments.services.accounts import user_can_manage_tournament, user_is_organiser
+from tournaments.services.accounts import (
+    house_bot_for,
+    user_can_manage_tournament,
+    user_is_organiser,
+)
 from web import queries
 from web.forms import TournamentForm
 from web.views_account import _form_errors
@@ -73,6 +77,7 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
 def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
     """The tournament and its entrants, all or nothing (a bad entrant saves no draft)."""
     bots = list(data.pop("entrants") or [])
+    house_kinds = list(data.pop("house_bots", None) or [])
     if not data.get("seed"):
         data.pop("seed", None)
     if data.get("games_per_table"):
@@ -81,6 +86,8 @@ def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
         data.pop("games_per_table", None)
     fields = {k: v for k, v in data.items() if v is not None}
     tournament = tournament_services.tournament_create(organiser=request.user, **fields)
+    # House bots any organiser may enter: the platform's, made on first use.
+    bots += [house_bot_for(kind=kind) for kind in house_kinds]
     for bot in bots:
         tournament_services.tournament_entrant_add(tournament=tournament, bot=bot)
     return tournament

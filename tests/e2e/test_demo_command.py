@@ -72,6 +72,41 @@ def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
 
 
 @pytest.mark.django_db
+def test_each_demo_bot_has_an_owner_of_its_own_and_an_older_runs_bots_move_to_them() -> None:
+    """So a newcomer's bot with three demo bots is four owners at a table of 4 (the owner
+    rule refused the demo's bots as one owner's), and the demo's round robin is bound by no
+    same-owner pair."""
+    from django.contrib.auth import get_user_model
+
+    from demo.run import ORGANISER, DemoConfig, demo_bots_register
+    from tournaments.models import Bot
+    from tournaments.services.accounts import bot_create
+
+    organiser = get_user_model().objects.create(username=ORGANISER, is_staff=True)
+    old, _ = bot_create(owner=organiser, name="demo-heuristic")  # as runs before this change made it
+    bots, _ = demo_bots_register(config=DemoConfig())
+    owners = {b.name: Bot.objects.get(pk=b.bot_id).owner for b in bots}
+    assert {name: o.username for name, o in owners.items()} == {name: f"{name}-author" for name in owners}
+    assert not any(o.has_usable_password() or o.is_staff for o in owners.values())
+    old.refresh_from_db()
+    assert old.owner.username == "demo-heuristic-author"
+    assert not organiser.bots.exists()
+
+
+@pytest.mark.django_db
+def test_a_stranger_named_like_a_demo_author_is_never_given_a_demo_bot() -> None:
+    from django.contrib.auth import get_user_model
+
+    from demo.run import DemoConfig, DemoError, demo_bots_register
+    from tournaments.models import Bot
+
+    get_user_model().objects.create_user("demo-greedy-author", password="mallory-pw-12345")
+    with pytest.raises(DemoError, match="'demo-greedy-author' exists and is not one of the demo's accounts"):
+        demo_bots_register(config=DemoConfig(bots=("greedy", "random", "random", "heuristic")))
+    assert not Bot.objects.filter(owner__username="demo-greedy-author").exists()
+
+
+@pytest.mark.django_db
 def test_a_second_demo_run_reuses_its_bots_with_fresh_tokens() -> None:
     from demo.run import DemoConfig, demo_bots_register
     from tournaments.models import Bot

@@ -11,6 +11,7 @@ from rest_framework.reverse import reverse
 from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 from bots_sdk.rules import PRESETS
 from referee_service.house import house_bot_names
+from tournaments import selectors
 from tournaments.models import (
     ApiToken,
     Bot,
@@ -24,6 +25,14 @@ from tournaments.models import (
     TableSeat,
     Tournament,
     name_validator,
+)
+
+ACTIVITY_STATES = selectors.ACTIVITY_STATES
+ACTIVITY_HELP = (
+    "What the tournament is doing now: `running` only for what runs. A ladder whose last "
+    "tick started no table is `waiting`, one no scheduler tick has looked at for two ticks "
+    "is `not_ticking`; a scheduled start is `scheduled` until its time, `starting`, then "
+    "`running`, or `not_started` when its time passed long ago and nothing started it."
 )
 
 # --- input -----------------------------------------------------------------------------
@@ -177,6 +186,9 @@ class ProgressOutput(serializers.Serializer):
     games_planned = serializers.IntegerField(help_text="A closed table counts the games it recorded.")
     fraction = serializers.FloatField(help_text="games_done / games_planned, at most 1.")
     percent = serializers.FloatField()
+    activity = serializers.ChoiceField(choices=ACTIVITY_STATES, help_text=ACTIVITY_HELP)
+    activity_label = serializers.CharField(help_text="The activity in words, as the site's badge shows it.")
+    reason = serializers.CharField(help_text="Why it is in that activity (empty when nothing needs saying).")
 
 
 class TournamentOutput(serializers.ModelSerializer):
@@ -189,11 +201,13 @@ class TournamentOutput(serializers.ModelSerializer):
         allow_null=True, default=None, read_only=True,
         help_text="A finished knockout's winner (bot name); null otherwise.",
     )
-    status_reason = serializers.CharField(
-        read_only=True,
+    status_reason = serializers.SerializerMethodField(
         help_text="Why the tournament is in its status: a cancel's reason; for a running ladder, "
-        "why its last tick started no table (empty once one starts).",
+        "why its last tick started no table (empty once one starts), or that no tick looks at it "
+        "(nobody runs Celery beat); for a scheduled start, when it starts or that its time passed "
+        "and nothing started it. The same text as the activity's reason in the progress.",
     )
+    activity = serializers.SerializerMethodField(help_text=ACTIVITY_HELP)
     reproducible = serializers.BooleanField(
         read_only=True,
         help_text="The organiser chose a seed: the deals are reproducible and known to the organiser.",
@@ -214,13 +228,24 @@ class TournamentOutput(serializers.ModelSerializer):
             "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
             "time_bank_ms", "connect_deadline_s", "rated", "pool", "cycles",
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
-            "starts_at", "created_at", "started_at", "finished_at", "status_reason",
+            "starts_at", "created_at", "started_at", "finished_at", "status_reason", "activity",
             "entrant_count", "tables_total", "tables_done", "winner",
             "deal_format", "reproducible", "fair_play_notices", "salt", "commitment_scheme", "deals",
         ]
 
     def get_commitment_scheme(self, obj: Tournament) -> str:
         return COMMIT_SCHEME
+
+    def _activity(self, obj: Tournament) -> selectors.Activity:
+        # A row of tournament_list carries its table counts (no query); a bare row costs one.
+        return selectors.tournament_progress(tournament=obj).activity
+
+    def get_status_reason(self, obj: Tournament) -> str:
+        return self._activity(obj).reason
+
+    @extend_schema_field(serializers.ChoiceField(choices=ACTIVITY_STATES))
+    def get_activity(self, obj: Tournament) -> str:
+        return self._activity(obj).state
 
     def get_deals(self, obj: Tournament) -> str:
         return _url(self, "api:deals", obj.slug)

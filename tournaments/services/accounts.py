@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from referee_service.house import house_bot_names
@@ -25,11 +29,14 @@ from tournaments.tokens import (
 
 
 def user_is_organiser(*, user) -> bool:
-    return bool(
-        user
-        and user.is_authenticated
-        and (user.is_staff or user.has_perm("tournaments.organise_tournaments"))
-    )
+    """Staff, holders of `tournaments.organise_tournaments`, and — on a site that lets
+    everyone organise (settings.TIENLEN_ANYONE_ORGANISES, on in `make demo`) — every
+    signed-in user. Organisers manage only their own tournaments (below)."""
+    if not (user and user.is_authenticated):
+        return False
+    if getattr(settings, "TIENLEN_ANYONE_ORGANISES", False) and user.is_active:
+        return True
+    return bool(user.is_staff or user.has_perm("tournaments.organise_tournaments"))
 
 
 def user_can_manage_tournament(*, user, tournament: Tournament) -> bool:
@@ -53,15 +60,23 @@ def api_token_revoke(*, token: ApiToken) -> None:
         token.save(update_fields=["revoked_at"])
 
 
+HOUSE_NAME_PREFIX = "house-"
+
+
 def bot_create(
     *, owner, name: str, description: str = "", house_bot: str = ""
 ) -> tuple[Bot, str | None]:
-    """Register a bot; returns the bot and its token (None for house bots), shown once."""
+    """Register a bot; returns the bot and its token (None for house bots), shown once.
+
+    Names starting with `house-` are kept for house bots: a bot of a user's own named
+    `house-greedy` would pass, in a field of entrants, for the platform's."""
     if house_bot and house_bot not in house_bot_names():
         known = ", ".join(sorted(house_bot_names()))
         raise ValidationError({"house_bot": f"Unknown house bot; choose from {known}."})
     if house_bot and not owner.is_staff:
         raise ValidationError({"house_bot": "Only staff can register house bots."})
+    if not house_bot and name.lower().startswith(HOUSE_NAME_PREFIX):
+        raise ValidationError({"name": f"Names starting with “{HOUSE_NAME_PREFIX}” are kept for the platform's house bots; pick another name."})
     if Bot.objects.filter(name__iexact=name).exists():
         raise ValidationError({"name": "A bot with this name already exists."})
     bot = Bot(owner=owner, name=name, description=description, house_bot=house_bot)
@@ -135,3 +150,67 @@ def bot_versions_note(*, connected: dict[str, str], bot_ids: Iterable[int]) -> N
     for bot_id, version in reported.items():
         if current.get(bot_id) != version:
             bot_version_touch(bot_id=bot_id, version=version)
+
+
+# --- house bots for every organiser ------------------------------------------------------
+
+#: The account that owns the platform's house bots. Its name has a space, which Django's
+#: username rules refuse, so nobody can sign up as it (or own it before the platform does);
+#: it is inactive and has no password, so nobody signs in as it.
+HOUSE_ACCOUNT = "house bots"
+
+#: How the organiser's form describes each house bot (the referee plays them in-process:
+#: no token, no connection, always there). A kind the referee has and this lacks is offered
+#: by its name.
+HOUSE_BOT_DESCRIPTIONS = {
+    "random": "random: a random legal play (the weakest)",
+    "greedy": "greedy: its lowest legal play",
+    "heuristic": "heuristic: plans its hand and passes when following would break the plan",
+    "search": "search: samples the unseen cards and searches (the strongest; thinks 50 ms a move)",
+}
+
+
+def house_bot_kinds() -> list[str]:
+    """The referee's house bots, weakest first as far as known."""
+    order = list(HOUSE_BOT_DESCRIPTIONS)
+    return sorted(house_bot_names(), key=lambda k: (order.index(k) if k in order else len(order), k))
+
+
+def house_account():
+    """The owner of the house bots the platform creates (HOUSE_ACCOUNT), made on first use."""
+    account, _ = get_user_model().objects.get_or_create(
+        username=HOUSE_ACCOUNT,
+        defaults={"is_active": False, "password": make_password(None), "first_name": "House bots"},
+    )
+    return account
+
+
+def house_bot_for(*, kind: str) -> Bot:
+    """The house bot of `kind` any organiser may enter: the oldest active one (a house bot
+    staff registered counts), else `house-<kind>` created now, owned by the house account.
+
+    This is what makes house bots available to every organiser without a staff-only API
+    call: a newcomer's bot gets opponents that are always connected."""
+    if kind not in house_bot_names():
+        known = ", ".join(house_bot_kinds())
+        raise ValidationError({"house_bots": f"Unknown house bot {kind!r}; choose from {known}."})
+    for _ in range(3):  # another organiser may be creating the same one
+        existing = Bot.objects.filter(house_bot=kind, revoked_at__isnull=True).order_by("created_at", "id").first()
+        if existing is not None:
+            return existing
+        name, number = f"{HOUSE_NAME_PREFIX}{kind}", 2
+        while Bot.objects.filter(name__iexact=name).exists():
+            name, number = f"{HOUSE_NAME_PREFIX}{kind}-{number}", number + 1
+        bot = Bot(
+            owner=house_account(), name=name, house_bot=kind,
+            description=f"The platform's house bot “{HOUSE_BOT_DESCRIPTIONS.get(kind, kind)}”, played by "
+            "the referee itself (the SDK's example bot of that name): always connected, open to every organiser.",
+        )
+        bot.full_clean()
+        try:
+            with transaction.atomic():
+                bot.save()
+        except IntegrityError:
+            continue
+        return bot
+    raise ValidationError({"house_bots": f"Could not register the house bot {kind!r}; try again."})

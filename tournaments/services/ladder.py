@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from django.db import transaction
+from django.utils import timezone
 
 from tournaments.models import (
     START_RATING,
@@ -36,7 +37,8 @@ def ladder_tick(
     that waited longest: those with the fewest seats at the ladder's last
     `LADDER_RECENT_ROTATIONS` rotations of tables (a rotation: enough tables to seat every
     active entrant once). A tick that starts no table says why in `status_reason` (shown on
-    the ladder's page and in the API); a tick that starts one clears it.
+    the ladder's page and in the API); a tick that starts one clears it. Every tick notes
+    its time in `ticked_at`, so a ladder that nothing ticks can say so.
     """
     rng = rng or random.Random()
     with transaction.atomic():
@@ -86,8 +88,9 @@ def ladder_tick(
             seats=seats, active=active, candidates=candidates, busy=busy, connected=connected,
             same_owner_ok=same_owner_ok,
         )
-        if reason != tournament.status_reason:
-            Tournament.objects.filter(pk=tournament.pk).update(status_reason=reason[:500])
+        # Every tick notes itself (one UPDATE per ladder per tick): a ladder no tick looks
+        # at says so on its page (selectors.tournament_activity) instead of "Running".
+        Tournament.objects.filter(pk=tournament.pk).update(status_reason=reason[:500], ticked_at=timezone.now())
         return created
 
 

@@ -213,7 +213,11 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
         and tournament.entrants.filter(bot__house_bot="").exists()
     ):
         raise ValidationError({"deal_format": ROTATION_NEEDS_HOUSE_BOTS})
-    problem = _owner_rule_problem(tournament, list(tournament.entrants.select_related("bot")))
+    problem = owner_rule_problem(
+        format=tournament.format, seats_per_table=tournament.seats_per_table,
+        allow_same_owner=tournament.allow_same_owner,
+        bots=[e.bot for e in tournament.entrants.select_related("bot__owner").order_by("id")],
+    )
     if problem:
         raise ValidationError({"entrants": problem})
     with transaction.atomic():
@@ -254,21 +258,57 @@ def entrant_owners(*, tournament: Tournament, entrants: Sequence[Entrant]) -> li
     return [None if e.bot.house_bot else e.bot.owner_id for e in entrants]
 
 
-def _owner_rule_problem(tournament: Tournament, entrants: Sequence[Entrant]) -> str | None:
-    """Why the owner rule cannot be kept with these entrants (None when it can)."""
-    owners = entrant_owners(tournament=tournament, entrants=entrants)
-    if owners is None or not owner_rule_applies(owners):
+OWNER_RULE_WAY_OUT = (
+    "Ways out: add house bots (always connected, open to every organiser) or bots of other "
+    "owners; or, to compare one owner's bots with each other (your v1 against your v2), allow "
+    "one owner's bots at a table (allow_same_owner): the tournament is then labelled “one "
+    "owner's bots may share a table” — a private comparison, best unrated."
+)
+
+
+def owner_rule_problem(
+    *, format: str, seats_per_table: int, allow_same_owner: bool, bots: Sequence[Bot]
+) -> str | None:
+    """Why the owner rule cannot seat these bots (None when it can): what Start refuses,
+    and what the organiser's form checks before a draft is saved, in one place. The message
+    names the owners in conflict and the ways out. Ladders are checked at every tick
+    instead (their entrants come and go; the page says why no table starts). Reads each
+    bot's owner: pass bots with `owner` loaded."""
+    if allow_same_owner:
         return None
-    classes = owner_classes(owners)
-    k = tournament.seats_per_table
+    owners = [None if b.house_bot else b.owner_id for b in bots]
+    if not owner_rule_applies(owners):
+        return None
     try:
-        if tournament.format == Tournament.Format.ROUND_ROBIN:
-            check_owner_capacity(classes, k)
-        elif tournament.format == Tournament.Format.KNOCKOUT:
-            knockout_tables(list(range(len(owners))), k, owners)
+        if format == Tournament.Format.ROUND_ROBIN:
+            check_owner_capacity(owner_classes(owners), seats_per_table)
+        elif format == Tournament.Format.KNOCKOUT:
+            knockout_tables(list(range(len(owners))), seats_per_table, owners)
+        else:
+            return None
     except ValueError as exc:
-        return str(exc)
+        return f"{exc}. {_owners_in_conflict(bots)} {OWNER_RULE_WAY_OUT}"
     return None
+
+
+def _owners_in_conflict(bots: Sequence[Bot]) -> str:
+    """“Bots of one owner never share a table, and alice enters 2 (a-v1, a-v2) …”."""
+    by_owner: dict[int, list[Bot]] = {}
+    for bot in bots:
+        if not bot.house_bot:
+            by_owner.setdefault(bot.owner_id, []).append(bot)
+    several = sorted((b for b in by_owner.values() if len(b) > 1), key=lambda b: (-len(b), b[0].owner.username))
+    parts = [
+        f"{group[0].owner.username} enters {len(group)} ({', '.join(b.name for b in group[:6])}"
+        f"{', …' if len(group) > 6 else ''})"
+        for group in several[:4]
+    ]
+    houses = sum(1 for b in bots if b.house_bot)
+    return (
+        f"Bots of one owner never share a table, and here {', '.join(parts)}; "
+        f"{len(by_owner)} owner{'s' if len(by_owner) != 1 else ''} in all"
+        + (f", and {houses} house bot{'s' if houses != 1 else ''} (each counts as an owner of its own)." if houses else ".")
+    )
 
 
 def _deal_groups(tournament: Tournament, tables: list[list[Entrant]]) -> list[tuple[list[Entrant], int]]:

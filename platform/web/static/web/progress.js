@@ -46,8 +46,12 @@
     if (pb) pb.setAttribute("aria-valuenow", String(d.percent));
     set("games-done", d.games_done); set("games-planned", d.games_planned);
     set("tables-done", d.tables_done); set("tables-total", d.tables_total);
+    /* The badge says what the tournament does now (its activity: "Running" only for what
+       runs), and the reason under the title why, e.g. a ladder waiting for bots. */
     var badge = document.getElementById("t-status");
-    if (badge && d.status) { badge.textContent = d.status.charAt(0).toUpperCase() + d.status.slice(1); badge.className = "badge " + d.status; }
+    if (badge && d.activity) { badge.textContent = d.activity_label; badge.className = "badge " + d.activity; }
+    var reason = document.getElementById("status-reason");
+    if (reason && typeof d.reason === "string") { reason.textContent = d.reason; reason.hidden = !d.reason; }
     var over = d.status === "finished" || d.status === "cancelled";
     if (over || (d.games_done !== lastGames && Date.now() - lastRefresh >= REFRESH_MS)) {
       lastGames = d.games_done;
