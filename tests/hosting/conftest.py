@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -84,7 +85,12 @@ def host(hosting_config: HostingConfig, python_runtime: runtimes.Runtime) -> Ite
         yield host
     finally:
         host.close()
-        left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
+        deadline = time.monotonic() + 5  # a process SIGKILLed a moment ago may still be exiting
+        while True:
+            left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
+            if not any(left.values()) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert not any(left.values()), f"processes of slot uids left behind: {left}"
         assert not host.cgroups.sessions(), f"session cgroups left: {host.cgroups.sessions()}"
 

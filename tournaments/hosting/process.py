@@ -556,15 +556,14 @@ class HostedBot:
             self._prepare()
             self._launch()
         except (CgroupError, RelayError, OSError, RuntimeError, ValueError, TimeoutError) as exc:
-            self._start_error = str(exc) or type(exc).__name__
-            said = self.log.text().strip().splitlines()
-            if said and said[-1] not in self._start_error:
-                self._start_error += f"; it said: {said[-1]}"
-            log.error("%r: the sandbox could not start: %s", self, self._start_error)
             self._kill()
-            if self.popen is not None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.popen.wait(10)
+            if self.popen is not None and "log_r" in self._fds:
+                self._drain_log(self._fds["log_r"])
+            # bwrap's own message says more than what it made fail here (e.g. a cgroup
+            # write for a process that had died of it)
+            said = [line for line in self.log.text().strip().splitlines() if line.startswith("bwrap:")]
+            self._start_error = said[-1] if said else (str(exc) or type(exc).__name__)
+            log.error("%r: the sandbox could not start: %s", self, self._start_error)
             self._finish(monitored=False)
             return
         self._monitor = threading.Thread(target=self._watch, name=f"hosted-{self.id}", daemon=True)
@@ -785,12 +784,18 @@ class HostedBot:
         self.claim.release()
         with self._lock:
             stop_requested = self._stop_requested
+        start_error = self._start_error
+        if not start_error and not stop_requested and not self.runtime_up.is_set():
+            # it ended before its runtime was up: what bwrap or the runtime said is why
+            said = self.log.text().strip().splitlines()
+            start_error = next((line for line in reversed(said) if line.startswith("bwrap:")),
+                               said[-1] if said else "")
         reason, detail, code, sig = classify(
             started=self.runtime_up.is_set(), stop_requested=stop_requested,
             deadline_hit=self._deadline_hit, status=self._exit_status, usage=usage,
             memory_cap=self.spec.limits.memory_mib * 1024 * 1024 if self.sandboxed else None,
             host_oom_delta=_host_oom_kills() - self._host_oom_at_start,
-            start_error=self._start_error)
+            start_error=start_error)
         if not self.sandboxed:
             detail += " [UNSANDBOXED DEVELOPMENT MODE]"
         self.end = SessionEnd(

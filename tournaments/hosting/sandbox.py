@@ -147,16 +147,20 @@ class SlotPool:
 
 
 def processes_of(uid: int) -> list[int]:
-    """PIDs of the host processes whose real uid is `uid`."""
+    """PIDs of the live host processes whose real uid is `uid` (zombies, already dead and
+    waiting to be reaped, are not counted)."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         with contextlib.suppress(OSError):
             with open(f"/proc/{entry.name}/status") as f:
+                zombie = False
                 for line in f:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
+                    if line.startswith("State:"):
+                        zombie = line.split()[1] in ("Z", "X")
+                    elif line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid and not zombie:
                             found.append(int(entry.name))
                         break
     return found
