@@ -7,6 +7,7 @@ runtime's real launcher; PROBE_MODE picks what it tries."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -150,10 +151,8 @@ def test_the_token_is_on_no_command_line(host, code):
         lines = {}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
-                try:
+                with contextlib.suppress(OSError):
                     lines[entry] = Path(f"/proc/{entry}/cmdline").read_bytes()
-                except OSError:
-                    pass
         assert not [pid for pid, line in lines.items() if TOKEN.encode() in line]
         main = bot.bot_pid()
         assert main is not None and TOKEN.encode() in Path(f"/proc/{main}/environ").read_bytes()

@@ -4,6 +4,7 @@ the pool's sockets following set_targets, and the cap on connections a bot may h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import stat
@@ -50,16 +51,12 @@ class Echo:
                 pass
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept()
-        except OSError:
-            pass
         self.sock.close()
         for conn in self.clients:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             conn.close()
         self.thread.join(5)
 

@@ -11,7 +11,6 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -46,10 +45,7 @@ JS_BOT = (ROOT / "bots_sdk" / "examples" / "javascript" / "bot.js").read_text()
 
 
 def start_bot(host: Host, code, runtime: str, referees: list[str], **kw) -> HostedBot:
-    if runtime == "node20":
-        folder = code(JS_BOT, name="bot.js")
-    else:
-        folder = code(PYTHON_BOT)
+    folder = code(JS_BOT, name="bot.js") if runtime == "node20" else code(PYTHON_BOT)
     return host.start(BotSpec(runtime=runtime, code_dir=folder, token=TOKEN, referees=referees,
                               bot_version="s1", **kw))
 
@@ -165,7 +161,7 @@ def test_a_hosted_bot_follows_the_pool_when_its_referee_dies_mid_table(runtime, 
                         first.append(event)
                         if isinstance(event, org.GameRecord):
                             seen_game.set()
-            except Exception as exc:  # noqa: BLE001 (the referee dies under it)
+            except Exception as exc:
                 first.append(exc)
             seen_game.set()
 

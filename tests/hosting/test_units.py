@@ -130,7 +130,7 @@ def test_the_bwrap_command_line_keeps_secrets_off_it_and_remounts_the_root_last(
     assert "--bind" not in argv and "--dev-bind" not in argv  # nothing writable is bound
     assert argv[argv.index("--tmpfs") - 4:argv.index("--tmpfs") + 2] == [
         "--size", str(32 << 20), "--perms", "1777", "--tmpfs", "/tmp"]
-    assert ("/socks", "/run/tienlen/referee") == tuple(argv[argv.index("/socks"):argv.index("/socks") + 2])
+    assert tuple(argv[argv.index("/socks"):argv.index("/socks") + 2]) == ("/socks", "/run/tienlen/referee")
     assert argv[-3:] == ["--", "/runtime/venv/bin/python", "bot.py"]
     assert secret_args({"TIENLEN_TOKEN": "s3cr3t"}) == b"--setenv\0TIENLEN_TOKEN\0s3cr3t\0"
     with pytest.raises(ValueError):
@@ -172,9 +172,9 @@ def test_the_javascript_example_dials_the_same_socket_names():
 
 
 def test_the_cli_takes_a_unix_server():
-    from bots_sdk.runner import add_connection_args
-
     import argparse
+
+    from bots_sdk.runner import add_connection_args
 
     parser = argparse.ArgumentParser()
     add_connection_args(parser)

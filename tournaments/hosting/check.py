@@ -16,6 +16,7 @@ No Django here.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -91,10 +92,8 @@ def problems(config: HostingConfig, cgroups: CgroupHost | None = None, *,
     first, last = config.uid_base, config.uid_base + config.slots - 1
     taken = []
     for uid in range(first, last + 1):
-        try:
+        with contextlib.suppress(KeyError):
             taken.append(f"{pwd.getpwuid(uid).pw_name} ({uid})")
-        except KeyError:
-            pass
     if taken:
         found.append(f"the sandbox uids {first}-{last} belong to users: {', '.join(taken[:3])} "
                      "(set TIENLEN_SANDBOX_UID_BASE)")

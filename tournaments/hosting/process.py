@@ -54,7 +54,13 @@ from pathlib import Path
 from typing import Any
 
 from tournaments.hosting import runtimes
-from tournaments.hosting.cgroups import BotCgroup, CgroupError, CgroupHost, CgroupLimits, CgroupUsage
+from tournaments.hosting.cgroups import (
+    BotCgroup,
+    CgroupError,
+    CgroupHost,
+    CgroupLimits,
+    CgroupUsage,
+)
 from tournaments.hosting.relay import SEED_SOCKET, Relay, RelayError, RelayHub, RelayStats
 from tournaments.hosting.sandbox import (
     INSIDE,
@@ -350,7 +356,7 @@ def _copy_code(src: Path, dst: Path, gid: int | None) -> None:
             shutil.copyfile(Path(dirpath) / name, target)
             os.chmod(target, 0o640)
     if gid is not None:
-        for dirpath, dirnames, filenames in os.walk(dst):
+        for dirpath, _dirs, filenames in os.walk(dst):
             os.chown(dirpath, 0, gid)
             for name in filenames:
                 os.chown(os.path.join(dirpath, name), 0, gid)
@@ -421,7 +427,10 @@ class Host:
         self._spawner.shutdown(wait=True)
 
     def _spawn(self, argv: list[str], **kw: Any) -> subprocess.Popen[bytes]:
-        return self._spawner.submit(subprocess.Popen, argv, **kw).result()
+        def spawn() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(argv, **kw)
+
+        return self._spawner.submit(spawn).result()
 
     def _forget(self, bot: HostedBot) -> None:
         with self._lock:

@@ -24,6 +24,7 @@ import re
 import shutil
 import subprocess
 import time
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ NODE_MAJOR = 20
 JS_EXAMPLE = ROOT / "bots_sdk" / "examples" / "javascript"
 
 
-class RuntimeError_(Exception):  # noqa: N801 (not the builtin RuntimeError)
+class RuntimeError_(Exception):
     """A runtime is missing or could not be built; the message says what to do."""
 
 
@@ -105,11 +106,20 @@ def _digest(paths: Iterable[Path], extra: str) -> str:
     return h.hexdigest()[:12]
 
 
+def _sdk_pins() -> str:
+    """What of the root pyproject.toml goes into the SDK: its version, [tool.tienlen.sdk]
+    and the pins (not the rest: a lint setting is no reason to rebuild a runtime)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return json.dumps([project["project"]["version"], project["tool"]["tienlen"]["sdk"],
+                       project["project"]["dependencies"],
+                       project["project"].get("optional-dependencies", {})], sort_keys=True)
+
+
 def _python_inputs() -> tuple[list[Path], str]:
     paths = [*_files(ROOT / "bots_sdk", (".py", ".pyi", ".tmpl")),
              *_files(ROOT / "packaging" / "sdk", (".py", ".toml", ".cfg")),
-             ROOT / "pyproject.toml", ROOT / "setup.py", LAUNCH / "python_bot.py"]
-    return paths, _version([BASE_PYTHON, "--version"])
+             ROOT / "setup.py", LAUNCH / "python_bot.py"]
+    return paths, _version([BASE_PYTHON, "--version"]) + _sdk_pins()
 
 
 def _node_inputs() -> tuple[list[Path], str]:
@@ -247,7 +257,7 @@ def ensure(name: str, base: Path, log: Callable[[str], None] = print) -> Runtime
 
 def _world_readable(root: Path) -> None:
     """Every slot's uid reads the runtime; none may write it (root owns it)."""
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirs, filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
         for name in filenames:
             path = os.path.join(dirpath, name)

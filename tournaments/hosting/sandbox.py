@@ -153,16 +153,15 @@ def processes_of(uid: int) -> list[int]:
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        with contextlib.suppress(OSError):
-            with open(f"/proc/{entry.name}/status") as f:
-                zombie = False
-                for line in f:
-                    if line.startswith("State:"):
-                        zombie = line.split()[1] in ("Z", "X")
-                    elif line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid and not zombie:
-                            found.append(int(entry.name))
-                        break
+        with contextlib.suppress(OSError), open(f"/proc/{entry.name}/status") as f:
+            zombie = False
+            for line in f:
+                if line.startswith("State:"):
+                    zombie = line.split()[1] in ("Z", "X")
+                elif line.startswith("Uid:"):
+                    if int(line.split()[1]) == uid and not zombie:
+                        found.append(int(entry.name))
+                    break
     return found
 
 

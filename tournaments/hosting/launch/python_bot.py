@@ -17,8 +17,8 @@ def main() -> int:
     import grpc  # noqa: F401  (the runtime's packages: failing here is the platform's fault)
 
     import bots_sdk.cli
-    import bots_sdk.client  # noqa: F401
-    import bots_sdk.runner  # noqa: F401
+    import bots_sdk.client
+    import bots_sdk.runner
 
     fd = os.environ.pop("TIENLEN_STATUS_FD", "")
     if fd.isdigit():
