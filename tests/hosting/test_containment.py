@@ -117,9 +117,9 @@ def test_no_secret_no_other_bot_and_nowhere_to_write(host, code, monkeypatch):
         assert found["marker_seen_at"] == []
         assert found["other_host_path"].startswith("FileNotFoundError")
         # and on the host, the slot uid of one bot cannot read another bot's session
-        peek = subprocess.run(["cat", str(other_code / "strategy.py")], capture_output=True,
-                              text=True, user=host.config.uid_base + 5, group=host.config.uid_base + 5,
-                              extra_groups=[])
+        uid = host.config.uid_base + 5
+        peek = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                               "cat", str(other_code / "strategy.py")], capture_output=True, text=True)
         assert peek.returncode != 0 and "Permission denied" in peek.stderr
     finally:
         other.stop(0)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tournaments.hosting.cgroups import CgroupError, CgroupHost
-from tournaments.hosting.sandbox import Binds, Limits, bwrap_argv, rlimits_prefix
+from tournaments.hosting.sandbox import Binds, Limits, Slot, as_slot, bwrap_argv, rlimits_prefix
 
 if TYPE_CHECKING:
     from tournaments.hosting.process import HostingConfig
@@ -74,8 +74,9 @@ def problems(config: HostingConfig, cgroups: CgroupHost | None = None, *,
     bwrap = shutil.which(config.bwrap)
     if bwrap is None:
         found.append(f"bubblewrap is not installed ({config.bwrap!r} not found: apt-get install bubblewrap)")
-    if shutil.which("prlimit") is None:
-        found.append("util-linux prlimit is not installed (it sets the sandbox's rlimits)")
+    for tool in ("prlimit", "setpriv"):
+        if shutil.which(tool) is None:
+            found.append(f"util-linux {tool} is not installed (it starts every sandbox)")
     if os.geteuid() != 0:
         found.append("the runner must start as root (each bot runs as its own unprivileged uid "
                      "and in its own cgroup)")
@@ -123,13 +124,13 @@ def _probe(config: HostingConfig, bwrap: str) -> str:
     with tempfile.TemporaryDirectory(prefix="probe-", dir=config.state_dir) as tmp:
         os.chmod(config.state_dir, 0o711)
         os.chmod(tmp, 0o755)
-        argv = rlimits_prefix(Limits()) + bwrap_argv(["/usr/bin/true"], binds=Binds(runtime=Path(tmp), bot=Path(tmp),
+        uid = config.uid_base + config.slots - 1
+        argv = as_slot(Slot(config.slots - 1, uid, uid)) + rlimits_prefix(Limits()) + bwrap_argv(
+            ["/usr/bin/true"], binds=Binds(runtime=Path(tmp), bot=Path(tmp),
                                                           sockets=Path(tmp)),
                           env={}, limits=Limits(), bwrap=bwrap)
-        uid = config.uid_base + config.slots - 1
         try:
-            proc = subprocess.run(argv, user=uid, group=uid, extra_groups=[], env={},
-                                  capture_output=True, text=True, timeout=30, cwd="/")
+            proc = subprocess.run(argv, env={}, capture_output=True, text=True, timeout=30, cwd="/")
         except (OSError, subprocess.SubprocessError) as exc:
             return f"bwrap could not be started: {exc}"
     if proc.returncode != 0:

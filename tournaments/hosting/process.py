@@ -14,8 +14,8 @@ the bot's fault):
 2. copy the bot's code into the session's directory, readable by that uid only, and open
    the relay sockets for the referees;
 3. create the session's cgroup (memory without swap, processes, CPU quota and share);
-4. start bwrap as the slot's uid, under util-linux `prlimit` (open files, file size, no
-   core dumps; CPU seconds only for jobs), holding the sandbox before it runs anything
+4. start bwrap as the slot's uid (util-linux `setpriv`), under util-linux `prlimit` (open
+   files, file size, no core dumps; CPU seconds only for jobs), holding the sandbox before it runs anything
    (`--block-fd`); put the sandbox's first process in the cgroup, then release it;
 5. the runtime's launcher, inside, loads the runtime and writes "started" on a
    descriptor it then closes: from there on, an end is the bot's (or the runner's stop).
@@ -70,6 +70,7 @@ from tournaments.hosting.sandbox import (
     Slot,
     SlotClaim,
     SlotPool,
+    as_slot,
     bwrap_argv,
     rlimits_prefix,
     secret_args,
@@ -645,9 +646,9 @@ class HostedBot:
                           env=env, limits=spec.limits, bwrap=self.host.config.bwrap,
                           args_fd=args_r, json_status_fd=json_w, block_fd=block_r)
         self.popen = self.host._spawn(
-            [*rlimits_prefix(spec.limits), *argv], env={"PATH": "/usr/bin:/bin"}, cwd="/", stdin=subprocess.DEVNULL,
-            stdout=log_w, stderr=log_w, pass_fds=(status_w, json_w, block_r, args_r),
-            user=self.slot.uid, group=self.slot.gid, extra_groups=[], start_new_session=True)
+            [*as_slot(self.slot), *rlimits_prefix(spec.limits), *argv], env={"PATH": "/usr/bin:/bin"},
+            cwd="/", stdin=subprocess.DEVNULL, stdout=log_w, stderr=log_w,
+            pass_fds=(status_w, json_w, block_r, args_r), start_new_session=True)
         for name in ("log_w", "status_w", "json_w", "block_r", "args_r"):
             self._close_fd(name)
         self.sandbox_pid = self._read_child_pid(json_r, log_r)
@@ -681,7 +682,9 @@ class HostedBot:
                     if not data:
                         self._drain_log(log_r)
                         said = self.log.text().strip().splitlines()
-                        raise RuntimeError("bwrap failed: " + (said[-1] if said else "no message"))
+                        status = self.popen.returncode if self.popen is not None else None
+                        raise RuntimeError("bwrap failed: " + (said[-1] if said else "no message")
+                                           + f" (exit status {status})")
                     buf += data
         line = buf.split(b"\n", 1)[0]
         try:

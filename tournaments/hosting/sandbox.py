@@ -30,6 +30,7 @@ from pathlib import Path
 __all__ = [
     "INSIDE",
     "Binds",
+    "as_slot",
     "Layout",
     "Limits",
     "Slot",
@@ -247,6 +248,15 @@ def bwrap_argv(command: Sequence[str], *, binds: Binds, env: Mapping[str, str], 
         *command,
     ]
     return argv
+
+
+def as_slot(slot: Slot, setpriv: str = "setpriv") -> list[str]:
+    """util-linux `setpriv` becoming the slot's uid and gid (no other group, no capability
+    left) before it runs the rest. Rather than subprocess's own user=/group=: with those
+    Python must fork() instead of vfork(), and in a process using gRPC a fork() runs
+    gRPC's fork handlers in the child, which can abort it ("epoll_wait error: Bad file
+    descriptor", SIGABRT) before it ever runs bwrap."""
+    return [setpriv, f"--reuid={slot.uid}", f"--regid={slot.gid}", "--clear-groups", "--"]
 
 
 def rlimits_prefix(limits: Limits, prlimit: str = "prlimit") -> list[str]:

@@ -1,0 +1,246 @@
+"""Hosted bots: what the sandbox costs a move, a start and memory.
+
+One run, side by side, against one in-process referee on loopback: the same Python bot
+(the weakest legal play, an SDK bot on the Python runtime's own interpreter) three ways,
+
+- **direct**: unsandboxed, its own process on the referee's TCP port (a remote bot);
+- **relay**: unsandboxed, but through the relay's unix socket (the development mode),
+  so the relay's share is visible on its own;
+- **sandboxed**: bubblewrap as a slot uid, cgroups, through the relay (a hosted bot),
+
+playing tables in turn (round-robin, so load drifts hit every variant alike). Per move:
+the referee's measured time for the bot's seat (request sent -> answer read, from the
+games' timing records), mean and median, and the ratio to direct (the bar: <= 1.2x).
+Then the start-up time of a hosted bot (start -> runtime up -> connected to the referee)
+for the Python and the Node runtime, and its memory (the cgroup's peak and its current
+charge after a table, and the RSS of its processes).
+
+Needs root and bubblewrap (a host that passes `python -m tournaments.hosting.check`) and
+the built runtimes (`python -m tournaments.hosting.runtimes`).
+
+    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
+from referee_service.auth import BotIdentity, StaticTokenStore  # noqa: E402
+from referee_service.organizer_client import OrganizerClient  # noqa: E402
+from referee_service.server import referee_in_thread  # noqa: E402
+from tournaments.hosting import BotSpec, Host, HostingConfig  # noqa: E402
+from tournaments.hosting import runtimes as rt  # noqa: E402
+from tournaments.hosting.check import problems  # noqa: E402
+
+ORGANIZER = "bench-organizer"
+BOT = '''
+from bots_sdk import Bot
+
+
+class Shedder(Bot):
+    name = "shedder"
+    threaded = False  # answers in well under a millisecond: on the event loop
+
+    def play(self, view):
+        plays = view.legal_plays()
+        if view.can_pass and view.offer:
+            return view.pass_turn()
+        return min(plays, key=lambda p: (max(p), -len(p))) if plays else view.pass_turn()
+'''
+VARIANTS = ("direct", "relay", "sandboxed")
+TOKENS = {v: f"bench-token-{v}-0123456789" for v in VARIANTS}
+
+
+def wait_connected(client: OrganizerClient, bot_id: str, timeout: float = 60) -> float:
+    start = time.monotonic()
+    while bot_id not in {b.bot_id for b in client.list_bots()}:
+        if time.monotonic() - start > timeout:
+            raise SystemExit(f"{bot_id} did not connect within {timeout} s")
+        time.sleep(0.01)
+    return time.monotonic()
+
+
+def seat_ms(events: list, bot_id_seat: int = 0) -> list[float]:
+    out = []
+    for event in events:
+        if isinstance(event, org.GameRecord):
+            seat = list(event.seat_participants).index(bot_id_seat)
+            out += [m["elapsed_ms"] for m in json.loads(event.timing_json)["moves"]
+                    if m["seat"] == seat and m["fallback"] is None]
+    return out
+
+
+def rss_kib(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def tree(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            out += tree(int(child))
+    except OSError:
+        pass
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (does it work?)")
+    parser.add_argument("--rounds", type=int, default=8, help="tables per variant (default 8)")
+    parser.add_argument("--games", type=int, default=25, help="games per table (default 25)")
+    parser.add_argument("--starts", type=int, default=5, help="start-ups timed per runtime")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.games, args.starts = 2, 5, 2
+    state = Path(tempfile.mkdtemp(prefix="tlhb-", dir="/tmp"))
+    config = HostingConfig(state_dir=state, runtimes_dir=ROOT / "var" / "hosting" / "runtimes",
+                           uid_base=1_650_000, slots=4, cgroup_base="tienlen-sandbox-bench")
+    found = problems(config)
+    if found:
+        print("hosting_bench: this host cannot sandbox bots: " + "; ".join(found))
+        return 1
+    runtimes = {name: rt.ensure(name, config.runtimes_dir) for name in ("python3.11", "node20")}
+    python = runtimes["python3.11"]
+    code = state / "code"
+    code.mkdir()
+    (code / "bot.py").write_text(BOT)
+    os.chmod(state, 0o711)
+    os.chmod(code, 0o755)
+    os.chmod(code / "bot.py", 0o644)
+    js = state / "js"
+    js.mkdir()
+    (js / "bot.js").write_text((ROOT / "bots_sdk/examples/javascript/bot.js").read_text())
+
+    store = StaticTokenStore({t: BotIdentity(v, v) for v, t in TOKENS.items()}
+                             | {"bench-start-token-0123456789": BotIdentity("starter", "starter")})
+    host = Host(config)
+    dev = Host(dataclasses.replace(config, unsandboxed=True))
+    procs: list[subprocess.Popen[bytes]] = []
+    bots = []
+    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+          f" (1/5/15 min) on {os.cpu_count()} cores")
+    try:
+        with referee_in_thread(store, organizer_token=ORGANIZER) as referee, \
+                OrganizerClient(referee.target, ORGANIZER, timeout=600) as client:
+            # ---- per move, side by side
+            procs.append(subprocess.Popen(
+                [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),
+                 "--server", referee.target, "--max-tables", "1"],
+                env={"PATH": "/usr/bin:/bin", "TIENLEN_TOKEN": TOKENS["direct"], "TIENLEN_STATUS_FD": ""},
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            bots.append(dev.start(BotSpec(runtime="python3.11", code_dir=code, token=TOKENS["relay"],
+                                          referees=[referee.target], max_tables=1)))
+            bots.append(host.start(BotSpec(runtime="python3.11", code_dir=code,
+                                           token=TOKENS["sandboxed"], referees=[referee.target],
+                                           max_tables=1)))
+            for variant in VARIANTS:
+                wait_connected(client, variant)
+            samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            strikes = dict.fromkeys(VARIANTS, 0)
+            for r in range(args.rounds + 1):
+                for variant in VARIANTS:
+                    events = list(client.play_table(
+                        table_id=f"{variant}-{r}", games=args.games, seed=f"bench-{r}",
+                        seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
+                    strikes[variant] += events[-1].strikes[0]
+                    if r:  # the first round warms every path up
+                        samples[variant] += seat_ms(events)
+            print(f"\nper move: {args.rounds} tables x {args.games} games per variant, "
+                  "4 seats, round-robin")
+            print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
+                  f"{'vs direct':>10} {'strikes':>8}")
+            base = statistics.fmean(samples["direct"])
+            for variant in VARIANTS:
+                ms = samples[variant]
+                p90 = statistics.quantiles(ms, n=10)[-1]
+                print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
+                      f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
+                      f"{statistics.fmean(ms) / base:>9.2f}x {strikes[variant]:>8}")
+            sandboxed = bots[1]
+            usage = sandboxed.usage()
+            rss = rss_kib(tree(sandboxed.sandbox_pid)) if sandboxed.sandbox_pid else 0
+            memory = [("python3.11", usage, rss)]
+            for bot in bots:
+                bot.stop(0)
+            bots.clear()
+
+            # ---- start-up
+            print(f"\nstart-up of a hosted bot ({args.starts} starts each; median, min-max)")
+            print(f"{'runtime':<11} {'to runtime up':>14} {'to connected':>14}")
+            for name, folder in (("python3.11", code), ("node20", js)):
+                up, conn = [], []
+                for i in range(args.starts):
+                    t0 = time.monotonic()
+                    bot = host.start(BotSpec(runtime=name, code_dir=folder,
+                                             token="bench-start-token-0123456789",
+                                             referees=[referee.target]))
+                    if not bot.wait_started(60):
+                        raise SystemExit(f"{name} did not start: {bot.stop(0).detail}")
+                    up.append(time.monotonic() - t0)
+                    conn.append(wait_connected(client, "starter") - t0)
+                    if name == "node20" and i == args.starts - 1:
+                        client_events = list(client.play_table(
+                            table_id="node-mem", games=args.games,
+                            seats=["starter", "house:greedy", "house:random", "house:heuristic"]))
+                        assert client_events[-1].status == org.TABLE_STATUS_COMPLETED
+                        memory.append(("node20", bot.usage(),
+                                       rss_kib(tree(bot.sandbox_pid)) if bot.sandbox_pid else 0))
+                    bot.stop(0)
+                    while "starter" in {b.bot_id for b in client.list_bots()}:
+                        time.sleep(0.01)
+
+                def fmt(xs: list[float]) -> str:
+                    return f"{1000 * statistics.median(xs):.0f} ({1000 * min(xs):.0f}-{1000 * max(xs):.0f}) ms"
+
+                print(f"{name:<11} {fmt(up):>14} {fmt(conn):>14}")
+
+            print("\nmemory of a hosted bot after a table (its cgroup; RSS of its processes)")
+            print(f"{'runtime':<11} {'cgroup peak':>12} {'cgroup now':>11} {'RSS':>9}")
+            for name, use, rss_k in memory:
+                assert use is not None
+                print(f"{name:<11} {(use.memory_peak_bytes or 0) / 2**20:>9.1f} MiB "
+                      f"{(use.memory_current_bytes or 0) / 2**20:>7.1f} MiB {rss_k / 1024:>5.1f} MiB")
+    finally:
+        for bot in bots:
+            bot.stop(0)
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+        host.close()
+        dev.close()
+        import shutil
+
+        shutil.rmtree(state, ignore_errors=True)
+        for h in host.cgroups.used():
+            base = host.cgroups.base_dir(h)
+            if base.exists():
+                base.rmdir()
+    print(f"\nload after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
