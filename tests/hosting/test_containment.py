@@ -325,3 +325,15 @@ def test_the_development_mode_runs_without_a_sandbox_and_says_so(hosting_config,
         assert reported(end)["interfaces"] == sorted(n for _, n in socket.if_nameindex())
     finally:
         dev.close()
+
+
+def test_bad_code_or_a_bad_spec_is_refused_before_anything_starts(host, code):
+    folder = code(PROBE)
+    os.symlink("/etc/shadow", folder / "shadow")
+    with pytest.raises(ValueError, match="only files and folders: shadow"):
+        host.start(BotSpec(runtime="python3.11", code_dir=folder))
+    with pytest.raises(ValueError, match="unknown runtime 'cobol'"):
+        host.start(BotSpec(runtime="cobol", code_dir=code(PROBE)))
+    with pytest.raises(ValueError, match="no bot.js"):
+        host.start(BotSpec(runtime="python3.11", entry="bot.js", code_dir=code(PROBE)))
+    assert not host.sessions and not host.cgroups.sessions()

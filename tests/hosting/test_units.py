@@ -24,6 +24,7 @@ from tournaments.hosting.process import (
     HostingConfig,
     SessionEnd,
     _copy_code,
+    check_code,
     classify,
 )
 from tournaments.hosting.sandbox import Binds, Limits, SlotPool, bwrap_argv, secret_args
@@ -211,7 +212,10 @@ def test_a_bots_code_may_not_smuggle_links_or_devices(tmp_path):
     assert (tmp_path / "ok" / "pkg" / "util.py").read_text() == "y = 2\n"
     os.symlink("/etc/shadow", src / "shadow")
     with pytest.raises(ValueError, match="only files and folders: shadow"):
+        check_code(src)
+    with pytest.raises(ValueError, match="only files and folders: shadow"):
         _copy_code(src, tmp_path / "bad", None)
+    assert not (tmp_path / "bad").exists()
 
 
 def test_the_development_mode_takes_one_explicit_value():

@@ -330,31 +330,39 @@ def _signame(sig: int | None) -> str:
         return f"signal {sig}"
 
 
-def _copy_code(src: Path, dst: Path, gid: int | None) -> None:
-    """Copy a bot's files for its session: regular files and directories only (a link
-    could point the runner, which runs as root, at any host file), at most
-    MAX_CODE_FILES / MAX_CODE_BYTES, owned by root and readable by the slot's group."""
+def check_code(src: Path) -> None:
+    """ValueError unless `src` is a folder of regular files and folders only (a link could
+    point the runner, which runs as root, at any host file) within MAX_CODE_FILES and
+    MAX_CODE_BYTES."""
     if not src.is_dir():
         raise ValueError(f"the bot's code directory {src} does not exist")
     count = size = 0
-    dst.mkdir(mode=0o750)
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         rel = Path(dirpath).relative_to(src)
         for name in [*dirnames, *filenames]:
-            path = Path(dirpath) / name
-            mode = path.lstat().st_mode
-            if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            st = (Path(dirpath) / name).lstat()
+            if stat.S_ISLNK(st.st_mode) or not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
                 raise ValueError(f"the bot's code may hold only files and folders: {rel / name} is not one")
+            if stat.S_ISREG(st.st_mode):
+                count += 1
+                size += st.st_size
+        if count > MAX_CODE_FILES or size > MAX_CODE_BYTES:
+            raise ValueError(f"the bot's code is over {MAX_CODE_FILES} files or "
+                             f"{MAX_CODE_BYTES // (1024 * 1024)} MiB")
+
+
+def _copy_code(src: Path, dst: Path, gid: int | None) -> None:
+    """Copy a bot's files for its session (checked again: check_code), owned by root and
+    readable by the slot's group only."""
+    check_code(src)
+    dst.mkdir(mode=0o750)
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        rel = Path(dirpath).relative_to(src)
         for name in dirnames:
             (dst / rel / name).mkdir(mode=0o750)
         for name in filenames:
-            count += 1
-            size += (Path(dirpath) / name).stat().st_size
-            if count > MAX_CODE_FILES or size > MAX_CODE_BYTES:
-                raise ValueError(f"the bot's code is over {MAX_CODE_FILES} files or "
-                                 f"{MAX_CODE_BYTES // (1024 * 1024)} MiB")
             target = dst / rel / name
-            shutil.copyfile(Path(dirpath) / name, target)
+            shutil.copyfile(Path(dirpath) / name, target, follow_symlinks=False)
             os.chmod(target, 0o640)
     if gid is not None:
         for dirpath, _dirs, filenames in os.walk(dst):
@@ -403,10 +411,15 @@ class Host:
         """Start one hosted bot. Returns at once with a running HostedBot, or with one
         already ended as START_FAILED when the sandbox could not start (the platform's
         fault). Raises ValueError for a spec that cannot be right (no such code folder,
-        unknown runtime) and SlotsFull when every slot is taken."""
+        unknown runtime, a link or more than MAX_CODE_FILES / MAX_CODE_BYTES in the code),
+        runtimes.RuntimeError_ when the runtime is not built, and SlotsFull when every slot
+        is taken."""
         if not self._checked:
             self.check()
+        if spec.runtime not in runtimes.RUNTIMES:
+            raise ValueError(f"unknown runtime {spec.runtime!r} (known: {', '.join(sorted(runtimes.RUNTIMES))})")
         runtime = self.runtime(spec.runtime)
+        check_code(spec.code_dir)
         entry = spec.entry or runtime.default_entry
         if spec.command is None and not (spec.code_dir / entry).is_file():
             raise ValueError(f"no {entry} in the bot's code folder {spec.code_dir}")
