@@ -1,6 +1,8 @@
 """Hosted bots: what the sandbox costs a move, a start and memory.
 
-One run, side by side, against one in-process referee on loopback: the same Python bot
+One run, side by side, against one referee process on loopback (as deployed: the referee,
+the runner with its relay, which is this process, and each bot are processes of their
+own, so the relay never shares an interpreter with the referee): the same Python bot
 (the weakest legal play, an SDK bot on the Python runtime's own interpreter) three ways,
 
 - **direct**: unsandboxed, its own process on the referee's TCP port (a remote bot);
@@ -27,6 +29,7 @@ import argparse
 import dataclasses
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -39,9 +42,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
-from referee_service.auth import BotIdentity, StaticTokenStore  # noqa: E402
 from referee_service.organizer_client import OrganizerClient  # noqa: E402
-from referee_service.server import referee_in_thread  # noqa: E402
 from tournaments.hosting import BotSpec, Host, HostingConfig  # noqa: E402
 from tournaments.hosting import runtimes as rt  # noqa: E402
 from tournaments.hosting.check import problems  # noqa: E402
@@ -134,8 +135,15 @@ def main() -> int:
     js.mkdir()
     (js / "bot.js").write_text((ROOT / "bots_sdk/examples/javascript/bot.js").read_text())
 
-    store = StaticTokenStore({t: BotIdentity(v, v) for v, t in TOKENS.items()}
-                             | {"bench-start-token-0123456789": BotIdentity("starter", "starter")})
+    tokens = {**TOKENS, "starter": "bench-start-token-0123456789"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{s.getsockname()[1]}"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
+         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
+        env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
+             "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
     host = Host(config)
     dev = Host(dataclasses.replace(config, unsandboxed=True))
     procs: list[subprocess.Popen[bytes]] = []
@@ -143,18 +151,26 @@ def main() -> int:
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
           f" (1/5/15 min) on {os.cpu_count()} cores")
     try:
-        with referee_in_thread(store, organizer_token=ORGANIZER) as referee, \
-                OrganizerClient(referee.target, ORGANIZER, timeout=600) as client:
+        with OrganizerClient(target, ORGANIZER, timeout=600) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    client.list_bots()
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
             # ---- per move, side by side
             procs.append(subprocess.Popen(
                 [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),
-                 "--server", referee.target, "--max-tables", "1"],
+                 "--server", target, "--max-tables", "1"],
                 env={"PATH": "/usr/bin:/bin", "TIENLEN_TOKEN": TOKENS["direct"], "TIENLEN_STATUS_FD": ""},
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             bots.append(dev.start(BotSpec(runtime="python3.11", code_dir=code, token=TOKENS["relay"],
-                                          referees=[referee.target], max_tables=1)))
+                                          referees=[target], max_tables=1)))
             bots.append(host.start(BotSpec(runtime="python3.11", code_dir=code,
-                                           token=TOKENS["sandboxed"], referees=[referee.target],
+                                           token=TOKENS["sandboxed"], referees=[target],
                                            max_tables=1)))
             for variant in VARIANTS:
                 wait_connected(client, variant)
@@ -171,14 +187,16 @@ def main() -> int:
             print(f"\nper move: {args.rounds} tables x {args.games} games per variant, "
                   "4 seats, round-robin")
             print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
-                  f"{'vs direct':>10} {'strikes':>8}")
+                  f"{'mean vs direct':>15} {'median vs direct':>17} {'strikes':>8}")
             base = statistics.fmean(samples["direct"])
+            base_median = statistics.median(samples["direct"])
             for variant in VARIANTS:
                 ms = samples[variant]
                 p90 = statistics.quantiles(ms, n=10)[-1]
                 print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
                       f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
-                      f"{statistics.fmean(ms) / base:>9.2f}x {strikes[variant]:>8}")
+                      f"{statistics.fmean(ms) / base:>14.2f}x "
+                      f"{statistics.median(ms) / base_median:>16.2f}x {strikes[variant]:>8}")
             sandboxed = bots[1]
             usage = sandboxed.usage()
             rss = rss_kib(tree(sandboxed.sandbox_pid)) if sandboxed.sandbox_pid else 0
@@ -196,7 +214,7 @@ def main() -> int:
                     t0 = time.monotonic()
                     bot = host.start(BotSpec(runtime=name, code_dir=folder,
                                              token="bench-start-token-0123456789",
-                                             referees=[referee.target]))
+                                             referees=[target]))
                     if not bot.wait_started(60):
                         raise SystemExit(f"{name} did not start: {bot.stop(0).detail}")
                     up.append(time.monotonic() - t0)
@@ -226,7 +244,7 @@ def main() -> int:
     finally:
         for bot in bots:
             bot.stop(0)
-        for proc in procs:
+        for proc in [*procs, referee]:
             proc.terminate()
             proc.wait(10)
         host.close()
