@@ -12,7 +12,8 @@ own, so the relay never shares an interpreter with the referee): the same Python
 
 playing tables in turn (round-robin, so load drifts hit every variant alike). Per move:
 the referee's measured time for the bot's seat (request sent -> answer read, from the
-games' timing records), mean and median, and the ratio to direct (the bar: <= 1.2x).
+games' timing records), mean and median, and their ratios to direct (the bar: <= 1.2x;
+on a loaded machine the median's ratio is the steadier one).
 Then the start-up time of a hosted bot (start -> runtime up -> connected to the referee)
 for the Python and the Node runtime, and its memory (the cgroup's peak and its current
 charge after a table, and the RSS of its processes).
