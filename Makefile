@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup chromium bubblewrap compose-check-tool test lint demo proto bench
+.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test lint demo proto bench
 
 # The engine is compiled with mypyc at install time (setup.py): a changed engine source
 # reinstalls, so the compiled build never lags behind it (a stale one is not used anyway).
@@ -44,6 +44,15 @@ bubblewrap:
 	  echo "installing Debian's bubblewrap for the hosted-bot sandbox tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
 
+# The fixed runtimes hosted bots run on (docs/hosting.md), built once into var/ (a few
+# minutes the first time: the SDK with its compiled engine, and npm ci); the sandbox tests
+# use them. Without a package registry it cannot build: their tests are skipped then, and
+# with TIENLEN_REQUIRE_SERVERS set (CI) that is an error here.
+hosting-runtimes: setup
+	@$(BIN)/python -m tournaments.hosting.runtimes || \
+	  if [ -n "$$TIENLEN_REQUIRE_SERVERS" ]; then exit 1; \
+	  else echo "could not build the hosted-bot runtimes: their tests will be skipped"; fi
+
 # No Docker engine here: Debian's docker-compose (v1) still validates docker/compose.yml.
 # Without apt (or root) the deploy test that needs it is skipped on a laptop; with
 # TIENLEN_REQUIRE_SERVERS set (CI) it would fail, so the install failing is an error there.
@@ -65,7 +74,7 @@ lint: setup
 
 # The whole test suite (README: `make test`) on the compiled engine, then the engine's tests
 # again on its pure-Python source (the fallback when no C compiler is at hand).
-test: setup chromium bubblewrap compose-check-tool lint
+test: setup chromium bubblewrap hosting-runtimes compose-check-tool lint
 	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(PYTEST_ARGS)
 	TIENLEN_ENGINE=python $(BIN)/pytest tests/engine -q
 

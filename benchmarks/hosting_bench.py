@@ -118,7 +118,7 @@ def main() -> int:
     if args.quick:
         args.rounds, args.games, args.starts = 2, 5, 2
     state = Path(tempfile.mkdtemp(prefix="tlhb-", dir="/tmp"))
-    config = HostingConfig(state_dir=state, runtimes_dir=ROOT / "var" / "hosting" / "runtimes",
+    config = HostingConfig(state_dir=state, runtimes_dir=rt.default_dir(),
                            uid_base=1_650_000, slots=4, cgroup_base="tienlen-sandbox-bench")
     found = problems(config)
     if found:

@@ -10,7 +10,6 @@ be left.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import textwrap
@@ -30,7 +29,7 @@ from tournaments.hosting.process import Host, HostingConfig
 from tournaments.hosting.sandbox import processes_of
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNTIMES_DIR = Path(os.environ.get("TIENLEN_HOSTING_RUNTIMES", ROOT / "var" / "hosting" / "runtimes"))
+RUNTIMES_DIR = runtimes.default_dir()  # where `make hosting-runtimes` builds them
 UID_BASE = 1_600_000  # not the default range: a runner on this machine keeps its own
 SLOTS = 6
 TOKEN = "hosted-test-token-0123456789"

@@ -337,3 +337,27 @@ def test_bad_code_or_a_bad_spec_is_refused_before_anything_starts(host, code):
     with pytest.raises(ValueError, match="no bot.js"):
         host.start(BotSpec(runtime="python3.11", entry="bot.js", code_dir=code(PROBE)))
     assert not host.sessions and not host.cgroups.sessions()
+
+
+def test_without_a_v2_hierarchy_the_v1_freezer_kills_the_tree(host, code):
+    """A pure v1 host (no unified hierarchy): limits from v1, the kill by freezing the
+    cgroup and SIGKILLing what is in it."""
+    from tournaments.hosting.cgroups import CgroupHost, mounted_hierarchies
+
+    v1 = CgroupHost([h for h in mounted_hierarchies() if h.version == 1], host.cgroups.base)
+    if "freezer" not in v1.placement or v1.missing():
+        pytest.skip("this host has no writable v1 memory, pids, cpu and freezer hierarchies")
+    host.cgroups = v1
+    bot = host.start(BotSpec(runtime="python3.11", code_dir=code(PROBE),
+                             env={"PROBE_MODE": "grandchild"}))
+    deadline = time.monotonic() + 30
+    while "grandchild" not in bot.log.text():
+        assert bot.running and time.monotonic() < deadline, bot.wait(0)
+        time.sleep(0.05)
+    assert bot.cgroup is not None and "freezer" in {h.mount.name for h in bot.cgroup.paths}
+    assert len(bot.cgroup.procs()) >= 3  # its pid 1, the bot, the grandchild (and its parent)
+    bot.cgroup.kill()  # freeze, SIGKILL each, thaw: what stop() does after the grace
+    end = bot.wait(30)
+    assert end is not None and end.signal == 9 and end.usage is not None
+    assert end.usage.cpu_seconds is not None  # from v1 cpuacct
+    assert processes_of(bot.slot.uid) == [] and not v1.sessions()

@@ -250,3 +250,32 @@ def test_missing_cgroup_controllers_are_named(tmp_path):
     assert [(h.version, sorted(h.controllers)) for h in hierarchies] == [(1, ["pids"]), (2, [])]
     host = CgroupHost(hierarchies)
     assert host.missing() == ["memory", "cpu"]
+
+
+def test_on_cgroup_v2_the_limits_go_to_the_v2_files(tmp_path):
+    """The v2 files a session's limits are written to (this machine's v2 hierarchy has no
+    controllers to try them on for real: a directory stands in for the hierarchy)."""
+    from tournaments.hosting.cgroups import CgroupLimits, Hierarchy
+
+    root = tmp_path / "unified"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids\n")
+    v2 = Hierarchy(2, root, frozenset({"cpu", "memory", "pids", "io"}))
+    host = CgroupHost([v2], base="tienlen-sandbox")
+    assert host.missing() == [] and host.describe().startswith("memory: v2, pids: v2, cpu: v2")
+    cg = host.create("3-abc", CgroupLimits(memory_bytes=256 << 20, pids=64, cpu_cores=0.5,
+                                           cpu_weight=50))
+    session = root / "tienlen-sandbox" / "3-abc"
+    assert (root / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (root / "tienlen-sandbox" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (session / "memory.max").read_text() == str(256 << 20)
+    assert (session / "pids.max").read_text() == "64"
+    assert (session / "cpu.max").read_text() == "50000 100000"
+    assert (session / "cpu.weight").read_text() == "50"
+    (session / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n")
+    (session / "memory.peak").write_text(f"{256 << 20}\n")
+    (session / "cpu.stat").write_text("usage_usec 1500000\nnr_throttled 7\n")
+    (session / "pids.events").write_text("max 3\n")
+    use = cg.usage()
+    assert (use.oom_kills, use.memory_limit_hits, use.pids_limit_hits, use.cpu_seconds,
+            use.cpu_throttled) == (1, 2, 3, 1.5, 7)

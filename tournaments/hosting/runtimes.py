@@ -206,6 +206,16 @@ def _kind(name: str) -> _Kind:
     return RUNTIMES[name]
 
 
+def default_dir() -> Path:
+    """Where the runtimes are built when nothing says otherwise: TIENLEN_HOSTING_RUNTIMES,
+    else `runtimes/` in TIENLEN_HOSTING_DIR, else in `$TIENLEN_VAR_DIR/hosting` (the
+    checkout's var/ by default), as HostingConfig.from_env has it."""
+    if os.environ.get("TIENLEN_HOSTING_RUNTIMES"):
+        return Path(os.environ["TIENLEN_HOSTING_RUNTIMES"])
+    var = Path(os.environ.get("TIENLEN_VAR_DIR") or ROOT / "var")
+    return Path(os.environ.get("TIENLEN_HOSTING_DIR") or var / "hosting") / "runtimes"
+
+
 def directory(name: str, base: Path) -> Path:
     """Where runtime `name`, built from the sources as they are now, lives under `base`."""
     paths, extra = _kind(name).inputs()
@@ -267,14 +277,14 @@ def _world_readable(root: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m tournaments.hosting.runtimes --build NAME... [--dir DIR]`: build the
-    runtimes at deploy time (and print their manifests)."""
+    """`python -m tournaments.hosting.runtimes [--build NAME...] [--dir DIR] [--show]`:
+    build the runtimes at deploy time (`--show`: print their manifests)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m tournaments.hosting.runtimes")
     parser.add_argument("--build", nargs="+", default=sorted(RUNTIMES), metavar="NAME")
-    parser.add_argument("--dir", type=Path, default=Path(os.environ.get(
-        "TIENLEN_HOSTING_RUNTIMES", ROOT / "var" / "hosting" / "runtimes")))
+    parser.add_argument("--show", action="store_true", help="print each runtime's manifest")
+    parser.add_argument("--dir", type=Path, default=default_dir())
     args = parser.parse_args(argv)
     for name in args.build:
         try:
@@ -282,8 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RuntimeError_ as exc:
             print(f"error: {exc}")
             return 1
-        print(f"{name}: {runtime.root}")
-        print(json.dumps(dict(runtime.manifest), indent=2, sort_keys=True))
+        print(f"runtime {name}: {runtime.root}")
+        if args.show:
+            print(json.dumps(dict(runtime.manifest), indent=2, sort_keys=True))
     return 0
 
 
