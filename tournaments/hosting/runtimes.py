@@ -108,11 +108,14 @@ def _digest(paths: Iterable[Path], extra: str) -> str:
 
 def _sdk_pins() -> str:
     """What of the root pyproject.toml goes into the SDK: its version, [tool.tienlen.sdk]
-    and the pins (not the rest: a lint setting is no reason to rebuild a runtime)."""
+    and the pins of its dependencies (not the rest: a lint setting or a pin of the
+    platform's own is no reason to rebuild a runtime)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return json.dumps([project["project"]["version"], project["tool"]["tienlen"]["sdk"],
-                       project["project"]["dependencies"],
-                       project["project"].get("optional-dependencies", {})], sort_keys=True)
+    sdk = project["tool"]["tienlen"]["sdk"]
+    names = {re.sub(r"[-_.]+", "-", n).lower() for n in sdk["dependencies"]}
+    pins = [r for r in project["project"]["dependencies"]
+            if re.sub(r"[-_.]+", "-", re.split(r"[=<>!~\[ ;]", r, maxsplit=1)[0]).lower() in names]
+    return json.dumps([project["project"]["version"], sdk, sorted(pins)], sort_keys=True)
 
 
 def _python_inputs() -> tuple[list[Path], str]:
