@@ -18,6 +18,10 @@ Then the start-up time of a hosted bot (start -> runtime up -> connected to the 
 for the Python and the Node runtime, and its memory (the cgroup's peak and its current
 charge after a table, and the RSS of its processes).
 
+First, the relay alone: round trips of a 200-byte message to a TCP echo server, direct
+and through the relay (its loop on asyncio, on uvloop, and socat when installed), each
+side a process of its own, so the relay's event loop is what is compared.
+
 Needs root and bubblewrap (a host that passes `python -m tournaments.hosting.check`) and
 the built runtimes (`python -m tournaments.hosting.runtimes`).
 
@@ -108,7 +112,102 @@ def tree(pid: int) -> list[int]:
     return out
 
 
+def _echo(port: int) -> None:
+    import threading
+
+    server = socket.create_server(("127.0.0.1", port))
+    while True:
+        conn, _ = server.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def serve(c: socket.socket = conn) -> None:
+            while data := c.recv(65536):
+                c.sendall(data)
+
+        threading.Thread(target=serve, daemon=True).start()
+
+
+def _relay(directory: str, address: str, loop: str) -> None:
+    import asyncio
+
+    import tournaments.hosting.relay as relay
+
+    if loop == "asyncio":
+        relay._new_loop = asyncio.new_event_loop  # type: ignore[assignment]
+    relay.RelayHub().open(Path(directory), [address])
+    time.sleep(3600)
+
+
+def round_trips(sock: socket.socket, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        sock.sendall(b"x" * 200)
+        sock.recv(65536)
+        out.append((time.perf_counter() - start) * 1e6)
+    return out
+
+
+def relay_table(n: int) -> None:
+    import shutil
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    work = Path(tempfile.mkdtemp(prefix="tlhr-", dir="/tmp"))
+    me = [sys.executable, __file__]
+    procs = [subprocess.Popen([*me, "--_echo", str(port)])]
+    for loop in ("asyncio", "uvloop"):
+        (work / loop).mkdir()
+        procs.append(subprocess.Popen([*me, "--_relay", str(work / loop), address, loop]))
+    socat = shutil.which("socat")
+    if socat:
+        procs.append(subprocess.Popen([socat, f"UNIX-LISTEN:{work}/socat.sock,fork",
+                                       f"TCP:{address},nodelay"]))
+    try:
+        paths = {"asyncio relay": work / "asyncio" / "seed.sock",
+                 "uvloop relay": work / "uvloop" / "seed.sock"}
+        if socat:
+            paths["socat"] = work / "socat.sock"
+        deadline = time.monotonic() + 60
+        while not all(p.exists() for p in paths.values()) or not _listening(port):
+            if time.monotonic() > deadline:
+                raise SystemExit("the relays did not start")
+            time.sleep(0.05)
+        socks = {"direct TCP": socket.create_connection(("127.0.0.1", port))}
+        for name, path in paths.items():
+            socks[name] = socket.socket(socket.AF_UNIX)
+            socks[name].connect(str(path))
+        results: dict[str, list[float]] = {name: [] for name in socks}
+        for _ in range(3):  # interleaved, so load drifts hit each alike
+            for name, sock in socks.items():
+                results[name] += round_trips(sock, n)
+        print(f"relay alone: {3 * n} round trips of 200 bytes each (microseconds)")
+        print(f"{'path':<15} {'median':>7} {'mean':>7} {'p90':>7}")
+        for name, xs in results.items():
+            print(f"{name:<15} {statistics.median(xs):>7.0f} {statistics.fmean(xs):>7.0f} "
+                  f"{statistics.quantiles(xs, n=10)[-1]:>7.0f}")
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), 1).close()
+        return True
+    except OSError:
+        return False
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--_echo":
+        _echo(int(sys.argv[2]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--_relay":
+        _relay(*sys.argv[2:5])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run (does it work?)")
     parser.add_argument("--rounds", type=int, default=8, help="tables per variant (default 8)")
@@ -117,6 +216,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.games, args.starts = 2, 5, 2
+    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+          f" (1/5/15 min) on {os.cpu_count()} cores\n")
+    relay_table(300 if args.quick else 3000)
     state = Path(tempfile.mkdtemp(prefix="tlhb-", dir="/tmp"))
     config = HostingConfig(state_dir=state, runtimes_dir=rt.default_dir(),
                            uid_base=1_650_000, slots=4, cgroup_base="tienlen-sandbox-bench")
@@ -149,8 +251,6 @@ def main() -> int:
     dev = Host(dataclasses.replace(config, unsandboxed=True))
     procs: list[subprocess.Popen[bytes]] = []
     bots = []
-    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
-          f" (1/5/15 min) on {os.cpu_count()} cores")
     try:
         with OrganizerClient(target, ORGANIZER, timeout=600) as client:
             deadline = time.monotonic() + 60
