@@ -335,6 +335,15 @@ def main() -> int:
                     return f"{1000 * statistics.median(xs):.0f} ({1000 * min(xs):.0f}-{1000 * max(xs):.0f}) ms"
 
                 print(f"{name:<11} {fmt(up):>14} {fmt(conn):>14}")
+            # the sandbox's own share: a session that runs /usr/bin/true and ends
+            alone = []
+            for _ in range(args.starts):
+                t0 = time.monotonic()
+                bot = host.start(BotSpec(runtime="python3.11", code_dir=code,
+                                         command=["/usr/bin/true"], referees=[target]))
+                bot.wait(60)
+                alone.append(time.monotonic() - t0)
+            print(f"{'the sandbox alone (start, run /usr/bin/true, end, clean up)':<40} {fmt(alone)}")
 
             print("\nmemory of a hosted bot after a table (its cgroup; RSS of its processes)")
             print(f"{'runtime':<11} {'cgroup peak':>12} {'cgroup now':>11} {'RSS':>9}")
