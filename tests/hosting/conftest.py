@@ -46,10 +46,10 @@ def hosting_config() -> Iterator[HostingConfig]:
                         slots=SLOTS, cgroup_base=CGROUP_BASE)
     shutil.rmtree(state, ignore_errors=True)
     cg = CgroupHost.detect(CGROUP_BASE)
-    for h in cg.used():
-        for path in (cg.base_dir(h),):
-            if path.exists() and not any(p.is_dir() for p in path.iterdir()):
-                path.rmdir()
+    for h in cg.hierarchies:  # every one: a test may have used v1 freezer and cpuacct too
+        path = cg.base_dir(h)
+        if path.exists() and not any(p.is_dir() for p in path.iterdir()):
+            path.rmdir()
 
 
 @pytest.fixture(scope="session")

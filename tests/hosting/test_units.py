@@ -29,6 +29,8 @@ from tournaments.hosting.process import (
 )
 from tournaments.hosting.sandbox import Binds, Limits, SlotPool, bwrap_argv, secret_args
 
+from .conftest import CGROUP_BASE
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # ---------------------------------------------------------------------- the bounded log
@@ -229,9 +231,10 @@ def test_the_development_mode_takes_one_explicit_value():
     assert (config.uid_base, config.slots, config.state_dir) == (2_000_000, 3, Path("/v/hosting"))
 
 
-def test_the_check_refuses_in_one_line_naming_what_is_missing(tmp_path):
+def test_the_check_refuses_in_one_line_naming_what_is_missing(tmp_path, hosting_config):
     config = HostingConfig(state_dir=tmp_path / ("x" * 80), runtimes_dir=tmp_path,
-                           bwrap="no-such-bwrap-here", uid_base=0 + 1000, slots=1)
+                           bwrap="no-such-bwrap-here", uid_base=0 + 1000, slots=1,
+                           cgroup_base=CGROUP_BASE)
     found = problems(config, probe=False)
     assert any("bubblewrap is not installed" in p for p in found)
     assert any("too long for the unix socket paths" in p for p in found)
