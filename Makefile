@@ -1,6 +1,7 @@
 # The two commands of the README, plus their set-up. Each target installs what it needs
 # on a fresh machine (a virtual environment from pyproject.toml; Debian's chromium for the
-# browser tests and docker-compose to validate the compose file), so `make demo` and
+# browser tests, bubblewrap for the hosted-bot sandbox tests and docker-compose to validate
+# the compose file), so `make demo` and
 # `make test` work from a clean clone.
 PY ?= python3
 # bash: the setup recipe uses `set -eo pipefail`.
@@ -9,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup chromium compose-check-tool test lint demo proto bench
+.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test lint demo proto bench
 
 # The engine is compiled with mypyc at install time (setup.py): a changed engine source
 # reinstalls, so the compiled build never lags behind it (a stale one is not used anyway).
@@ -37,6 +38,21 @@ chromium:
 	  echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Hosted bots run in Debian's bubblewrap (docs/hosting.md); the sandbox tests use the real one.
+bubblewrap:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  echo "installing Debian's bubblewrap for the hosted-bot sandbox tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
+
+# The fixed runtimes hosted bots run on (docs/hosting.md), built once into var/ (a few
+# minutes the first time: the SDK with its compiled engine, and npm ci); the sandbox tests
+# use them. Without a package registry it cannot build: their tests are skipped then, and
+# with TIENLEN_REQUIRE_SERVERS set (CI) that is an error here.
+hosting-runtimes: setup
+	@$(BIN)/python -m tournaments.hosting.runtimes || \
+	  if [ -n "$$TIENLEN_REQUIRE_SERVERS" ]; then exit 1; \
+	  else echo "could not build the hosted-bot runtimes: their tests will be skipped"; fi
+
 # No Docker engine here: Debian's docker-compose (v1) still validates docker/compose.yml.
 # Without apt (or root) the deploy test that needs it is skipped on a laptop; with
 # TIENLEN_REQUIRE_SERVERS set (CI) it would fail, so the install failing is an error there.
@@ -58,7 +74,7 @@ lint: setup
 
 # The whole test suite (README: `make test`) on the compiled engine, then the engine's tests
 # again on its pure-Python source (the fallback when no C compiler is at hand).
-test: setup chromium compose-check-tool lint
+test: setup chromium bubblewrap hosting-runtimes compose-check-tool lint
 	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(PYTEST_ARGS)
 	TIENLEN_ENGINE=python $(BIN)/pytest tests/engine -q
 

@@ -27,6 +27,7 @@ QUICK: dict[str, list[str]] = {
     "env_bench": ["--games", "20"],
     "example_bots_strength": ["--games", "400"],
     "flood_bench": ["--quick"],
+    "hosting_bench": ["--quick"],
     "house_bench": ["--seconds", "4"],
     "middleware_bench": ["--rounds", "3", "--requests", "100"],
     "pipeline_bench": ["--rounds", "1", "--cycles", "1"],

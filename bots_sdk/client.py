@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import random
 import signal
@@ -45,7 +46,8 @@ from bots_sdk.pacing import RELEASE_CLOCK
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.wire import HistoryCache, game_info, game_result, move_message, view_from_proto
 
-__all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target"]
+__all__ = ["PROTOCOL_VERSION", "BotClient", "ClientError", "parse_target", "referee_socket_map",
+           "referee_socket_name"]
 
 log = logging.getLogger("bots_sdk.client")
 
@@ -99,11 +101,32 @@ def first_connection_error(target: str, code: grpc.StatusCode | None, details: s
 
 
 def parse_target(server: str) -> str:
-    """Validate HOST:PORT early so a typo is a one-line error, not a hung connection."""
+    """Validate HOST:PORT (or unix:PATH, a local socket: how a bot hosted by the platform
+    reaches its referee, docs/hosting.md) early, so a typo is a one-line error, not a hung
+    connection."""
+    if server.startswith("unix:"):
+        if not server[len("unix:"):].strip("/"):
+            raise ClientError(f"--server unix:PATH needs a socket path, got {server!r}")
+        return server
     host, sep, port = server.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ClientError(f"--server must be HOST:PORT, got {server!r}")
+        raise ClientError(f"--server must be HOST:PORT or unix:PATH, got {server!r}")
     return server
+
+
+def referee_socket_name(address: str) -> str:
+    """The file name of the local socket that reaches the referee at `address` (HOST:PORT as
+    a referee pool lists it), in the directory a hosted bot is given: the platform's relay
+    and the client agree on it, so a hosted bot follows the pool with no network of its own
+    (docs/hosting.md, "How a hosted bot reaches the referee")."""
+    return hashlib.sha256(address.encode()).hexdigest()[:16] + ".sock"
+
+
+def referee_socket_map(directory: str) -> Callable[[str], str]:
+    """An `address_map` for BotClient: each address a referee pool lists becomes the local
+    socket for it in `directory` (unix:DIR/NAME, see referee_socket_name)."""
+    base = directory.rstrip("/")
+    return lambda address: f"unix:{base}/{referee_socket_name(address)}"
 
 
 @dataclass
@@ -207,6 +230,7 @@ class BotClient:
         keepalive_ms: int = KEEPALIVE_TIME_MS,
         follow_pool: bool = True,
         min_answer_ms: int | None = None,
+        address_map: Callable[[str], str] | None = None,
     ) -> None:
         if not token:
             raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
@@ -235,6 +259,10 @@ class BotClient:
         self.stop_when_idle = stop_when_idle
         # False: stay on the given referee even if it lists a pool.
         self.follow_pool = follow_pool
+        # Where to dial a referee the pool lists (its address as listed -> a target), for
+        # a bot that reaches referees through local sockets (referee_socket_map); None:
+        # dial the listed address itself.
+        self.address_map = address_map
         # keepalive_ms: ping interval; keep the default, which the referee expects
         self.channel_options = [*client_keepalive_options(keepalive_ms), MAX_RECEIVE]
         self.stats = ClientStats()
@@ -349,8 +377,10 @@ class BotClient:
                 known[key] = link
         for referee_id, address in sorted(members.items()):
             if referee_id not in known:
-                log.info("pool: connecting to referee %s at %s", referee_id, address)
-                self._add_link(address, expected_id=referee_id)
+                target = self.address_map(address) if self.address_map else address
+                log.info("pool: connecting to referee %s at %s%s", referee_id, address,
+                         f" through {target}" if target != address else "")
+                self._add_link(target, expected_id=referee_id)
         for link in live:
             key = link.referee_id or link.expected_id
             if not link.seed and not link.retired and key and key not in members:

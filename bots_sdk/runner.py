@@ -2,7 +2,10 @@
 
 Settings come from the command line when given, else from the environment
 (`TIENLEN_SERVER`, `TIENLEN_TOKEN`, `TIENLEN_MAX_TABLES`), so the same file runs on a laptop
-and in the platform's container without edits.
+and in the platform's container without edits. A bot the platform hosts (docs/hosting.md)
+is also given `TIENLEN_REFEREE_SOCKETS` (the directory of its local referee sockets: pool
+addresses are dialled there, and a first failed connection is retried) and
+`TIENLEN_BOT_VERSION` (the version it announces).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def add_connection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
         default=env.get("TIENLEN_SERVER", DEFAULT_SERVER),
-        help="referee HOST:PORT (env TIENLEN_SERVER; default %(default)s)",
+        help="referee HOST:PORT or unix:PATH (env TIENLEN_SERVER; default %(default)s)",
     )
     parser.add_argument(
         "--token",
@@ -87,9 +90,19 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
     status; raises ClientError for problems the user must fix (bad token, bad address)."""
     import grpc
 
-    from bots_sdk.client import BotClient, ClientError, install_signal_handlers, parse_target
+    from bots_sdk.client import (
+        BotClient,
+        ClientError,
+        install_signal_handlers,
+        parse_target,
+        referee_socket_map,
+    )
 
     target = parse_target(args.server)
+    # A bot the platform hosts reaches every referee of the pool through a local socket in
+    # this directory (docs/hosting.md); its referee may be restarting when it starts, which
+    # is no reason to give up.
+    sockets = os.environ.get("TIENLEN_REFEREE_SOCKETS", "")
     try:
         bot_cls()  # a constructor that needs arguments is an error now, not at the first table
     except Exception as exc:
@@ -112,9 +125,12 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
         token=args.token,
         max_tables=args.max_tables,
         bot_name=args.name,
+        bot_version=os.environ.get("TIENLEN_BOT_VERSION") or None,  # e.g. a hosted version's
         credentials=credentials,
         stop_when_idle=args.exit_when_idle,
         min_answer_ms=getattr(args, "min_answer_ms", None),
+        address_map=referee_socket_map(sockets) if sockets else None,
+        retry_first_connection=bool(sockets),
     )
 
     async def main() -> None:

@@ -32,6 +32,9 @@ function settings(argv, env) {
     name: env.TIENLEN_BOT_NAME || "js-example",
     exitWhenIdle: false,
     protoDir: env.TIENLEN_PROTO_DIR || path.join(__dirname, "..", "..", "..", "proto"),
+    // Hosted by the platform (docs/hosting.md): no network, one local socket per referee
+    // of the pool in this directory, named for the address the pool lists.
+    refereeSockets: env.TIENLEN_REFEREE_SOCKETS || "",
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -50,7 +53,9 @@ function settings(argv, env) {
     } else fail(`unknown argument ${JSON.stringify(flag)} (see --help)`);
   }
   if (!out.token) fail("no bot token: set TIENLEN_TOKEN");
-  if (!/^[^:]+:\d{1,5}$/.test(out.server)) fail(`--server must be HOST:PORT, got ${JSON.stringify(out.server)}`);
+  if (!/^[^:]+:\d{1,5}$/.test(out.server) && !/^unix:.+/.test(out.server)) {
+    fail(`--server must be HOST:PORT or unix:PATH, got ${JSON.stringify(out.server)}`);
+  }
   if (!Number.isInteger(out.maxTables) || out.maxTables < 1) fail("--max-tables must be a positive integer");
   return out;
 }
@@ -62,6 +67,14 @@ function fail(message) {
 
 function log(message) {
   console.log(`${new Date().toISOString().slice(11, 19)} ${message}`);
+}
+
+// Where to dial a referee the pool lists: its address, or for a hosted bot the local
+// socket the platform relays to it (the first 16 hex digits of the address's SHA-256).
+function dialAddress(address, socketDir) {
+  if (!socketDir) return address;
+  const name = require("node:crypto").createHash("sha256").update(address).digest("hex").slice(0, 16);
+  return `unix:${socketDir.replace(/\/+$/, "")}/${name}.sock`;
 }
 
 // ------------------------------------------------------------------ cards and choices
@@ -143,7 +156,7 @@ class Link {
       hello: {
         token: bot.config.token,
         bot_name: bot.config.name,
-        bot_version: VERSION,
+        bot_version: process.env.TIENLEN_BOT_VERSION || VERSION,
         max_tables: this.offered,
         protocol_version: 1,
         sdk_name: "tienlen-js-example",
@@ -173,8 +186,9 @@ class Link {
       console.error(`bot.js: error: the referee refused the connection: ${why}`);
       process.exit(2);
     }
-    if (this.seed && !bot.welcomed) {
-      // The first connection failed: most likely a wrong address or port.
+    if (this.seed && !bot.welcomed && !bot.config.refereeSockets) {
+      // The first connection failed: most likely a wrong address or port (a hosted bot
+      // retries: its referee may be restarting).
       console.error(`bot.js: error: cannot connect to the referee at ${this.address}: ${why}`);
       process.exit(2);
     }
@@ -232,8 +246,9 @@ class Bot {
     const known = new Set(this.links.filter((l) => !l.retired).map((l) => l.key));
     for (const [id, address] of members) {
       if (!known.has(id)) {
-        log(`pool: connecting to referee ${id} at ${address}`);
-        this.addLink(address, { expectedId: id });
+        const target = dialAddress(address, this.config.refereeSockets);
+        log(`pool: connecting to referee ${id} at ${address}${target !== address ? ` through ${target}` : ""}`);
+        this.addLink(target, { expectedId: id });
       }
     }
     for (const link of this.links) {

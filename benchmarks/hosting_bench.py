@@ -1,0 +1,374 @@
+"""Hosted bots: what the sandbox costs a move, a start and memory.
+
+One run, side by side, against one referee process on loopback (as deployed: the referee,
+the runner with its relay, which is this process, and each bot are processes of their
+own, so the relay never shares an interpreter with the referee): the same Python bot
+(the weakest legal play, an SDK bot on the Python runtime's own interpreter) three ways,
+
+- **direct**: unsandboxed, its own process on the referee's TCP port (a remote bot);
+- **relay**: unsandboxed, but through the relay's unix socket (the development mode),
+  so the relay's share is visible on its own;
+- **sandboxed**: bubblewrap as a slot uid, cgroups, through the relay (a hosted bot),
+
+playing tables in turn (round-robin, so load drifts hit every variant alike). Per move:
+the referee's measured time for the bot's seat (request sent -> answer read, from the
+games' timing records), mean and median, and their ratios to direct (the bar: <= 1.2x;
+on a loaded machine the median's ratio is the steadier one).
+Then the start-up time of a hosted bot (start -> runtime up -> connected to the referee)
+for the Python and the Node runtime, and its memory (the cgroup's peak and its current
+charge after a table, and the RSS of its processes).
+
+First, the relay alone: round trips of a 200-byte message to a TCP echo server, direct
+and through the relay (its loop on asyncio, on uvloop, and socat when installed), each
+side a process of its own, so the relay's event loop is what is compared.
+
+Needs root and bubblewrap (a host that passes `python -m tournaments.hosting.check`) and
+the built runtimes (`python -m tournaments.hosting.runtimes`).
+
+    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
+from referee_service.organizer_client import OrganizerClient  # noqa: E402
+from tournaments.hosting import BotSpec, Host, HostingConfig  # noqa: E402
+from tournaments.hosting import runtimes as rt  # noqa: E402
+from tournaments.hosting.check import problems  # noqa: E402
+
+ORGANIZER = "bench-organizer"
+BOT = '''
+from bots_sdk import Bot
+
+
+class Shedder(Bot):
+    name = "shedder"
+    threaded = False  # answers in well under a millisecond: on the event loop
+
+    def play(self, view):
+        plays = view.legal_plays()
+        if view.can_pass and view.offer:
+            return view.pass_turn()
+        return min(plays, key=lambda p: (max(p), -len(p))) if plays else view.pass_turn()
+'''
+VARIANTS = ("direct", "relay", "sandboxed")
+TOKENS = {v: f"bench-token-{v}-0123456789" for v in VARIANTS}
+
+
+def wait_connected(client: OrganizerClient, bot_id: str, timeout: float = 60) -> float:
+    start = time.monotonic()
+    while bot_id not in {b.bot_id for b in client.list_bots()}:
+        if time.monotonic() - start > timeout:
+            raise SystemExit(f"{bot_id} did not connect within {timeout} s")
+        time.sleep(0.01)
+    return time.monotonic()
+
+
+def seat_ms(events: list, bot_id_seat: int = 0) -> list[float]:
+    out = []
+    for event in events:
+        if isinstance(event, org.GameRecord):
+            seat = list(event.seat_participants).index(bot_id_seat)
+            out += [m["elapsed_ms"] for m in json.loads(event.timing_json)["moves"]
+                    if m["seat"] == seat and m["fallback"] is None]
+    return out
+
+
+def rss_kib(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def tree(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            out += tree(int(child))
+    except OSError:
+        pass
+    return out
+
+
+def _echo(port: int) -> None:
+    import threading
+
+    server = socket.create_server(("127.0.0.1", port))
+    while True:
+        conn, _ = server.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def serve(c: socket.socket = conn) -> None:
+            while data := c.recv(65536):
+                c.sendall(data)
+
+        threading.Thread(target=serve, daemon=True).start()
+
+
+def _relay(directory: str, address: str, loop: str) -> None:
+    import asyncio
+
+    import tournaments.hosting.relay as relay
+
+    if loop == "asyncio":
+        relay._new_loop = asyncio.new_event_loop  # type: ignore[assignment]
+    relay.RelayHub().open(Path(directory), [address])
+    time.sleep(3600)
+
+
+def round_trips(sock: socket.socket, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        start = time.perf_counter()
+        sock.sendall(b"x" * 200)
+        sock.recv(65536)
+        out.append((time.perf_counter() - start) * 1e6)
+    return out
+
+
+def relay_table(n: int) -> None:
+    import shutil
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    work = Path(tempfile.mkdtemp(prefix="tlhr-", dir="/tmp"))
+    me = [sys.executable, __file__]
+    procs = [subprocess.Popen([*me, "--_echo", str(port)])]
+    for loop in ("asyncio", "uvloop"):
+        (work / loop).mkdir()
+        procs.append(subprocess.Popen([*me, "--_relay", str(work / loop), address, loop]))
+    socat = shutil.which("socat")
+    if socat:
+        procs.append(subprocess.Popen([socat, f"UNIX-LISTEN:{work}/socat.sock,fork",
+                                       f"TCP:{address},nodelay"]))
+    try:
+        paths = {"asyncio relay": work / "asyncio" / "seed.sock",
+                 "uvloop relay": work / "uvloop" / "seed.sock"}
+        if socat:
+            paths["socat"] = work / "socat.sock"
+        deadline = time.monotonic() + 60
+        while not all(p.exists() for p in paths.values()) or not _listening(port):
+            if time.monotonic() > deadline:
+                raise SystemExit("the relays did not start")
+            time.sleep(0.05)
+        socks = {"direct TCP": socket.create_connection(("127.0.0.1", port))}
+        for name, path in paths.items():
+            socks[name] = socket.socket(socket.AF_UNIX)
+            socks[name].connect(str(path))
+        results: dict[str, list[float]] = {name: [] for name in socks}
+        for _ in range(3):  # interleaved, so load drifts hit each alike
+            for name, sock in socks.items():
+                results[name] += round_trips(sock, n)
+        print(f"relay alone: {3 * n} round trips of 200 bytes each (microseconds)")
+        print(f"{'path':<15} {'median':>7} {'mean':>7} {'p90':>7}")
+        for name, xs in results.items():
+            print(f"{name:<15} {statistics.median(xs):>7.0f} {statistics.fmean(xs):>7.0f} "
+                  f"{statistics.quantiles(xs, n=10)[-1]:>7.0f}")
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), 1).close()
+        return True
+    except OSError:
+        return False
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--_echo":
+        _echo(int(sys.argv[2]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--_relay":
+        _relay(*sys.argv[2:5])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (does it work?)")
+    parser.add_argument("--rounds", type=int, default=8, help="tables per variant (default 8)")
+    parser.add_argument("--games", type=int, default=25, help="games per table (default 25)")
+    parser.add_argument("--starts", type=int, default=5, help="start-ups timed per runtime")
+    args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.games, args.starts = 2, 5, 2
+    print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+          f" (1/5/15 min) on {os.cpu_count()} cores\n")
+    relay_table(300 if args.quick else 3000)
+    state = Path(tempfile.mkdtemp(prefix="tlhb-", dir="/tmp"))
+    config = HostingConfig(state_dir=state, runtimes_dir=rt.default_dir(),
+                           uid_base=1_650_000, slots=4, cgroup_base="tienlen-sandbox-bench")
+    found = problems(config)
+    if found:
+        print("hosting_bench: this host cannot sandbox bots: " + "; ".join(found))
+        return 1
+    runtimes = {name: rt.ensure(name, config.runtimes_dir) for name in ("python3.11", "node20")}
+    python = runtimes["python3.11"]
+    code = state / "code"
+    code.mkdir()
+    (code / "bot.py").write_text(BOT)
+    os.chmod(state, 0o711)
+    os.chmod(code, 0o755)
+    os.chmod(code / "bot.py", 0o644)
+    js = state / "js"
+    js.mkdir()
+    (js / "bot.js").write_text((ROOT / "bots_sdk/examples/javascript/bot.js").read_text())
+
+    tokens = {**TOKENS, "starter": "bench-start-token-0123456789"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{s.getsockname()[1]}"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
+         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
+        env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
+             "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
+    host = Host(config)
+    dev = Host(dataclasses.replace(config, unsandboxed=True))
+    procs: list[subprocess.Popen[bytes]] = []
+    bots = []
+    try:
+        with OrganizerClient(target, ORGANIZER, timeout=600) as client:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    client.list_bots()
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            # ---- per move, side by side
+            procs.append(subprocess.Popen(
+                [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),
+                 "--server", target, "--max-tables", "1"],
+                env={"PATH": "/usr/bin:/bin", "TIENLEN_TOKEN": TOKENS["direct"], "TIENLEN_STATUS_FD": ""},
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            bots.append(dev.start(BotSpec(runtime="python3.11", code_dir=code, token=TOKENS["relay"],
+                                          referees=[target], max_tables=1)))
+            bots.append(host.start(BotSpec(runtime="python3.11", code_dir=code,
+                                           token=TOKENS["sandboxed"], referees=[target],
+                                           max_tables=1)))
+            for variant in VARIANTS:
+                wait_connected(client, variant)
+            samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
+            strikes = dict.fromkeys(VARIANTS, 0)
+            for r in range(args.rounds + 1):
+                for variant in VARIANTS:
+                    events = list(client.play_table(
+                        table_id=f"{variant}-{r}", games=args.games, seed=f"bench-{r}",
+                        seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
+                    strikes[variant] += events[-1].strikes[0]
+                    if r:  # the first round warms every path up
+                        samples[variant] += seat_ms(events)
+            print(f"\nper move: {args.rounds} tables x {args.games} games per variant, "
+                  "4 seats, round-robin")
+            print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
+                  f"{'mean vs direct':>15} {'median vs direct':>17} {'strikes':>8}")
+            base = statistics.fmean(samples["direct"])
+            base_median = statistics.median(samples["direct"])
+            for variant in VARIANTS:
+                ms = samples[variant]
+                p90 = statistics.quantiles(ms, n=10)[-1]
+                print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
+                      f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
+                      f"{statistics.fmean(ms) / base:>14.2f}x "
+                      f"{statistics.median(ms) / base_median:>16.2f}x {strikes[variant]:>8}")
+            sandboxed = bots[1]
+            usage = sandboxed.usage()
+            rss = rss_kib(tree(sandboxed.sandbox_pid)) if sandboxed.sandbox_pid else 0
+            memory = [("python3.11", usage, rss)]
+            for bot in bots:
+                bot.stop(0)
+            bots.clear()
+
+            # ---- start-up
+            print(f"\nstart-up of a hosted bot ({args.starts} starts each; median, min-max)")
+            print(f"{'runtime':<11} {'to runtime up':>14} {'to connected':>14}")
+            for name, folder in (("python3.11", code), ("node20", js)):
+                up, conn = [], []
+                for i in range(args.starts):
+                    t0 = time.monotonic()
+                    bot = host.start(BotSpec(runtime=name, code_dir=folder,
+                                             token="bench-start-token-0123456789",
+                                             referees=[target]))
+                    if not bot.wait_started(60):
+                        raise SystemExit(f"{name} did not start: {bot.stop(0).detail}")
+                    up.append(time.monotonic() - t0)
+                    conn.append(wait_connected(client, "starter") - t0)
+                    if name == "node20" and i == args.starts - 1:
+                        client_events = list(client.play_table(
+                            table_id="node-mem", games=args.games,
+                            seats=["starter", "house:greedy", "house:random", "house:heuristic"]))
+                        assert client_events[-1].status == org.TABLE_STATUS_COMPLETED
+                        memory.append(("node20", bot.usage(),
+                                       rss_kib(tree(bot.sandbox_pid)) if bot.sandbox_pid else 0))
+                    bot.stop(0)
+                    while "starter" in {b.bot_id for b in client.list_bots()}:
+                        time.sleep(0.01)
+
+                def fmt(xs: list[float]) -> str:
+                    return f"{1000 * statistics.median(xs):.0f} ({1000 * min(xs):.0f}-{1000 * max(xs):.0f}) ms"
+
+                print(f"{name:<11} {fmt(up):>14} {fmt(conn):>14}")
+            # the sandbox's own share: a session that runs /usr/bin/true and ends
+            alone = []
+            for _ in range(args.starts):
+                t0 = time.monotonic()
+                bot = host.start(BotSpec(runtime="python3.11", code_dir=code,
+                                         command=["/usr/bin/true"], referees=[target]))
+                bot.wait(60)
+                alone.append(time.monotonic() - t0)
+            print(f"{'the sandbox alone (start, run /usr/bin/true, end, clean up)':<40} {fmt(alone)}")
+
+            print("\nmemory of a hosted bot after a table (its cgroup; RSS of its processes)")
+            print(f"{'runtime':<11} {'cgroup peak':>12} {'cgroup now':>11} {'RSS':>9}")
+            for name, use, rss_k in memory:
+                assert use is not None
+                print(f"{name:<11} {(use.memory_peak_bytes or 0) / 2**20:>9.1f} MiB "
+                      f"{(use.memory_current_bytes or 0) / 2**20:>7.1f} MiB {rss_k / 1024:>5.1f} MiB")
+    finally:
+        for bot in bots:
+            bot.stop(0)
+        for proc in [*procs, referee]:
+            proc.terminate()
+            proc.wait(10)
+        host.close()
+        dev.close()
+        import shutil
+
+        shutil.rmtree(state, ignore_errors=True)
+        for h in host.cgroups.used():
+            base = host.cgroups.base_dir(h)
+            if base.exists():
+                base.rmdir()
+    print(f"\nload after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
