@@ -49,11 +49,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.tournaments.colluding_bot import Channel, colluding_bot  # noqa: E402
-from tournaments.scheduling.round_robin import round_robin_schedule  # noqa: E402
-from tournaments.scoring.adjusted import GameRow  # noqa: E402
-from tournaments.scoring.baseline import deal_baseline, house_bot_class, play_deal  # noqa: E402
-from tournaments.scoring.collusion import DEFAULT_ALPHA, collusion_report  # noqa: E402
+from tests.tournaments.colluding_bot import Channel, colluding_bot
+from tournaments.scheduling.round_robin import round_robin_schedule
+from tournaments.scoring.adjusted import GameRow
+from tournaments.scoring.baseline import deal_baseline, house_bot_class, play_deal
+from tournaments.scoring.collusion import DEFAULT_ALPHA, collusion_report
 
 
 @dataclass(frozen=True)
@@ -165,12 +165,12 @@ def main() -> None:
     equal = lineup("heuristic*8")
     colluding = lineup("colluder*2,heuristic*1,greedy*3,random*2")
     scenarios = [
-        Scenario("honest mixed", mixed, "field", 1),
         Scenario("honest mixed", mixed, "field", 2),
-        Scenario("honest mixed", mixed, "independent", 2),
-        Scenario("honest equal", equal, "field", 2),
-        Scenario("colluding pair", colluding, "field", 2, "heuristic"),
         Scenario("colluding pair", colluding, "field", 2, "greedy"),
+        Scenario("colluding pair", colluding, "field", 2, "heuristic"),
+        Scenario("honest mixed", mixed, "independent", 2),
+        Scenario("honest mixed", mixed, "field", 1),
+        Scenario("honest equal", equal, "field", 2),
     ]
     print(f"# collusion_bench: {reps} honest and {creps} colluding tournaments per scenario, "
           f"{args.jobs} jobs, load {os.getloadavg()[0]:.2f}")

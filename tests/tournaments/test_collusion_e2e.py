@@ -21,7 +21,11 @@ from tests.needs import need_postgresql
 from tests.tournaments.colluding_bot import Channel, colluding_bot
 from tournaments.models import Deal, Game, Tournament
 from tournaments.services.accounts import bot_create
-from tournaments.services.tournaments import tournament_create, tournament_entrant_add, tournament_start
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_start,
+)
 
 ORGANIZER_TOKEN = "organizer-secret-for-collusion"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from functools import lru_cache
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -25,15 +26,19 @@ from tournaments.services.recording import deal_baselines_compute, table_game_re
 PLACE_POINTS = [2, 1, -1, -2]
 
 
+@lru_cache(maxsize=4)
+def schedule(n: int):
+    return round_robin_schedule(n, 4, field=True)
+
+
 def simulated(strengths: list[float], *, colluders: tuple[int, int] | None = None, help_rate: float = 0.0,
               sets: int = 2, seed: int = 0) -> list[GameRow]:
     """A round robin of the platform's schedule, finishing orders drawn from a
     Plackett-Luce model of the strengths (no engine: fast). Colluders at one table move
     both ahead of the others with probability `help_rate` (a pair that gains together)."""
     rng = random.Random(seed)
-    schedule = round_robin_schedule(len(strengths), 4, field=True)
     rows = []
-    for t_no, table in enumerate(schedule.tables):
+    for t_no, table in enumerate(schedule(len(strengths)).tables):
         for i in range(sets * 4):
             seats = list(table.seats)
             left = list(range(4))

@@ -152,8 +152,8 @@ def test_the_api_and_the_page_state_verified_entry(organiser) -> None:
 def test_an_unverified_user_cannot_enter_by_any_door(organiser, staff) -> None:
     mallory, = people(1, "mallory")
     bot, _ = bot_create(owner=mallory, name="mallory-bot")
-    ladder = verified_cup(organiser, name="Ladder", slug="ladder", format="ladder", seats_per_table=2)
-    cup = verified_cup(organiser, name="Cup", slug="cup")
+    verified_cup(organiser, name="Ladder", slug="ladder", format="ladder", seats_per_table=2)
+    verified_cup(organiser, name="Cup", slug="cup")
     me = api(mallory)
     # The ladder's own door (bot owners join ladders themselves).
     joined = me.post("/api/v1/tournaments/ladder/join/", {"bot": "mallory-bot"}, format="json")

@@ -61,6 +61,11 @@ DEFAULT_ALPHA = 0.05
 #: mean of a handful of games is too far from normal for a p-value to mean much.
 MIN_GAMES = 4
 
+#: Eigenvalues below this share of the largest count as zero: removing a pair's games
+#: from XᵀX by subtraction leaves rounding noise (~1e-15) in the directions the games do
+#: not determine, which the pseudo-inverse must not invert.
+RCOND = 1e-10
+
 METHOD = (
     "For each pair: the mean over their shared games (tables of 3 or 4) of each bot's "
     "luck-adjusted score minus its expectation there (a strength model fitted to every "
@@ -155,13 +160,13 @@ def collusion_report(
                 shared[(p, q)].append(gi)
     if not played:
         return CollusionReport([], 0, 0, alpha, 0, 0.0)
-    theta = np.linalg.pinv(xtx, hermitian=True) @ xty
+    theta = np.linalg.pinv(xtx, rcond=RCOND, hermitian=True) @ xty
     rss = 0.0
     dof = 0
     for pg in played:
         rss += float(np.sum((pg.scores - _expected(theta, pg)) ** 2))
         dof += pg.k - 1
-    dof -= int(np.linalg.matrix_rank(xtx, hermitian=True))
+    dof -= int(np.linalg.matrix_rank(xtx, tol=RCOND * float(np.abs(xtx).max()), hermitian=True))
     tau2 = rss / dof if dof > 0 else math.inf
 
     rows: list[PairRow] = []
@@ -194,6 +199,14 @@ def _add(xtx: np.ndarray, xty: np.ndarray, bots: np.ndarray, a: np.ndarray, k: i
     xty[bots] += sign * c * (a - a.mean())
 
 
+def _estimable(xtx: np.ndarray, v: np.ndarray) -> bool:
+    """vᵀθ is determined by the games: v is orthogonal to every direction of θ the games
+    leave free (the null space of XᵀX; always the common shift of all strengths)."""
+    values, vectors = np.linalg.eigh(xtx)
+    free = vectors[:, values <= 1e-9 * max(1.0, float(values.max(initial=0.0)))]
+    return bool(np.all(np.abs(free.T @ v) <= 1e-9 * max(1.0, float(np.linalg.norm(v)))))
+
+
 def _expected(theta: np.ndarray, pg: _Game) -> np.ndarray:
     t = theta[pg.bots]
     return pg.k / (pg.k - 1) * (t - t.mean())
@@ -215,7 +228,7 @@ def _pair(
     if n == 0:
         return PairRow(a_id, b_id, 0, 0.0, 0.0, 0.0, math.inf, 0.0, 1.0, None, False, False,
                        "only at tables of two, where the pair are the only players")
-    pinv = np.linalg.pinv(xtx_out, hermitian=True)
+    pinv = np.linalg.pinv(xtx_out, rcond=RCOND, hermitian=True)
     theta = pinv @ xty_out
     gain_p = gain_q = 0.0
     v = np.zeros(len(ids))
@@ -237,7 +250,7 @@ def _pair(
     joint = gain_p + gain_q
     # The expectation is estimable only if v is orthogonal to what the other games leave
     # undetermined (e.g. a bot that played no game without its partner).
-    estimable = float(np.linalg.norm(xtx_out @ (pinv @ v) - v)) <= 1e-8 * max(1.0, float(np.linalg.norm(v)))
+    estimable = _estimable(xtx_out, v)
     note = ""
     if not estimable:
         note = "no games apart to compare with"
