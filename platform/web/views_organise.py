@@ -129,7 +129,7 @@ def tournament_collusion(request: HttpRequest, slug: str) -> HttpResponse:
         except ValueError:
             alpha = -1.0
         if not 0 < alpha < 1:
-            error = "alpha must be a number between 0 and 1 (exclusive), e.g. 0.05; showing 0.05."
+            error = f"alpha must be a number between 0 and 1 (exclusive), e.g. 0.01; showing {DEFAULT_ALPHA}."
             alpha = DEFAULT_ALPHA
     report = collusion_read(tournament=tournament, alpha=alpha)
     response = render(request, "web/tournament_collusion.html", {"t": tournament, "report": report, "error": error},

@@ -15,13 +15,13 @@ let it go out first)? Measured in the engine against the same cards played by tw
 heuristic bots, it **loses** points for the pair: −0.2 to −0.6 a game at tables of 4,
 −0.6 to −1.1 at tables of 3, whoever the opponents (a pass hands the trick and the tempo
 to the next opponent). Knowing the partner's hand and playing for the pair gains
-+0.3 ± 0.3 a game (4 seats) and +0.4 ± 0.4 (3 seats) over honest heuristic play —
-collusion worth having, and small: benchmarks/collusion_bench.py measures how many shared
-games the report needs to see it.
++0.3 ± 0.3 a game (4 seats) and +0.4 ± 0.4 (3 seats) over honest heuristic play on the
+same cards, +0.9 ± 0.3 against the pair's expectation in a round robin
+(benchmarks/collusion_bench.py, which measures how often the report sees it).
 
 `apart="greedy"` makes the pair of the end-to-end test: two accounts running a weak bot,
 which pool their hands and search together when they meet, so together they are far
-stronger than apart (+1.5 points a game for the pair) and one short tournament shows it.
+stronger than apart (+1.9 points a game for the pair) and one short tournament shows it.
 
 Used by tests/tournaments/test_collusion_e2e.py (over the real referee) and
 benchmarks/collusion_bench.py (in the engine).

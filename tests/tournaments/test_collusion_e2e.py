@@ -52,6 +52,7 @@ class ColludingClient:
         self.loop.close()
 
 
+@pytest.mark.timeout(900)  # 112 games, the colluders searching: ~3 minutes, more on a loaded machine
 @pytest.mark.django_db(transaction=True)
 def test_a_colluding_pair_is_flagged_in_a_real_tournament(settings) -> None:
     from referee_service.server import RefereeThread
@@ -95,6 +96,7 @@ def test_a_colluding_pair_is_flagged_in_a_real_tournament(settings) -> None:
     assert body["games_scored"] == 112 and body["games_withheld"] == 0
     assert body["tested"] == 1  # only the two remote bots can collude
     pair = next(p for p in body["pairs"] if {p["bot_a"], p["bot_b"]} == {"sybil-0", "sybil-1"})
+    print("collusion pair:", pair)
     assert pair["games"] == 24 and pair["tested"] and pair["flagged"], pair
     assert pair["joint_gain"] > 0.5
     assert [p for p in body["pairs"] if p["flagged"]] == [pair]

@@ -217,6 +217,6 @@ def test_only_the_organiser_and_staff_see_the_report(finished, organiser, owner)
         assert html.status_code == 200 and 'id="collusion"' in html.content.decode()
     assert "collusion-link" in web(organiser).get(f"/tournaments/{finished.slug}/").content.decode()
     # Bad input: a clear error.
-    assert api(organiser).get(url + "?alpha=2").json() == {"alpha": ["A number between 0 and 1 (exclusive), e.g. 0.05."]}
+    assert api(organiser).get(url + "?alpha=2").json() == {"alpha": ["A number between 0 and 1 (exclusive), e.g. 0.01."]}
     assert api(organiser).get(url + "?alpha=abc").status_code == 400
     assert web(organiser).get(page + "?alpha=nan").status_code == 400

@@ -61,7 +61,7 @@ class TournamentCollusionView(ServiceAPIView):
             except ValueError:
                 alpha = -1.0
             if not 0 < alpha < 1:
-                raise exceptions.ValidationError({"alpha": ["A number between 0 and 1 (exclusive), e.g. 0.05."]})
+                raise exceptions.ValidationError({"alpha": ["A number between 0 and 1 (exclusive), e.g. 0.01."]})
         report = tournament_collusion(tournament=tournament, alpha=alpha)
         response = Response(CollusionOutput(report).data)
         response["Cache-Control"] = "private, no-store"
