@@ -1,6 +1,8 @@
 """Admin: browse everything; token hashes are read-only (tokens are rotated via the API)."""
 
 from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.models import User
 
 from tournaments import models
 
@@ -102,3 +104,49 @@ class GameAdmin(admin.ModelAdmin):
 class RatingChangeAdmin(admin.ModelAdmin):
     list_display = ["pool", "seq", "bot", "rating_before", "rating_after"]
     list_filter = ["pool"]
+
+
+# --- verified entry: staff approve accounts (tournaments.services.verification) ----------
+
+
+@admin.action(description="Approve the selected accounts for verified entry")
+def approve_for_verified_entry(modeladmin, request, queryset) -> None:
+    from tournaments.services.verification import account_approve
+
+    for user in queryset:
+        account_approve(user=user, by=request.user)
+    modeladmin.message_user(request, f"{queryset.count()} account(s) approved for verified entry.")
+
+
+@admin.action(description="Withdraw the selected accounts' verification (approval and e-mail confirmation)")
+def revoke_verified_entry(modeladmin, request, queryset) -> None:
+    from tournaments.services.verification import account_approval_revoke
+
+    for user in queryset:
+        account_approval_revoke(user=user, by=request.user)
+    modeladmin.message_user(request, f"{queryset.count()} account(s) no longer verified.")
+
+
+class VerificationInline(admin.StackedInline):
+    model = models.AccountVerification
+    fk_name = "user"
+    can_delete = False
+    fields = ["approved_at", "approved_by", "email_confirmed", "email_confirmed_at"]
+    readonly_fields = fields
+
+
+class UserAdmin(DjangoUserAdmin):
+    actions = [approve_for_verified_entry, revoke_verified_entry]
+    inlines = [*DjangoUserAdmin.inlines, VerificationInline]
+    list_display = [*DjangoUserAdmin.list_display, "verified"]
+    list_select_related = ["verification"]  # the column below reads it: no query per row
+
+    @admin.display(description="verified entry")
+    def verified(self, obj) -> str:
+        from tournaments.services.verification import user_verification_loaded
+
+        return user_verification_loaded(obj) or "–"
+
+
+admin.site.unregister(User)
+admin.site.register(User, UserAdmin)

@@ -76,6 +76,38 @@ class Bot(models.Model):
         return self.revoked_at is None
 
 
+class AccountVerification(models.Model):
+    """Whether an account is approved for verified-entry tournaments, and how.
+
+    Approved: staff approved it (`approved_at`), or its owner confirmed the address the
+    account has now (`email_confirmed` equal to the user's e-mail, case-insensitively: a
+    changed address needs a new confirmation). Read through
+    tournaments.services.verification, the one place that rule is written."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="verification")
+    approved_at = models.DateTimeField(null=True, blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Stored lower-case; compared with the user's address lower-cased.
+    email_confirmed = models.EmailField(blank=True, default="")
+    email_confirmed_at = models.DateTimeField(null=True, blank=True)
+    # Drawn anew at every confirmation and every change of address: a confirmation link is
+    # valid only for the nonce it was made with, so it works once and dies with the address.
+    email_nonce = models.CharField(max_length=32, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            # One address confirms one account: a second account cannot reuse it.
+            models.UniqueConstraint(
+                fields=["email_confirmed"], condition=~Q(email_confirmed=""), name="verification_email_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"verification of {self.user_id}"
+
+
 class BotVersion(models.Model):
     """A version string a bot reported when it connected (bots do not learn between games)."""
 
@@ -201,6 +233,9 @@ class Tournament(models.Model):
     # Ladder: tables started per scheduler tick; whether one owner's bots may share a table.
     ladder_tables_per_tick = models.PositiveSmallIntegerField(default=1)
     allow_same_owner = models.BooleanField(default=False)
+    # Verified entry (tournaments.services.verification): only bots whose owner's account is
+    # approved (by staff, or a confirmed e-mail) may enter; house bots are exempt.
+    verified_entry = models.BooleanField(default=False)
     design = models.CharField(max_length=64, blank=True)
     starts_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -138,6 +138,32 @@ TIENLEN_SIGNUP_RATE = os.environ.get("TIENLEN_SIGNUP_RATE", "5/h")
 # newcomer who signs up on the demo's site can run a first tournament from the web.
 TIENLEN_ANYONE_ORGANISES = env_bool("TIENLEN_ANYONE_ORGANISES", False)
 
+# How long an e-mail confirmation link works (tournaments.services.verification), and how
+# many confirmation e-mails one account may ask for (the sign-up's own limit counts too).
+TIENLEN_EMAIL_CONFIRM_TIMEOUT_S = int(os.environ.get("TIENLEN_EMAIL_CONFIRM_TIMEOUT_S", str(3 * 24 * 3600)))
+TIENLEN_EMAIL_RATE = os.environ.get("TIENLEN_EMAIL_RATE", "5/h")
+
+# E-mail (Django's framework; docs/deployment.md, "E-mail"): the sign-up's confirmation links.
+# By default nothing leaves the machine: each message is a file in var/mail/ (or, with
+# DJANGO_EMAIL_BACKEND=console, printed by the web process). DJANGO_EMAIL_BACKEND=smtp sends
+# through DJANGO_EMAIL_HOST; any other value is a backend's dotted path.
+_EMAIL_BACKENDS = {
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+}
+_email_backend = os.environ.get("DJANGO_EMAIL_BACKEND", "file")
+EMAIL_BACKEND = _EMAIL_BACKENDS.get(_email_backend, _email_backend)
+EMAIL_FILE_PATH = Path(os.environ.get("DJANGO_EMAIL_FILE_PATH", VAR_DIR / "mail"))
+EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("DJANGO_EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("DJANGO_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("DJANGO_EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("DJANGO_EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("DJANGO_EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = int(os.environ.get("DJANGO_EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", "tienlen@localhost")
+
 # The cache holds the sign-up counts. DJANGO_CACHE_URL (redis://...) shares one count between
 # every web process (the Docker set-up uses its Redis); without it each process counts on
 # its own (the quick start has one web process), so with N processes a limit is up to N

@@ -7,6 +7,7 @@ from django.contrib.auth.forms import UserCreationForm
 
 from bots_sdk.rules import PRESETS
 from tournaments.models import Bot, Tournament, name_validator
+from tournaments.services import verification
 from tournaments.services.accounts import HOUSE_BOT_DESCRIPTIONS, house_bot_kinds
 from tournaments.services.tournaments import owner_rule_problem
 
@@ -25,10 +26,27 @@ PRESET_CHOICES = [
 
 
 class SignUpForm(UserCreationForm):
-    email = forms.EmailField(required=False, help_text="Optional; only used to reach you about your bots.")
+    email = forms.EmailField(
+        required=False,
+        help_text="Optional. We send it a confirmation link: a confirmed address lets your bots enter "
+        "tournaments that admit only verified accounts. Only used to reach you about your bots.",
+    )
 
     class Meta(UserCreationForm.Meta):
         fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data.get("email") or ""
+        if verification.email_taken(email=email):
+            raise forms.ValidationError(verification.ADDRESS_TAKEN)
+        return email
+
+
+class EmailChangeForm(forms.Form):
+    email = forms.EmailField(
+        required=False, label="E-mail address",
+        help_text="A new address is unconfirmed until you open the link we send to it.",
+    )
 
 
 class BotRegisterForm(forms.Form):
@@ -87,6 +105,11 @@ class TournamentForm(forms.Form):
     move_time_ms = forms.IntegerField(min_value=10, max_value=60000, initial=1000, label="Time per move (ms)")
     time_bank_ms = forms.IntegerField(min_value=0, max_value=600000, initial=10000, label="Time bank (ms)")
     rated = forms.BooleanField(required=False, initial=True)
+    verified_entry = forms.BooleanField(
+        required=False, initial=False, label="Verified entry",
+        help_text="Admit only bots of verified accounts (approved by staff, or with a confirmed e-mail "
+        "address); house bots are exempt. Keeps out throw-away accounts that could collude at a table.",
+    )
     entrants = BotChoiceField(
         queryset=Bot.objects.filter(revoked_at__isnull=True, house_bot="").select_related("owner").order_by("name"),
         required=False,

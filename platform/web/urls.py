@@ -26,6 +26,8 @@ urlpatterns = [
     path("accounts/signup/", views_account.signup, name="signup"),
     path("accounts/login/", views_account.SignInView.as_view(), name="login"),
     path("accounts/logout/", views_account.SignOutView.as_view(), name="logout"),
+    path("accounts/confirm/<str:uidb64>/<str:token>/", views_account.email_confirm, name="email_confirm"),
+    path("me/account/", views_account.account, name="account"),
     path("me/bots/", views_account.my_bots, name="my_bots"),
     path("me/bots/new/", views_account.bot_register, name="bot_register"),
     path("me/bots/<botname:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
@@ -38,4 +40,5 @@ urlpatterns = [
     path("organise/new/", views_organise.tournament_new, name="tournament_new"),
     path("organise/<slug:slug>/start/", views_organise.tournament_start, name="tournament_start"),
     path("organise/<slug:slug>/cancel/", views_organise.tournament_cancel, name="tournament_cancel"),
+    path("organise/<slug:slug>/collusion/", views_organise.tournament_collusion, name="tournament_collusion"),
 ]

@@ -10,12 +10,13 @@ from django.contrib.auth.views import LoginView, LogoutView
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_ratelimit.decorators import ratelimit
 
 from tournaments.models import ApiToken, Bot
-from tournaments.services import accounts
-from web.forms import ApiTokenForm, BotEditForm, BotRegisterForm, SignUpForm
+from tournaments.services import accounts, verification
+from web.forms import ApiTokenForm, BotEditForm, BotRegisterForm, EmailChangeForm, SignUpForm
 
 
 def referee_address() -> str:
@@ -47,9 +48,88 @@ def signup(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, f"Welcome, {user.username}! Register your first bot below.")
+        welcome = f"Welcome, {user.username}! Register your first bot below."
+        if user.email:
+            _send_confirmation(request, user)
+            welcome += f" We sent a confirmation link to {user.email}."
+        messages.success(request, welcome)
         return redirect("web:bot_register")
     return render(request, "web/signup.html", {"form": form})
+
+
+def _send_confirmation(request: HttpRequest, user) -> None:
+    uidb64, token = verification.email_confirmation_token(user=user)
+    link = request.build_absolute_uri(reverse("web:email_confirm", args=[uidb64, token]))
+    verification.email_confirmation_send(user=user, link=link)
+
+
+def email_confirm(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """The link of a confirmation e-mail. Opening it (GET) confirms nothing — mail scanners
+    and link previews open links too — it shows a button; the POST uses the link once."""
+    user = verification.email_confirmation_user(uidb64=uidb64, token=token)
+    if user is None:
+        return _confirm_page(request, None, status=400)
+    if request.method == "POST":
+        try:
+            confirmed = verification.email_confirm(uidb64=uidb64, token=token)
+        except ValidationError as exc:
+            messages.error(request, "; ".join(exc.messages))
+            return _confirm_page(request, None, status=409)
+        if confirmed is None:
+            return _confirm_page(request, None, status=400)
+        messages.success(request, f"{confirmed.email} is confirmed: {confirmed.username}'s bots may enter tournaments with verified entry.")
+        return redirect("web:account" if request.user.is_authenticated and request.user.pk == confirmed.pk else "web:login")
+    return _confirm_page(request, user, status=200)
+
+
+def _confirm_page(request: HttpRequest, user, *, status: int) -> HttpResponse:
+    response = render(request, "web/email_confirm.html", {"confirm_user": user}, status=status)
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"  # the token is in the address
+    return response
+
+
+def _email_rate(group: str, request: HttpRequest) -> str:
+    return settings.TIENLEN_EMAIL_RATE
+
+
+@login_required
+@ratelimit(key="user", rate=_email_rate, method="POST", block=False)
+def account(request: HttpRequest) -> HttpResponse:
+    """The account's e-mail address and whether it is verified: change the address (it is
+    then unconfirmed: a link goes to the new one) or have the link sent again."""
+    user = request.user
+    form = EmailChangeForm(request.POST or None, initial={"email": user.email})
+    if request.method == "POST":
+        if getattr(request, "limited", False):
+            messages.error(request, "Too many confirmation e-mails were asked for recently; please try again later.")
+            return _account_page(request, form, status=429)
+        if request.POST.get("action") == "resend":
+            if user.email and verification.user_verification(user=user) != "email":
+                _send_confirmation(request, user)
+                messages.success(request, f"We sent a new confirmation link to {user.email}.")
+            return redirect("web:account")
+        if form.is_valid():
+            try:
+                changed = verification.user_email_change(user=user, email=form.cleaned_data["email"])
+            except ValidationError as exc:
+                _form_errors(form, exc)
+            else:
+                if changed and user.email:
+                    _send_confirmation(request, user)
+                    messages.success(request, f"Address changed: open the link we sent to {user.email} to confirm it.")
+                elif changed:
+                    messages.success(request, "Address removed.")
+                return redirect("web:account")
+    return _account_page(request, form, status=200)
+
+
+def _account_page(request: HttpRequest, form, *, status: int) -> HttpResponse:
+    return render(
+        request, "web/account.html",
+        {"form": form, "verified_by": verification.user_verification(user=request.user)},
+        status=status,
+    )
 
 
 class SignInView(LoginView):
@@ -64,7 +144,8 @@ class SignOutView(LogoutView):
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
     bots = Bot.objects.filter(owner=request.user).order_by("name")
-    return render(request, "web/my_bots.html", {"bots": bots})
+    verified = verification.user_verified(user=request.user)
+    return render(request, "web/my_bots.html", {"bots": bots, "verified": verified})
 
 
 @login_required

@@ -117,3 +117,29 @@ def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, "Tournament cancelled. Games already played are kept.")
     return redirect("web:tournament_detail", slug=tournament.slug)
+
+
+@login_required
+def tournament_collusion(request: HttpRequest, slug: str) -> HttpResponse:
+    """The collusion report (tournaments/selectors_collusion.py): the tournament's organiser
+    and staff only; over the games whose deal is revealed."""
+    from tournaments.scoring.collusion import DEFAULT_ALPHA
+    from tournaments.selectors_collusion import tournament_collusion as collusion_read
+
+    tournament = _own_tournament(request, slug)
+    alpha = DEFAULT_ALPHA
+    error = ""
+    raw = request.GET.get("alpha")
+    if raw:
+        try:
+            alpha = float(raw)
+        except ValueError:
+            alpha = -1.0
+        if not 0 < alpha < 1:
+            error = f"alpha must be a number between 0 and 1 (exclusive), e.g. 0.01; showing {DEFAULT_ALPHA}."
+            alpha = DEFAULT_ALPHA
+    report = collusion_read(tournament=tournament, alpha=alpha)
+    response = render(request, "web/tournament_collusion.html", {"t": tournament, "report": report, "error": error},
+                      status=400 if error else 200)
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -30,6 +30,8 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
     return {
         "root": ("/api/v1/", OPEN),
         "tokens": ("/api/v1/tokens/", SIGNED_IN),
+        "account": ("/api/v1/account/", SIGNED_IN),
+        "account-approval": ("/api/v1/accounts/owner/approval/", SIGNED_IN),
         "token-revoke": (f"/api/v1/tokens/{token_id}/", SIGNED_IN),
         "bots": ("/api/v1/bots/", OPEN),
         "bot": (f"/api/v1/bots/{bot}/", OPEN),
@@ -51,6 +53,7 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "standings": (f"/api/v1/tournaments/{t}/standings/", OPEN),
         "standings-luck-adjusted": (f"/api/v1/tournaments/{t}/standings/luck-adjusted/", OPEN),
         "cross-table": (f"/api/v1/tournaments/{t}/cross-table/", OPEN),
+        "collusion": (f"/api/v1/tournaments/{t}/collusion/", SIGNED_IN),
         "bracket": (f"/api/v1/tournaments/{t}/bracket/", OPEN),
         "tables": (f"/api/v1/tournaments/{t}/tables/", OPEN),
         "games": (f"/api/v1/tournaments/{t}/games/", OPEN),

@@ -91,6 +91,11 @@ class TournamentCreateInput(serializers.Serializer):
     advance_per_table = serializers.IntegerField(min_value=1, max_value=3, default=2)
     ladder_tables_per_tick = serializers.IntegerField(min_value=1, max_value=100, default=1)
     allow_same_owner = serializers.BooleanField(default=False)
+    verified_entry = serializers.BooleanField(
+        default=False,
+        help_text="Admit only bots whose owner's account is verified (approved by staff, or its "
+        "e-mail address confirmed); house bots are exempt. Checked at entry and again at the start.",
+    )
 
     def validate(self, attrs):
         if attrs.get("games_per_table") and attrs.get("duplicate_sets"):
@@ -227,7 +232,8 @@ class TournamentOutput(serializers.ModelSerializer):
             "id", "slug", "name", "description", "organiser", "format", "status", "preset",
             "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
             "time_bank_ms", "connect_deadline_s", "rated", "pool", "cycles",
-            "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "design",
+            "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "verified_entry",
+            "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason", "activity",
             "entrant_count", "tables_total", "tables_done", "winner",
             "deal_format", "reproducible", "fair_play_notices", "salt", "commitment_scheme", "deals",

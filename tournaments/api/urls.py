@@ -4,7 +4,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from tournaments.api import views
+from tournaments.api import views, views_collusion, views_verification
 
 app_name = "api"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("", views.ApiRootView.as_view(), name="root"),
     path("tokens/", views.ApiTokenListView.as_view(), name="tokens"),
     path("tokens/<dbid:token_id>/", views.ApiTokenRevokeView.as_view(), name="token-revoke"),
+    path("account/", views_verification.AccountView.as_view(), name="account"),
+    path("accounts/<str:username>/approval/", views_verification.AccountApprovalView.as_view(), name="account-approval"),
     path("bots/", views.BotListView.as_view(), name="bots"),
     path("bots/<botname:name>/", views.BotDetailView.as_view(), name="bot"),
     path("bots/<botname:name>/rotate-token/", views.BotRotateTokenView.as_view(), name="bot-rotate"),
@@ -35,6 +37,7 @@ urlpatterns = [
         views.TournamentLuckAdjustedView.as_view(),
         name="standings-luck-adjusted",
     ),
+    path("tournaments/<slug:slug>/collusion/", views_collusion.TournamentCollusionView.as_view(), name="collusion"),
     path("tournaments/<slug:slug>/cross-table/", views.TournamentCrossTableView.as_view(), name="cross-table"),
     path("tournaments/<slug:slug>/bracket/", views.TournamentBracketView.as_view(), name="bracket"),
     path("tournaments/<slug:slug>/tables/", views.TournamentTablesView.as_view(), name="tables"),

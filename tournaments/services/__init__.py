@@ -7,6 +7,8 @@
 - recording: recording games (replays, seats, ratings), revealing deals, luck baselines
 - ladder: the ladder tick
 - ratings: rating pools, ratings of bots, recomputing a pool
+- verification: verified entry (which accounts are approved; staff approval; e-mail
+  confirmation links)
 
 Services validate, write in one transaction and enqueue follow-up work only after commit
 (tournaments.jobs); they never import the tasks. Reads are in tournaments.selectors.

@@ -22,6 +22,7 @@ from tournaments.scheduling.owners import (
 from tournaments.services.accounts import bot_version_touch
 from tournaments.services.ratings import ratings_by_bot
 from tournaments.services.tournaments import tables_create
+from tournaments.services.verification import bots_unverified
 from tournaments.table_lifecycle import (
     CLOSED,
 )
@@ -52,6 +53,11 @@ def ladder_tick(
             .values_list("entrant__bot_id", flat=True)
         )
         active = list(tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot"))
+        if tournament.verified_entry:
+            # An owner whose approval was revoked (or whose address changed) since joining
+            # is seated no more until verified again.
+            refused = {b.pk for b in bots_unverified(bots=[e.bot for e in active])}
+            active = [e for e in active if e.bot_id not in refused]
         entrants = [
             e for e in active
             if e.bot_id not in busy and e.bot.revoked_at is None

@@ -47,6 +47,7 @@ from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.services.accounts import user_is_organiser
 from tournaments.services.ratings import rating_pool_get, ratings_by_bot
 from tournaments.services.recording import deals_reveal_played
+from tournaments.services.verification import NOT_VERIFIED, bot_entry_check, bots_unverified
 from tournaments.table_lifecycle import (
     tables_cancel,
 )
@@ -161,6 +162,8 @@ def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
         raise ValidationError({"bot": "This bot is revoked."})
     if tournament.deal_format == Tournament.DealFormat.ROTATION and not bot.house_bot:
         raise ValidationError({"bot": ROTATION_NEEDS_HOUSE_BOTS})
+    if tournament.verified_entry:
+        bot_entry_check(bot=bot)
     if Entrant.objects.filter(tournament=tournament, bot=bot).exists():
         raise ValidationError({"bot": "This bot is already entered."})
     return Entrant.objects.create(tournament=tournament, bot=bot)
@@ -174,6 +177,8 @@ def ladder_join(*, tournament: Tournament, bot: Bot, user) -> Entrant:
         raise ValidationError({"tournament": "Only ladders are open to bot owners; ask the organiser."})
     existing = Entrant.objects.filter(tournament=tournament, bot=bot).first()
     if existing is not None and existing.status == Entrant.Status.WITHDRAWN:
+        if tournament.verified_entry:
+            bot_entry_check(bot=bot)
         existing.status = Entrant.Status.ACTIVE
         existing.save(update_fields=["status"])
         return existing
@@ -213,10 +218,19 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
         and tournament.entrants.filter(bot__house_bot="").exists()
     ):
         raise ValidationError({"deal_format": ROTATION_NEEDS_HOUSE_BOTS})
+    entrants_now = list(tournament.entrants.select_related("bot__owner").order_by("id"))
+    if tournament.verified_entry:
+        # Checked again: an approval may have been revoked, or an address changed, since entry.
+        refused = bots_unverified(bots=[e.bot for e in entrants_now])
+        if refused:
+            raise ValidationError({"entrants": [
+                NOT_VERIFIED.format(bot=b.name, owner=b.owner.username) + " Remove it or have it verified."
+                for b in refused
+            ]})
     problem = owner_rule_problem(
         format=tournament.format, seats_per_table=tournament.seats_per_table,
         allow_same_owner=tournament.allow_same_owner,
-        bots=[e.bot for e in tournament.entrants.select_related("bot__owner").order_by("id")],
+        bots=[e.bot for e in entrants_now],
     )
     if problem:
         raise ValidationError({"entrants": problem})
