@@ -178,7 +178,7 @@ def test_an_unverified_user_cannot_enter_by_any_door(organiser, staff) -> None:
     form = org_web.post("/organise/new/", {
         "name": "Sneaky", "format": "round_robin", "preset": "south", "seats_per_table": 2, "deal_format": "field",
         "duplicate_sets": 1, "cycles": 1, "advance_per_table": 1, "move_time_ms": 1000, "time_bank_ms": 10000,
-        "verified_entry": "on", "entrants": [bot.pk, bot_create(owner=staff, name="h1", house_bot="random")[0].pk],
+        "verified_entry": "on", "entrants": [bot.pk], "house_bots": ["random"],
     })
     assert form.status_code == 200 and "admits only verified accounts" in form.content.decode()
     assert not Tournament.objects.filter(name="Sneaky").exists()  # all or nothing
