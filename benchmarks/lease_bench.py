@@ -90,16 +90,16 @@ def main() -> None:
     from django.db import transaction
     from django.db.models import F
 
-    from tournaments import leases
     from tournaments.models import Table
-    from tournaments.services.tables import table_plan
-    from tournaments.table_lifecycle import (
+    from tournaments.play import leases
+    from tournaments.play.lifecycle import (
         LeaseTimes,
         lease_owner_new,
         table_lease_renew,
         table_progress_save,
         tables_claim_stale,
     )
+    from tournaments.services.tables import table_plan
 
     ids = tables()
     leased, free = ids[0], ids[1]

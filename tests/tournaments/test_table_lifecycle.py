@@ -1,4 +1,4 @@
-"""The table lifecycle (tournaments.table_lifecycle): the explicit transition table, illegal
+"""The table lifecycle (tournaments.play.lifecycle): the explicit transition table, illegal
 transitions raising, closed tables ignoring late events, and the real functions on a real
 row agreeing with the table over random sequences of events."""
 
@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from tests.tournaments.conftest import running_round_robin
 from tournaments.models import Table
-from tournaments.services.tables import table_complete, table_plan
-from tournaments.table_lifecycle import (
+from tournaments.play.lifecycle import (
     CLOSED,
     Event,
     IllegalTransition,
@@ -29,6 +28,7 @@ from tournaments.table_lifecycle import (
     tables_cancel,
     tables_claim_stale,
 )
+from tournaments.services.tables import table_complete, table_plan
 
 P, R, W, D, F, C = "pending", "running", "waiting", "done", "failed", "cancelled"
 ILLEGAL = "illegal"

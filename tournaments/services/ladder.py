@@ -14,6 +14,9 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    CLOSED,
+)
 from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
 from tournaments.scheduling.owners import (
     owner_rule_applies,
@@ -21,9 +24,6 @@ from tournaments.scheduling.owners import (
 from tournaments.services.accounts import bot_version_touch
 from tournaments.services.ratings import ratings_by_bot
 from tournaments.services.tournaments import tables_create
-from tournaments.table_lifecycle import (
-    CLOSED,
-)
 
 
 def ladder_tick(

@@ -30,20 +30,20 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import table_progress, table_progress_save
+from tournaments.play.referee import FinishedGame
 from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
-from tournaments.referee import GameResult
 from tournaments.services.ratings import rating_pool_get
-from tournaments.table_lifecycle import table_progress, table_progress_save
 
 
-def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
+def table_game_record(*, table_id: int, result: FinishedGame) -> Game | None:
     """Record one finished game exactly once; None when it was already recorded."""
     games = table_games_record(table_id=table_id, results=[result])
     return games[0] if games else None
 
 
 def table_games_record(
-    *, table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+    *, table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
 ) -> list[Game]:
     """Record finished games (seats, replay, rating updates) in one transaction.
 
@@ -88,30 +88,19 @@ def _pool_ids(tournament: Tournament, sizes: set[int]) -> dict[int, int]:
     return ids
 
 
-def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
-    """Per-seat totals of the referee's per-move timing (the full log goes with the replay)."""
-    per_seat = [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(players)]
-    elapsed = 0.0
-    moves = timing.get("moves") or []
-    for move in moves:
-        ms = float(move.get("elapsed_ms") or 0.0)
-        elapsed += ms
-        seat = move.get("seat")
-        if isinstance(seat, int) and 0 <= seat < players:
-            row = per_seat[seat]
-            row["moves"] += 1
-            row["thinking_ms"] += float(move.get("thinking_ms") or ms)
-            row["max_ms"] = max(row["max_ms"], ms)
-            row["fallbacks"] += bool(move.get("fallback"))
-    for row in per_seat:
-        row["thinking_ms"] = round(row["thinking_ms"], 1)
-        row["max_ms"] = round(row["max_ms"], 1)
-    summary = {"moves": len(moves), "elapsed_ms": round(elapsed, 1), "per_seat": per_seat}
-    return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
+def _timing_summary(result: FinishedGame) -> tuple[dict, list[int], int]:
+    """The stored per-seat totals of the referee's per-move timing (summed by the referee:
+    the full log goes with the replay, unparsed), the fallbacks per seat and the duration."""
+    per_seat = [
+        {"moves": t.moves, "thinking_ms": round(t.thinking_ms, 1), "max_ms": round(t.max_ms, 1), "fallbacks": t.fallbacks}
+        for t in result.seat_timing
+    ] or [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(result.players)]
+    summary = {"moves": result.moves, "elapsed_ms": round(result.elapsed_ms, 1), "per_seat": per_seat}
+    return summary, [row["fallbacks"] for row in per_seat], int(result.elapsed_ms)
 
 
 def _record_batch(
-    table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+    table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
 ) -> tuple[list[Game], ValueError | None]:
     """Record the results up to the first malformed one; return it as the error."""
     # The tournament's row lock makes one writer at a time decide which games are due for
@@ -124,7 +113,7 @@ def _record_batch(
     rows = _deals_of(tournament.pk, table.deal_group, {r.game_index // per_deal for r in results})
     deals = {index: (pk, seed) for pk, index, seed, _ in rows}
     revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
-    unique: dict[int, GameResult] = {}
+    unique: dict[int, FinishedGame] = {}
     error = None
     for result in results:
         error = _record_problem(result, len(seats)) or _deal_problem(result, deals.get(result.game_index // per_deal))
@@ -146,7 +135,7 @@ def _record_batch(
     pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
-        summary, fallbacks, duration = _timing_summary(result.timing, result.players)
+        summary, fallbacks, duration = _timing_summary(result)
         pool_id = pool_ids.get(result.players)
         game = Game(
             table_id=table_id, index=result.game_index, deal_id=deals[result.game_index // per_deal][0],
@@ -311,17 +300,16 @@ def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
     return done
 
 
-def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
+def _deal_problem(result: FinishedGame, deal: tuple[int, str] | None) -> ValueError | None:
     """The game must have been dealt from the deal committed for it (the messages are
     public table errors: they never show a seed)."""
     if deal is None:
         return ValueError(f"game {result.game_index}: no deal was committed for it")
-    for reported in (result.seed, result.replay.get("seed")):
-        if reported and reported != deal[1]:
-            return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
+    if result.seed and result.seed != deal[1]:
+        return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
     return None
 
 
-def _record_problem(result: GameResult, seats: int) -> ValueError | None:
+def _record_problem(result: FinishedGame, seats: int) -> ValueError | None:
     problem = result.problem(seats)
     return ValueError(f"game {result.game_index}: {problem}") if problem else None

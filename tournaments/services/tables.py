@@ -1,6 +1,6 @@
 """Playing tables: the plan a worker sends to the referee, forfeits, and completing a table
 (seat results, places, what follows: the next knockout round or the end of the
-tournament, exactly once). Status changes go through tournaments.table_lifecycle."""
+tournament, exactly once). Status changes go through tournaments.play.lifecycle."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from referee_service.participants import participant_key
 from tournaments.bulk import (
     table_read,
     table_seats_with_bots,
@@ -30,8 +31,15 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    CLOSED,
+    Event,
+    next_status,
+    table_close,
+    table_start,
+)
+from tournaments.play.referee import TablePlan
 from tournaments.rating_order import ratings_advance
-from tournaments.referee import TablePlan, participant_key
 from tournaments.scheduling.knockout import (
     SeatResult,
     knockout_advance_count,
@@ -40,18 +48,11 @@ from tournaments.scheduling.knockout import (
 )
 from tournaments.services.recording import deals_reveal_played
 from tournaments.services.tournaments import entrant_owners, tables_create, tournament_finish
-from tournaments.table_lifecycle import (
-    CLOSED,
-    Event,
-    next_status,
-    table_close,
-    table_start,
-)
 
 
 def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
     """Mark a table running and say where to resume; None when there is nothing to play.
-    The attempt `lease_owner` takes the table's lease (table_lifecycle.table_start): raises
+    The attempt `lease_owner` takes the table's lease (play.lifecycle.table_start): raises
     LeaseHeld when another live attempt holds it."""
     with transaction.atomic():
         table, tournament = table_with_tournament(table_id, lock="both")
@@ -106,7 +107,7 @@ def _participant(seat: TableSeat) -> str:
     """The referee participant for a seat: a seat that forfeited the table is played for
     the rest of it by the stand-in house bot (the table goes on for the others)."""
     if seat.forfeited:
-        return f"house:{getattr(settings, 'TIENLEN_STAND_IN_HOUSE_BOT', 'random')}"
+        return participant_key(house_bot=getattr(settings, "TIENLEN_STAND_IN_HOUSE_BOT", "random"))
     return participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
 
 

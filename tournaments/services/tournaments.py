@@ -33,6 +33,9 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    tables_cancel,
+)
 from tournaments.rating_order import ratings_advance
 from tournaments.scheduling.knockout import (
     knockout_tables,
@@ -47,9 +50,6 @@ from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.services.accounts import user_is_organiser
 from tournaments.services.ratings import rating_pool_get, ratings_by_bot
 from tournaments.services.recording import deals_reveal_played
-from tournaments.table_lifecycle import (
-    tables_cancel,
-)
 
 
 def _validate_rules(preset: str, options: dict, errors: dict) -> None:
