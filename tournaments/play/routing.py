@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.db.models.functions import Now
 
 from referee_service.participants import participant_bot_id, participant_key
@@ -54,6 +53,7 @@ from tournaments.play.referee import (
     referee_channel_drop,
     referee_list_bots,
 )
+from tournaments.statements import Names, marks, statement
 
 #: Seconds a route this process chose counts towards its referee's load: about the time
 #: the referee needs to report the new table in its heartbeat (it reports at once, then
@@ -133,18 +133,17 @@ def referee_route(
     )
 
 
+@statement("routing.running-per-referee", {"referees": 1}, {"referees": 2})
+def _running_sql(referees: int) -> str:
+    t = Names(Table)
+    return (f"SELECT {t.referee}, COUNT(*) FROM {t} WHERE {t.status} = %s AND {t.referee} IN ({marks(referees)}) "
+            f"GROUP BY {t.referee}")
+
+
 def _running_per_referee(referee_ids: list[str]) -> dict[str, int]:
     """Running tables per referee (written out: the ORM spent more building this grouped
     count, on every attempt, than PostgreSQL spent running it)."""
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {quote('referee')}, COUNT(*) FROM {quote(Table._meta.db_table)} "
-            f"WHERE {quote('status')} = %s AND {quote('referee')} IN ({', '.join(['%s'] * len(referee_ids))}) "
-            f"GROUP BY {quote('referee')}",
-            [Table.Status.RUNNING, *referee_ids],
-        )
-        return dict(cursor.fetchall())
+    return dict(_running_sql.rows([Table.Status.RUNNING, *referee_ids], referees=len(referee_ids)))
 
 
 def table_route(*, plan: TablePlan, avoid: Collection[str] = ()) -> Route:

@@ -8,11 +8,10 @@ import zlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows, models_insert, table_with_tournament
 from tournaments.deals import (
     deals_reveal,
     deals_reveal_recording,
@@ -34,6 +33,8 @@ from tournaments.play.lifecycle import table_progress, table_progress_save
 from tournaments.play.referee import FinishedGame
 from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
 from tournaments.services.ratings import rating_pool_get
+from tournaments.statements import Insert, Names, marks, models_insert, statement
+from tournaments.table_rows import table_with_tournament
 
 
 def table_game_record(*, table_id: int, result: FinishedGame) -> Game | None:
@@ -168,20 +169,13 @@ def _record_batch(
     for due in placed:
         due.revealed = due.index // per_deal in revealed
     rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
-    models_insert(games)
+    models_insert(_INSERT_GAMES, games)
     for replay in replays:
         replay.game_id = replay.game.pk
     # Seats and rating changes are plain rows: a pipelined prepared INSERT costs a fraction
     # of building model instances (recording must stay far cheaper than playing).
-    insert_rows(
-        GameSeat,
-        ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
-        [(g.pk, *rest) for g, *rest in game_seats],
-    )
-    insert_rows(
-        Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"],
-        [(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays],
-    )
+    _INSERT_SEATS.run([(g.pk, *rest) for g, *rest in game_seats])
+    _INSERT_REPLAYS.run([(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays])
     table_fields = table_progress(table=table, now=timezone.now())
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
@@ -196,8 +190,15 @@ def _record_batch(
     return games, error
 
 
-# The recorder's three reads, written out: the ORM spent more compiling them on every batch
-# than PostgreSQL spent running them (benchmarks/README.md, the pipeline).
+# The recorder's statements, written out (tournaments.statements): the ORM spent more
+# building them on every batch than PostgreSQL spent running them (docs/architecture.md).
+_INSERT_GAMES = Insert("recording.games", Game, [f.name for f in Game._meta.concrete_fields if not f.primary_key],
+                       returning=True)
+_INSERT_SEATS = Insert(
+    "recording.seats", GameSeat,
+    ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
+)
+_INSERT_REPLAYS = Insert("recording.replays", Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"])
 
 
 class _Seat(NamedTuple):
@@ -208,36 +209,30 @@ class _Seat(NamedTuple):
     version_id: int | None
 
 
+@statement("recording.seats-with-versions")
+def _seats_sql() -> str:
+    s, e, v = Names(TableSeat, "s"), Names(Entrant, "e"), Names(BotVersion, "v")
+    newest = (f"SELECT {v.id} FROM {v} WHERE {v.bot_id} = {e.bot_id} "
+              f"ORDER BY {v.first_seen_at} DESC, {v.id} DESC LIMIT 1")
+    return (f"SELECT {s.seat}, {s.forfeited}, {e.id}, {e.bot_id}, ({newest}) "
+            f"FROM {s} JOIN {e} ON {e.id} = {s.entrant_id} WHERE {s.table_id} = %s ORDER BY {s.seat}")
+
+
 def _seats_with_versions(table_id: int) -> list[_Seat]:
-    sql = _sql.get("seats")
-    if sql is None:
-        q = connection.ops.quote_name
-        sql = _sql["seats"] = (
-            f"SELECT s.{q('seat')}, s.{q('forfeited')}, e.{q('id')}, e.{q('bot_id')}, "
-            f"(SELECT v.{q('id')} FROM {q(BotVersion._meta.db_table)} v WHERE v.{q('bot_id')} = e.{q('bot_id')} "
-            f"ORDER BY v.{q('first_seen_at')} DESC, v.{q('id')} DESC LIMIT 1) "
-            f"FROM {q(TableSeat._meta.db_table)} s JOIN {q(Entrant._meta.db_table)} e ON e.{q('id')} = s.{q('entrant_id')} "
-            f"WHERE s.{q('table_id')} = %s ORDER BY s.{q('seat')}"
-        )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [table_id])
-        return [_Seat(seat, bool(forfeited), entrant, bot, version) for seat, forfeited, entrant, bot, version in cursor.fetchall()]
+    return [_Seat(seat, bool(forfeited), entrant, bot, version)
+            for seat, forfeited, entrant, bot, version in _seats_sql.rows([table_id])]
+
+
+@statement("recording.deals", {"indices": 1}, {"indices": 3})
+def _deals_sql(indices: int) -> str:
+    d = Names(Deal)
+    return (f"SELECT {d.id}, {d.index}, {d.seed}, {d.revealed_at} FROM {d} "
+            f"WHERE {d.tournament_id} = %s AND {d.group} = %s AND {d.index} IN ({marks(indices)})")
 
 
 def _deals_of(tournament_id: int, group: int, indices: set[int]) -> list[tuple]:
     """(pk, index, seed, revealed_at) of these deals of a deal group."""
-    q = connection.ops.quote_name
-    marks = ", ".join(["%s"] * len(indices))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {q('id')}, {q('index')}, {q('seed')}, {q('revealed_at')} FROM {q(Deal._meta.db_table)} "
-            f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('index')} IN ({marks})",
-            [tournament_id, group, *sorted(indices)],
-        )
-        return cursor.fetchall()
-
-
-_sql: dict[str, str] = {}
+    return _deals_sql.rows([tournament_id, group, *sorted(indices)], indices=len(indices))
 
 
 def deals_reveal_played(*, tournament: Tournament, groups: list[int] | None = None) -> int:

@@ -8,16 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from referee_service.participants import participant_key
-from tournaments.bulk import (
-    table_read,
-    table_seats_with_bots,
-    table_with_tournament,
-    tournament_of_table_locked,
-)
 from tournaments.deals import (
     games_per_deal,
     house_seed,
@@ -48,6 +42,13 @@ from tournaments.scheduling.knockout import (
 )
 from tournaments.services.recording import deals_reveal_played
 from tournaments.services.tournaments import entrant_owners, tables_create, tournament_finish
+from tournaments.statements import Names, statement
+from tournaments.table_rows import (
+    table_read,
+    table_seats_with_bots,
+    table_with_tournament,
+    tournament_of_table_locked,
+)
 
 
 def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
@@ -130,20 +131,29 @@ class NextSteps:
     tournament_finished: bool = False
 
 
+@statement("tables.seat-results")
+def _table_seat_results() -> str:
+    """Once per table: the ORM's join cost more to build than to run."""
+    s, g = Names(GameSeat, "s"), Names(Game, "g")
+    return (f"SELECT {s.entrant_id}, {s.points}, {s.place}, {s.forfeited} FROM {s} "
+            f"JOIN {g} ON {g.id} = {s.game_id} WHERE {g.table_id} = %s")
+
+
+@statement("tables.seat-close")
+def _seat_close() -> str:
+    """One prepared UPDATE per seat, pipelined: bulk_update's CASE expressions cost more to
+    build than the whole rest of closing the table."""
+    s = Names(TableSeat)
+    return (f"UPDATE {s.table} SET {s.forfeited} = %s, {s.points} = %s, {s.place} = %s, {s.advanced} = %s "
+            f"WHERE {s.id} = %s")
+
+
 def _table_stats(table: Table, seats: Sequence[TableSeat]) -> tuple[dict[int, list[int]], set[int]]:
     """Per entrant over the table's games: points, firsts, place sum, games; and the
     entrants that some recorded game shows forfeited (one query)."""
     stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}
     forfeited_in_games = set()
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:  # written out: once per table, the ORM's join cost more
-        cursor.execute(
-            f"SELECT s.{quote('entrant_id')}, s.{quote('points')}, s.{quote('place')}, s.{quote('forfeited')} "
-            f"FROM {quote(GameSeat._meta.db_table)} s JOIN {quote(Game._meta.db_table)} g ON g.{quote('id')} = s.{quote('game_id')} "
-            f"WHERE g.{quote('table_id')} = %s",
-            [table.pk],
-        )
-        rows = cursor.fetchall()
+    rows = _table_seat_results.rows([table.pk])
     for entrant_id, points, place, forfeited in rows:
         if forfeited:
             forfeited_in_games.add(entrant_id)
@@ -226,14 +236,7 @@ def table_complete(
             seat.place = place
             if tournament.format == Tournament.Format.KNOCKOUT:
                 seat.advanced = place <= advance and not result.forfeited
-        # One prepared UPDATE per seat, pipelined: bulk_update's CASE expressions cost more to
-        # build than the whole rest of closing the table.
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                f"UPDATE {TableSeat._meta.db_table} SET forfeited = %s, points = %s, place = %s, advanced = %s "
-                "WHERE id = %s",
-                [(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats],
-            )
+        _seat_close.run_many([(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats])
         table_close(table=table, event=event, error=error, now=timezone.now())
         # A closed table plays no more games: the deals its group waited for it to play are
         # revealed, and the games planned after it may now be rated.
