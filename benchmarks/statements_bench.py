@@ -3,7 +3,8 @@
 For each statement the recording path writes out (tournaments.statements; the list is in
 docs/architecture.md, "Hand-written SQL"), the median wall time of one call, in
 microseconds, of the statement as the app runs it, next to the ORM's way of doing the same
-(built and run each time, as the ORM does) and, for the INSERTs, psycopg's COPY. On real
+(built and run each time, as the ORM does) and, for the INSERTs, psycopg's COPY (which the
+app uses for the seats). On real
 rows in PostgreSQL: an 8-bot rated round robin with two tables recorded (4 games each),
 alternating the variants call by call; every write runs in a transaction rolled back after
 it. Uses its own database (`TIENLEN_BENCH_DATABASE_URL`, default tienlen_statements_bench:
@@ -53,7 +54,11 @@ def recorded_tables() -> list[int]:
     from tests.tournaments.local_play import table_play_locally
     from tournaments.models import Tournament
     from tournaments.services.accounts import bot_create
-    from tournaments.services.tournaments import tournament_create, tournament_entrant_add, tournament_start
+    from tournaments.services.tournaments import (
+        tournament_create,
+        tournament_entrant_add,
+        tournament_schedule,
+    )
 
     organiser = get_user_model().objects.create(username="bench-organiser", is_staff=True)
     tournament = tournament_create(organiser=organiser, name="Statements bench", format="round_robin",
@@ -61,8 +66,8 @@ def recorded_tables() -> list[int]:
     for number in range(8):
         bot, _ = bot_create(owner=organiser, name=f"bench-{number}", house_bot="random")
         tournament_entrant_add(tournament=tournament, bot=bot)
-    tournament_start(tournament=tournament, user=organiser)
-    ids = list(Tournament.objects.get(pk=tournament.pk).tables.order_by("round", "number").values_list("id", flat=True))
+    Tournament.objects.filter(pk=tournament.pk).update(status=Tournament.Status.SCHEDULED)
+    ids = tournament_schedule(tournament_id=tournament.pk)
     for table_id in ids[:2]:
         table_play_locally(table_id=table_id)
     return ids
@@ -85,13 +90,26 @@ def in_rollback(call: Callable[[], object]) -> Callable[[], object]:
 
 def pairs(ids: list[int]) -> dict[str, dict[str, Callable[[], object]]]:
     """{statement: {variant: call}}; each write variant rolls back after itself."""
-    from django.db import connection, transaction
-    from django.db.models import F, OuterRef, Subquery
+    from django.db import transaction
+    from django.db.models import Count, F, OuterRef, Subquery
 
-    from tournaments import rating_order, table_rows
-    from tournaments.models import BotVersion, Deal, Game, GameSeat, Rating, Replay, Table, TableSeat
+    from tournaments import deals, rating_order, table_rows
+    from tournaments.models import (
+        BotVersion,
+        Deal,
+        Game,
+        GameSeat,
+        Rating,
+        RatingChange,
+        Replay,
+        Table,
+        TableSeat,
+        Tournament,
+    )
+    from tournaments.play import routing
     from tournaments.play.lifecycle import table_progress_save
     from tournaments.services import recording, tables
+    from tournaments.statements import models_insert
 
     table_id = ids[0]
     table = Table.objects.get(pk=table_id)
@@ -113,11 +131,13 @@ def pairs(ids: list[int]) -> dict[str, dict[str, Callable[[], object]]]:
             return time.perf_counter() - start
         return in_rollback(run)
 
-    def copy(model, columns, rows) -> None:
-        names = ", ".join(model._meta.get_field(c).column for c in columns)
-        with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {model._meta.db_table} ({names}) FROM STDIN") as out:
-            for row in rows:
-                out.write_row(row)
+    change_columns = ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"]
+    change_rows = [(c.pool_id, c.bot_id, c.game_id, c.seq, c.rating_before, c.rating_after)
+                   for c in RatingChange.objects.filter(game__in=games)]
+    assert change_rows, "the benchmark's tables recorded no rating changes"
+
+    def orm_changes(rows) -> None:
+        RatingChange.objects.bulk_create([RatingChange(**dict(zip(change_columns, r, strict=True))) for r in rows])
 
     def orm_seats(rows) -> None:
         GameSeat.objects.bulk_create([GameSeat(**dict(zip(seat_columns, r, strict=True))) for r in rows])
@@ -133,7 +153,55 @@ def pairs(ids: list[int]) -> dict[str, dict[str, Callable[[], object]]]:
                 call()
         return run
 
+    def fresh_games() -> list:
+        return [Game(table_id=table_id, index=g.index, deal_id=g.deal_id, players=g.players,
+                     finishing_order=g.finishing_order, points=g.points, strikes=g.strikes, forfeits=g.forfeits,
+                     timing=g.timing, duration_ms=g.duration_ms, pool_id=g.pool_id) for g in games]
+
+    def insert_games(insert) -> Callable[[], object]:
+        def run() -> float:
+            Game.objects.filter(table_id=table_id).delete()
+            objs = fresh_games()
+            start = time.perf_counter()
+            insert(objs)
+            return time.perf_counter() - start
+        return in_rollback(run)
+
+    pool_id = ratings[0].pool_id
+    bot_ids = [r.bot_id for r in ratings]
     return {
+        "table": {
+            "hand-written": lambda: table_rows.table_read(table_id),
+            "ORM": lambda: Table.objects.get(pk=table_id),
+        },
+        "tournament-of-table-locked": {
+            "hand-written": locked(lambda: table_rows.tournament_of_table_locked(table_id)),
+            "ORM": locked(lambda: Tournament.objects.select_for_update().get(
+                pk=Subquery(Table.objects.filter(pk=table_id).values("tournament_id")))),
+        },
+        "recording.games (4 rows)": {
+            "hand-written": insert_games(lambda objs: models_insert(recording._INSERT_GAMES, objs)),
+            "ORM (bulk_create)": insert_games(Game.objects.bulk_create),
+        },
+        "tables.seat-results": {
+            "hand-written": lambda: tables._table_seat_results.rows([table_id]),
+            "ORM": lambda: list(GameSeat.objects.filter(game__table_id=table_id)
+                                .values_list("entrant_id", "points", "place", "forfeited")),
+        },
+        "routing.running-per-referee": {
+            "hand-written": lambda: routing._running_per_referee(["r1", "r2"]),
+            "ORM": lambda: dict(Table.objects.filter(status=Table.Status.RUNNING, referee__in=["r1", "r2"])
+                                .values("referee").annotate(n=Count("id")).values_list("referee", "n")),
+        },
+        "deals.group-seeds": {
+            "hand-written": lambda: deals._group_seeds(table.tournament_id, table.deal_group),
+            "ORM": lambda: dict(Deal.objects.filter(tournament_id=table.tournament_id, group=table.deal_group)
+                                .values_list("index", "seed")),
+        },
+        "ratings.of-bots": {
+            "hand-written": lambda: rating_order._ratings_of(pool_id, bot_ids),
+            "ORM": lambda: list(Rating.objects.filter(pool_id=pool_id, bot_id__in=bot_ids)),
+        },
         "table+tournament": {
             "hand-written": locked(lambda: table_rows.table_with_tournament(table_id, lock="tournament")),
             "ORM": locked(lambda: Table.objects.select_related("tournament").select_for_update(of=("tournament",)).get(pk=table_id)),
@@ -153,14 +221,19 @@ def pairs(ids: list[int]) -> dict[str, dict[str, Callable[[], object]]]:
                                 .values_list("id", "index", "seed", "revealed_at")),
         },
         "recording.seats (16 rows)": {
-            "hand-written": delete_then(GameSeat, seat_rows, recording._INSERT_SEATS.run),
-            "COPY": delete_then(GameSeat, seat_rows, lambda rows: copy(GameSeat, seat_columns, rows)),
+            "hand-written": delete_then(GameSeat, seat_rows, recording._INSERT_SEATS.insert),
+            "COPY": delete_then(GameSeat, seat_rows, recording._INSERT_SEATS.insert_by_copy),
             "ORM (bulk_create)": delete_then(GameSeat, seat_rows, orm_seats),
         },
         "recording.replays (4 rows)": {
-            "hand-written": delete_then(Replay, replay_rows, recording._INSERT_REPLAYS.run),
-            "COPY": delete_then(Replay, replay_rows, lambda rows: copy(Replay, replay_columns, rows)),
+            "hand-written": delete_then(Replay, replay_rows, recording._INSERT_REPLAYS.insert),
+            "COPY": delete_then(Replay, replay_rows, recording._INSERT_REPLAYS.insert_by_copy),
             "ORM (bulk_create)": delete_then(Replay, replay_rows, orm_replays),
+        },
+        "ratings.changes (16 rows)": {
+            "hand-written": delete_then(RatingChange, change_rows, rating_order._INSERT_CHANGES.insert),
+            "COPY": delete_then(RatingChange, change_rows, rating_order._INSERT_CHANGES.insert_by_copy),
+            "ORM (bulk_create)": delete_then(RatingChange, change_rows, orm_changes),
         },
         "tables.seat-close (4 seats)": {
             "hand-written": in_rollback(lambda: tables._seat_close.run_many(

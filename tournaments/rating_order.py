@@ -109,7 +109,8 @@ def _rating_update() -> str:
 
 
 _INSERT_CHANGES = Insert("ratings.changes", RatingChange,
-                         ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"])
+                         ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"],
+                         copy=True)  # a batch's 16+ rows: COPY measured faster than the INSERT
 
 
 @dataclass

@@ -21,6 +21,7 @@ What keeps it honest:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
@@ -130,13 +131,15 @@ def statement(name: str, *examples: dict[str, Hashable]) -> Callable[[Callable[.
 class Insert:
     """A multi-row INSERT of plain rows into `model` (`columns`: field names, `*_id` for
     a foreign key), one statement per chunk of 500 rows; with `returning`, the new rows'
-    primary keys. The column list is checked by the test against the model's fields."""
+    primary keys; with `copy`, by psycopg's COPY on PostgreSQL instead (where it measured
+    faster). The column list is checked by the test against the model's fields."""
 
     CHUNK = 500
     registry: list[Insert] = []
 
-    def __init__(self, name: str, model: type[Model], columns: Sequence[str], *, returning: bool = False) -> None:
-        self.model, self.columns = model, list(columns)
+    def __init__(self, name: str, model: type[Model], columns: Sequence[str], *, returning: bool = False,
+                 copy: bool = False) -> None:
+        self.model, self.columns, self.copy = model, list(columns), copy
         self.statement = Statement(name, self._build, [{"rows": 1}, {"rows": 3}])
         self.returning = returning
         Insert.registry.append(self)
@@ -149,6 +152,15 @@ class Insert:
 
     def run(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
         """Insert the rows; their new primary keys with `returning` (else [])."""
+        if not rows:
+            return []
+        if self.copy and not self.returning and connection.vendor == "postgresql":
+            self._copy(rows)
+            return []
+        return self.insert(rows)
+
+    def insert(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
+        """The rows by multi-row INSERT statements."""
         ids: list[Any] = []
         for start in range(0, len(rows), self.CHUNK):
             chunk = rows[start : start + self.CHUNK]
@@ -158,6 +170,21 @@ class Insert:
             else:
                 self.statement.run(params, rows=len(chunk))
         return ids
+
+
+    def insert_by_copy(self, rows: Sequence[Sequence[Any]]) -> None:
+        """The rows by COPY (PostgreSQL only)."""
+        self._copy(rows)
+
+    def _copy(self, rows: Sequence[Sequence[Any]]) -> None:
+        n = Names(self.model)
+        sql = f"COPY {n.table} ({', '.join(n.col(c) for c in self.columns)}) FROM STDIN"
+        start = time.monotonic()
+        with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+        if connection.queries_logged:  # counted like any statement (the pinned query counts)
+            connection.queries_log.append({"sql": f"{sql} -- {len(rows)} rows", "time": f"{time.monotonic() - start:.3f}"})
 
 
 def models_insert(insert: Insert, objs: Sequence[Model]) -> None:

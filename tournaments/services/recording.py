@@ -197,6 +197,7 @@ _INSERT_GAMES = Insert("recording.games", Game, [f.name for f in Game._meta.conc
 _INSERT_SEATS = Insert(
     "recording.seats", GameSeat,
     ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
+    copy=True,  # a batch's 16+ seat rows: COPY measured faster than the INSERT
 )
 _INSERT_REPLAYS = Insert("recording.replays", Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"])
 
