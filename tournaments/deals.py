@@ -172,7 +172,7 @@ def _reveal_group_sql(pending: bool, rotation: bool) -> str:
     recorded = f"({t.games_recorded} + CASE WHEN {t.id} = %s THEN %s ELSE 0 END)" if pending else t.games_recorded
     finished = f"{recorded} / ({t.games_planned} / %s)" if rotation else recorded
     return (
-        f"UPDATE {d.table} SET {d.revealed_at} = %s "
+        f"UPDATE {d.TABLE} SET {d.revealed_at} = %s "
         f"WHERE {d.tournament_id} = %s AND {d.group} = %s AND {d.revealed_at} IS NULL "
         f"AND {d.index} < (SELECT MIN(CASE WHEN {t.status} IN ({marks(len(CLOSED))}) THEN %s ELSE {finished} END) "
         f"FROM {t} WHERE {t.tournament_id} = %s AND {t.deal_group} = %s) "

@@ -59,7 +59,7 @@ from tournaments.statements import Insert, Names, marks, model_from_row, stateme
 def _pool_take_seq() -> str:
     """Take a pool's next sequence numbers; locks its row until commit."""
     p = Names(RatingPool)
-    return (f"UPDATE {p.table} SET {p.games_rated} = {p.games_rated} + %s WHERE {p.id} = %s "
+    return (f"UPDATE {p.TABLE} SET {p.games_rated} = {p.games_rated} + %s WHERE {p.id} = %s "
             f"RETURNING {p.preset}, {p.seats}, {p.k_factor}, {p.games_rated}")
 
 
@@ -85,19 +85,19 @@ def _stored_unrated_sql(tables: int) -> str:
 @statement("ratings.game-seq")
 def _game_seq() -> str:
     g = Names(Game)
-    return f"UPDATE {g.table} SET {g.rating_seq} = %s WHERE {g.id} = %s"
+    return f"UPDATE {g.TABLE} SET {g.rating_seq} = %s WHERE {g.id} = %s"
 
 
 @statement("ratings.table-rated")
 def _table_rated() -> str:
     t = Names(Table)
-    return f"UPDATE {t.table} SET {t.games_rated} = %s WHERE {t.id} = %s"
+    return f"UPDATE {t.TABLE} SET {t.games_rated} = %s WHERE {t.id} = %s"
 
 
 @statement("ratings.of-bots", {"bots": 1}, {"bots": 4})
 def _ratings_sql(bots: int) -> str:
     r = Names(Rating, "r")
-    return f"SELECT {r.all} FROM {r} WHERE {r.pool_id} = %s AND {r.bot_id} IN ({marks(bots)})"
+    return f"SELECT {r.ALL} FROM {r} WHERE {r.pool_id} = %s AND {r.bot_id} IN ({marks(bots)})"
 
 
 @statement("ratings.update")
@@ -105,7 +105,7 @@ def _rating_update() -> str:
     """One prepared statement run per row (psycopg pipelines it): far cheaper than
     bulk_update's CASE expression for the handful of bots a batch touches."""
     r = Names(Rating)
-    return f"UPDATE {r.table} SET {r.rating} = %s, {r.games} = %s, {r.updated_at} = %s WHERE {r.id} = %s"
+    return f"UPDATE {r.TABLE} SET {r.rating} = %s, {r.games} = %s, {r.updated_at} = %s WHERE {r.id} = %s"
 
 
 _INSERT_CHANGES = Insert("ratings.changes", RatingChange,

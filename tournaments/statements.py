@@ -33,19 +33,20 @@ M = TypeVar("M", bound=Model)
 
 class Names:
     """The quoted names of one model in a statement: `str(names)` is its FROM item (the
-    table and the alias), `names.table` the bare table (UPDATE, INSERT), `names.<field>`
-    the column of that field (qualified by the alias, if any; `names.col("index")` for a
-    field whose name is taken), `names.all` every concrete column in `_meta` order."""
+    table and the alias), `names.TABLE` the bare table (UPDATE, INSERT), `names.<field>`
+    the column of that field, by its name or attname (qualified by the alias, if any;
+    `names.col(name)` for a name Python will not take), `names.ALL` every concrete column
+    in `_meta` order. Upper case for the two that are not fields: no field is named so."""
 
     def __init__(self, model: type[Model], alias: str = "") -> None:
         self._model, self._alias = model, alias
 
     @property
-    def table(self) -> str:
+    def TABLE(self) -> str:
         return connection.ops.quote_name(self._model._meta.db_table)
 
     def __str__(self) -> str:
-        return f"{self.table} {self._alias}" if self._alias else self.table
+        return f"{self.TABLE} {self._alias}" if self._alias else self.TABLE
 
     def col(self, name: str) -> str:
         field = self._model._meta.get_field(name)  # FieldDoesNotExist on a typo
@@ -61,7 +62,7 @@ class Names:
         return self.col(name)
 
     @property
-    def all(self) -> str:
+    def ALL(self) -> str:
         return ", ".join(self.col(f.name) for f in self._model._meta.concrete_fields)
 
 
@@ -147,7 +148,7 @@ class Insert:
     def _build(self, rows: int) -> str:
         n = Names(self.model)
         row = f"({marks(len(self.columns))})"
-        text = f"INSERT INTO {n.table} ({', '.join(n.col(c) for c in self.columns)}) VALUES {', '.join([row] * rows)}"
+        text = f"INSERT INTO {n.TABLE} ({', '.join(n.col(c) for c in self.columns)}) VALUES {', '.join([row] * rows)}"
         return text + (f" RETURNING {n.col(self.model._meta.pk.name)}" if self.returning else "")
 
     def run(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
@@ -178,7 +179,7 @@ class Insert:
 
     def _copy(self, rows: Sequence[Sequence[Any]]) -> None:
         n = Names(self.model)
-        sql = f"COPY {n.table} ({', '.join(n.col(c) for c in self.columns)}) FROM STDIN"
+        sql = f"COPY {n.TABLE} ({', '.join(n.col(c) for c in self.columns)}) FROM STDIN"
         start = time.monotonic()
         with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
             for row in rows:
@@ -207,7 +208,7 @@ def models_insert(insert: Insert, objs: Sequence[Model]) -> None:
 
 
 def model_from_row(model: type[M], row: Sequence[Any]) -> M:
-    """An instance of `model` from the values of `Names(model).all`, converted as the ORM
+    """An instance of `model` from the values of `Names(model).ALL`, converted as the ORM
     would: the backend's converters (SQLite hands back datetimes as naive text and booleans
     as integers) and the fields' own (JSON columns decoded)."""
     values = []

@@ -13,7 +13,7 @@ from tournaments.statements import Names, lock, model_from_row, statement
 @statement("table+tournament", {"lock_of": "u"}, {"lock_of": ""})
 def _table_with_tournament(lock_of: str) -> str:
     t, u = Names(Table, "t"), Names(Tournament, "u")
-    return (f"SELECT {t.all}, {u.all} FROM {t} JOIN {u} ON {u.id} = {t.tournament_id} "
+    return (f"SELECT {t.ALL}, {u.ALL} FROM {t} JOIN {u} ON {u.id} = {t.tournament_id} "
             f"WHERE {t.id} = %s" + lock(lock_of))
 
 
@@ -33,7 +33,7 @@ def table_with_tournament(table_id: int, *, lock: str) -> tuple[Table, Tournamen
 @statement("tournament-of-table-locked")
 def _tournament_locked() -> str:
     u, t = Names(Tournament, "u"), Names(Table)
-    return f"SELECT {u.all} FROM {u} WHERE {u.id} = (SELECT {t.tournament_id} FROM {t} WHERE {t.id} = %s)" + lock()
+    return f"SELECT {u.ALL} FROM {u} WHERE {u.id} = (SELECT {t.tournament_id} FROM {t} WHERE {t.id} = %s)" + lock()
 
 
 def tournament_of_table_locked(table_id: int) -> Tournament:
@@ -47,7 +47,7 @@ def tournament_of_table_locked(table_id: int) -> Tournament:
 @statement("table")
 def _table() -> str:
     t = Names(Table, "t")
-    return f"SELECT {t.all} FROM {t} WHERE {t.id} = %s"
+    return f"SELECT {t.ALL} FROM {t} WHERE {t.id} = %s"
 
 
 def table_read(table_id: int) -> Table:
@@ -60,7 +60,7 @@ def table_read(table_id: int) -> Table:
 @statement("seats+bots")
 def _seats_with_bots() -> str:
     s, e, b = Names(TableSeat, "s"), Names(Entrant, "e"), Names(Bot, "b")
-    return (f"SELECT {s.all}, {e.all}, {b.all} FROM {s} JOIN {e} ON {e.id} = {s.entrant_id} "
+    return (f"SELECT {s.ALL}, {e.ALL}, {b.ALL} FROM {s} JOIN {e} ON {e.id} = {s.entrant_id} "
             f"JOIN {b} ON {b.id} = {e.bot_id} WHERE {s.table_id} = %s ORDER BY {s.seat}")
 
 

@@ -254,7 +254,7 @@ def table_progress_save(
 def _progress_sql(sets: tuple[str, ...], raises: tuple[str, ...], fenced: bool) -> str:
     t = Names(Table)
     assignments = [f"{t.col(name)} = %s" for name in sets] + [f"{t.col(name)} = {t.col(name)} + %s" for name in raises]
-    return (f"UPDATE {t.table} SET {', '.join(assignments)} WHERE {t.id} = %s"
+    return (f"UPDATE {t.TABLE} SET {', '.join(assignments)} WHERE {t.id} = %s"
             + (f" AND {t.lease_owner} = %s" if fenced else ""))
 
 

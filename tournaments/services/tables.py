@@ -144,7 +144,7 @@ def _seat_close() -> str:
     """One prepared UPDATE per seat, pipelined: bulk_update's CASE expressions cost more to
     build than the whole rest of closing the table."""
     s = Names(TableSeat)
-    return (f"UPDATE {s.table} SET {s.forfeited} = %s, {s.points} = %s, {s.place} = %s, {s.advanced} = %s "
+    return (f"UPDATE {s.TABLE} SET {s.forfeited} = %s, {s.points} = %s, {s.place} = %s, {s.advanced} = %s "
             f"WHERE {s.id} = %s")
 
 
