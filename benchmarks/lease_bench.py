@@ -90,16 +90,16 @@ def main() -> None:
     from django.db import transaction
     from django.db.models import F
 
-    from tournaments import leases
     from tournaments.models import Table
-    from tournaments.services.tables import table_plan
-    from tournaments.table_lifecycle import (
+    from tournaments.play import leases
+    from tournaments.play.lifecycle import (
         LeaseTimes,
         lease_owner_new,
         table_lease_renew,
         table_progress_save,
         tables_claim_stale,
     )
+    from tournaments.services.tables import table_plan
 
     ids = tables()
     leased, free = ids[0], ids[1]
@@ -122,12 +122,13 @@ def main() -> None:
     rows: dict[str, list[float]] = {key: [] for key in (
         "start, lease taken", "start, no lease", "record UPDATE, fenced", "record UPDATE, plain",
         "bookkeeping", "renewal", "reaper pass")}
-    fields = {"games_recorded": F("games_recorded") + 0}
+    # The recorder's counters go in `increments` (its UPDATE is written out: no F() there).
     pairs = [
         ("start, lease taken", lambda: table_plan(table_id=leased, lease_owner=owner)),
         ("start, no lease", lambda: table_plan(table_id=free)),
-        ("record UPDATE, fenced", lambda: table_progress_save(table_id=leased, fields=fields, owner=owner)),
-        ("record UPDATE, plain", lambda: Table.objects.filter(pk=free).update(**fields)),
+        ("record UPDATE, fenced", lambda: table_progress_save(
+            table_id=leased, fields={}, owner=owner, increments={"games_recorded": 0})),
+        ("record UPDATE, plain", lambda: Table.objects.filter(pk=free).update(games_recorded=F("games_recorded") + 0)),
     ]
     for i in range(args.repeat):  # alternating, each pair in both orders, so drift hits both alike
         # The start and the recorder's UPDATE run inside a transaction in the worker: no

@@ -348,7 +348,7 @@ def run_round(args, app, staff, bots, ref_procs: list[Proc], targets: list[str],
     imports and connections)."""
     queues = "celery,analysis" if mode == "same" else "celery"
     # The referees register in the pool (the platform's database) and every worker
-    # routes each table over it (tournaments.routing); REFEREE_TARGET is only the
+    # routes each table over it (tournaments.play.routing); REFEREE_TARGET is only the
     # fallback when no referee is registered.
     if args.pool == "threads":  # `workers` processes, each a threads pool
         worker_procs = [

@@ -123,22 +123,22 @@ def referee_only(target: str, *, table_id: str, seats: list[str], sets: int, see
 
 def record_reading(records: list, rounds: int = 5) -> dict[str, float]:
     """CPU per game, in microseconds, of what the worker does with each GameRecord before
-    the database: read it once (GameResult.from_record: two json.loads), the per-seat
-    timing totals, and the zlib of the replay and timing texts as received (best of
+    the database: read it once (FinishedGame.from_record: its typed fields, no JSON), the
+    per-seat timing totals as stored, and the zlib of the replay and timing texts as received (best of
     `rounds` passes over real records)."""
     import zlib
 
-    from tournaments.referee import GameResult
+    from tournaments.play.referee import FinishedGame
     from tournaments.services.recording import _timing_summary
 
     parts = {"read (from_record)": 0.0, "timing totals": 0.0, "zlib of both texts": 0.0}
     best = {name: float("inf") for name in parts}
     for _ in range(rounds):
         c0 = time.process_time()
-        results = [GameResult.from_record(r) for r in records]
+        results = [FinishedGame.from_record(r) for r in records]
         c1 = time.process_time()
         for result in results:
-            _timing_summary(result.timing, result.players)
+            _timing_summary(result)
         c2 = time.process_time()
         for result in results:
             zlib.compress(result.replay_text.encode("utf-8"), 6)
@@ -234,17 +234,19 @@ def synthetic_result(index: int, order: list[int], rotation: int, moves: list, s
 
     from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
     from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-    from tournaments.referee import GameResult
+    from referee_service.wire import game_timing
+    from tournaments.play.referee import FinishedGame
 
     points = [0] * 4
     for place, seat in enumerate(order):
         points[seat] = (2, 1, -1, -2)[place]
     replay = {"schema": "tienlen.replay/1", "seed": seed, "moves": moves, "result": {"finishing_order": order, "points": points}}
     timing = {"schema": "tienlen.timing/1", "moves": [{"seat": s % 4, "elapsed_ms": 0.4, "fallback": None} for s in range(40)]}
-    return GameResult.from_record(org.GameRecord(
+    return FinishedGame.from_record(org.GameRecord(
         game_index=index, seat_participants=[(s + rotation) % 4 for s in range(4)],
         replay_json=json.dumps(replay, separators=(",", ":")), timing_json=json.dumps(timing, separators=(",", ":")),
         result=pb.GameResult(finishing_order=order, points=points), seed=seed,
+        replay_schema=replay["schema"], timing=game_timing(timing["moves"], 4),
     ))
 
 

@@ -139,6 +139,7 @@ def move_message(
 
 
 def game_result(r: pb.GameResult) -> dict[str, Any]:
+    """The fields of the bot's `GameResult` (bots_sdk.bot) from the protocol's message."""
     return {
         "finishing_order": tuple(r.finishing_order),
         "points": tuple(r.points),

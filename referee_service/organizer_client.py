@@ -17,6 +17,7 @@ import grpc
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from referee_service.participants import participant_parse
 
 CLIENT_KEEPALIVE = client_keepalive_options()  # agreeing with the referee's
 
@@ -49,12 +50,8 @@ def seat_spec(seat: str | Mapping[str, str]) -> org.SeatSpec:
         if seat.get("bot_id"):
             return org.SeatSpec(bot_id=str(seat["bot_id"]))
         raise ValueError(f"seat {dict(seat)!r}: give bot_id or house_bot")
-    text = str(seat)
-    if text.startswith("house:"):
-        return org.SeatSpec(house_bot=text[len("house:"):])
-    if text.startswith("bot:"):
-        text = text[len("bot:"):]
-    return org.SeatSpec(bot_id=text)
+    key = participant_parse(str(seat))
+    return org.SeatSpec(house_bot=key.house_bot) if key.house else org.SeatSpec(bot_id=key.bot_id)
 
 
 def table_request(*, seats: Sequence[str | Mapping[str, str]],

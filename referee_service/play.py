@@ -24,6 +24,7 @@ from bots_sdk.cli import rule_option
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.stats import GameRecord, format_report, pairwise, summarize
 from referee_service.organizer_client import OrganizerClient, RefereeError
+from referee_service.participants import participant_bot_id
 
 PROG = "tienlen-referee play"
 STRIKE_FALLBACKS = ("timeout", "illegal_moves", "disconnected")
@@ -92,7 +93,7 @@ def _explain(exc: RefereeError, target: str, seats: Sequence[str]) -> str:
         return (f"the referee refused the organiser token: {exc.message} (set "
                 "TIENLEN_ORGANIZER_TOKEN to the token the referee was started with)")
     if exc.code == "FAILED_PRECONDITION":
-        bots = [s for s in seats if not s.startswith("house:")]
+        bots = [s for s in seats if participant_bot_id(s) is not None]
         return (f"{exc.message}; start each bot first, e.g. `tienlen-bot run BOT --server "
                 f"{target}` with its token (bots in this table: {', '.join(bots)})")
     if exc.code == "UNIMPLEMENTED":

@@ -9,7 +9,7 @@ the live members of the pool, which the referee passes on to every bot stream as
 referee's address finds the others. A referee that stops reporting drops out of the pool
 after the registry's timeout; one that stops gracefully leaves at once.
 
-The platform's registry is `tournaments.referee_pool:DjangoRefereePool` (a row per
+The platform's registry is `tournaments.play.pool:DjangoRefereePool` (a row per
 referee in the platform's database); `MemoryPoolRegistry` keeps a pool in one process
 (tests, several referees embedded in one program).
 """

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from referee_service.participants import participant_key
 
 DEFAULT_MOVE_TIME_MS = 1000
 DEFAULT_TIME_BANK_MS = 2000
@@ -51,7 +52,7 @@ class ParticipantSpec:
 
     @property
     def label(self) -> str:
-        return f"house:{self.house}" if self.house else f"bot:{self.bot_id}"
+        return participant_key(bot_id=self.bot_id or "", house_bot=self.house or "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from typing import Any
 from bots_sdk.cards import DECK
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from bots_sdk.rules import Game, IllegalMove
+from bots_sdk.rules import REPLAY_SCHEMA, Game, IllegalMove
 from referee_service import wire
 from referee_service.fallback import fallback_move
 from referee_service.house import HouseBot, HousePacer
@@ -628,7 +628,7 @@ class TableRunner:
         self.game = None
         for seat, p_index in enumerate(self.seating):
             self.totals[p_index] += game.points[seat]
-        bot_result = wire.game_result(game, with_reasons=False)
+        bot_result = wire.result_message(game, with_reasons=False)
         for participant in self.remote_participants():
             participant.send(gw.RefereeMessage(game_end=gw.GameEnd(
                 table_id=spec.table_id, game_index=index, seat=participant.seat,
@@ -638,16 +638,17 @@ class TableRunner:
             self.next_starting = bool(game.next_starting)
         self.games_played += 1
         n = spec.players
+        moves = [t.to_dict() for t in timings]
         record = org.GameRecord(
             table_id=spec.table_id, game_index=index, seat_participants=self.seating,
             seat_names=[self.participants[p].name for p in self.seating],
             replay_json=json.dumps(game.replay(), separators=(",", ":")),
-            timing_json=json.dumps({"schema": "tienlen.timing/1",
-                                    "moves": [t.to_dict() for t in timings]},
+            timing_json=json.dumps({"schema": "tienlen.timing/1", "moves": moves},
                                    separators=(",", ":")),
             strikes=[p.strikes for p in self.participants],
             forfeited=[p.index for p in self.participants if p.forfeited],
-            result=wire.game_result(game),
+            result=wire.result_message(game),
+            replay_schema=REPLAY_SCHEMA, timing=wire.game_timing(moves, n),
             duplicate_set=index // n if spec.duplicate else 0,
             rotation=index % n if spec.duplicate else 0,
             seed=seed)

@@ -7,9 +7,13 @@ out the payment reasons' text.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from bots_sdk.cards import CARD_INDEX, Card
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
+from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.rules import GameState
 
 #: The engine's IllegalMove.code -> the wire's MoveErrorCode.
@@ -31,13 +35,16 @@ def card_indices(cards: list[Card] | list[str]) -> list[int]:
     return sorted(c.index if isinstance(c, Card) else CARD_INDEX[c] for c in cards)
 
 
-def game_result(game: GameState, *, with_reasons: bool = True) -> pb.GameResult:
-    """The result of a finished game. Payment reasons are text the engine writes; the
-    bot-facing copy leaves them out (a stuck-card reason could name a card of a hand)."""
+def result_message(game: GameState, *, with_reasons: bool = True) -> pb.GameResult:
+    """The result of a finished game as its protocol message (the engine's is
+    `bots_sdk.rules.record.replay_result`, the bot's `bots_sdk.wire.game_result`). Payment
+    reasons are text the engine writes; the bot-facing copy leaves them out (a stuck-card
+    reason could name a card of a hand)."""
     result = pb.GameResult(
         finishing_order=game.finishing_order,
         points=game.points,
         frozen=game.frozen,
+        tied=game.tied,
     )
     if game.instant_winner is not None:
         result.instant_winner = game.instant_winner
@@ -50,6 +57,24 @@ def game_result(game: GameState, *, with_reasons: bool = True) -> pb.GameResult:
             reason=reason if with_reasons else _reason_category(reason),
         )
     return result
+
+
+def game_timing(moves: Sequence[Mapping[str, Any]], players: int) -> org.GameTiming:
+    """The totals of a game's timing log (the `moves` written to GameRecord.timing_json),
+    per seat, so the organiser stores them without parsing the log."""
+    seats = [org.SeatTiming() for _ in range(players)]
+    elapsed = 0.0
+    for move in moves:
+        ms = float(move.get("elapsed_ms") or 0.0)
+        elapsed += ms
+        seat = move.get("seat")
+        if isinstance(seat, int) and 0 <= seat < players:
+            row = seats[seat]
+            row.moves += 1
+            row.thinking_ms += float(move.get("thinking_ms") or ms)
+            row.max_ms = max(row.max_ms, ms)
+            row.fallbacks += bool(move.get("fallback"))
+    return org.GameTiming(moves=len(moves), elapsed_ms=elapsed, seats=seats)
 
 
 def _reason_category(reason: str) -> str:

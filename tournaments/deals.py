@@ -17,15 +17,15 @@ import hmac
 import secrets
 from collections.abc import Iterable
 
-from django.db import connection
 from django.db.models import Case, F, IntegerField, Min, OuterRef, Subquery, Value, When
 from django.db.models.functions import Cast
 from django.utils import timezone
 
 from bots_sdk.fairplay import deal_commitment
 from tournaments.models import Deal, Table, Tournament
+from tournaments.play.lifecycle import CLOSED
+from tournaments.statements import Names, marks, statement
 
-DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 # "Every deal of the group is finished here" for a closed table.
 _ALL_DEALS = 2**31 - 1
 
@@ -120,14 +120,13 @@ def table_deal_seeds(*, tournament: Tournament, table: Table, first_game_index: 
 
 def _group_seeds(tournament_id: int, group: int) -> dict[int, str]:
     """{index: seed} of a deal group (written out: read on every attempt of every table)."""
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {quote('index')}, {quote('seed')} FROM {quote(Deal._meta.db_table)} "
-            f"WHERE {quote('tournament_id')} = %s AND {quote('group')} = %s",
-            [tournament_id, group],
-        )
-        return dict(cursor.fetchall())
+    return dict(_group_seeds_sql.rows([tournament_id, group]))
+
+
+@statement("deals.group-seeds")
+def _group_seeds_sql() -> str:
+    d = Names(Deal)
+    return f"SELECT {d.index}, {d.seed} FROM {d} WHERE {d.tournament_id} = %s AND {d.group} = %s"
 
 
 def deals_reveal(*, tournament: Tournament, groups: Iterable[int] | None = None) -> int:
@@ -159,27 +158,26 @@ def _reveal_group(tournament: Tournament, group: int, now, pending: tuple[int, i
     """One plain statement whose subquery is evaluated once: building it with the ORM cost
     the recording path more than running it. `pending`: (table id, games) the table is
     about to record in this transaction."""
-    q = connection.ops.quote_name
-    rotation = tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets
-    recorded = q("games_recorded")
-    params_recorded: list = []
-    if pending is not None:
-        recorded = f"({recorded} + CASE WHEN {q('id')} = %s THEN %s ELSE 0 END)"
-        params_recorded = list(pending)
-    # games per deal = games_planned / duplicate_sets in rotation (integer division in SQL)
-    finished = f"{recorded} / ({q('games_planned')} / %s)" if rotation else recorded
-    sql = (
-        f"UPDATE {q(Deal._meta.db_table)} SET {q('revealed_at')} = %s "
-        f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('revealed_at')} IS NULL "
-        f"AND {q('index')} < (SELECT MIN(CASE WHEN {q('status')} IN (%s, %s, %s) THEN %s ELSE {finished} END) "
-        f"FROM {q(Table._meta.db_table)} WHERE {q('tournament_id')} = %s AND {q('deal_group')} = %s) "
-        f"RETURNING {q('index')}"
-    )
-    params = [now, tournament.pk, group, *DONE_STATUSES, _ALL_DEALS, *params_recorded,
+    rotation = bool(tournament.deal_format == Tournament.DealFormat.ROTATION and tournament.duplicate_sets)
+    params = [now, tournament.pk, group, *CLOSED, _ALL_DEALS, *(pending or ()),
               *([tournament.duplicate_sets] if rotation else []), tournament.pk, group]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {index for (index,) in cursor.fetchall()}
+    return {index for (index,) in _reveal_group_sql.rows(params, pending=pending is not None, rotation=rotation)}
+
+
+@statement("deals.reveal-group", *({"pending": p, "rotation": r} for p in (True, False) for r in (True, False)))
+def _reveal_group_sql(pending: bool, rotation: bool) -> str:
+    """`pending`: a table's games about to be recorded count as recorded; `rotation`: a
+    deal is finished after games_planned / duplicate_sets games (integer division)."""
+    d, t = Names(Deal), Names(Table)
+    recorded = f"({t.games_recorded} + CASE WHEN {t.id} = %s THEN %s ELSE 0 END)" if pending else t.games_recorded
+    finished = f"{recorded} / ({t.games_planned} / %s)" if rotation else recorded
+    return (
+        f"UPDATE {d.TABLE} SET {d.revealed_at} = %s "
+        f"WHERE {d.tournament_id} = %s AND {d.group} = %s AND {d.revealed_at} IS NULL "
+        f"AND {d.index} < (SELECT MIN(CASE WHEN {t.status} IN ({marks(len(CLOSED))}) THEN %s ELSE {finished} END) "
+        f"FROM {t} WHERE {t.tournament_id} = %s AND {t.deal_group} = %s) "
+        f"RETURNING {d.index}"
+    )
 
 
 def _deals_reveal_all(tournament: Tournament, now, rotation) -> int:
@@ -187,7 +185,7 @@ def _deals_reveal_all(tournament: Tournament, now, rotation) -> int:
     games_recorded = F("games_recorded")
     finished = games_recorded / (F("games_planned") / Value(tournament.duplicate_sets)) if rotation else games_recorded
     per_table = Case(
-        When(status__in=DONE_STATUSES, then=Value(_ALL_DEALS)),
+        When(status__in=CLOSED, then=Value(_ALL_DEALS)),
         default=Cast(finished, IntegerField()),
         output_field=IntegerField(),
     )

@@ -1,4 +1,5 @@
-"""Follow-up work a service asks for, enqueued only once its transaction commits.
+"""Follow-up work, enqueued only once the current transaction commits: the one
+enqueue-after-commit mechanism, used by the services and by the tasks themselves.
 
 Services never import the tasks (the tasks import the services): a service names the job
 and its argument, and `tournaments.tasks` provides each job when it is imported, which the
@@ -8,7 +9,7 @@ that rolls back starts nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import StrEnum
 from functools import partial
 
@@ -18,6 +19,7 @@ from django.db import transaction
 class Job(StrEnum):
     SCHEDULE_TOURNAMENT = "schedule_tournament"  # create the first tables, enqueue them
     COMPUTE_BASELINES = "compute_baselines"  # luck baselines of newly revealed deals
+    PLAY_TABLE = "play_table"  # play (or resume) a table on a referee
 
 
 _runners: dict[Job, Callable[[int], object]] = {}
@@ -33,6 +35,12 @@ def enqueue_on_commit(job: Job, argument: int) -> None:
     if job not in _runners:
         raise RuntimeError(f"no task provides the job {job.value!r}: tournaments.tasks is not loaded")
     transaction.on_commit(partial(_run, job, argument))
+
+
+def enqueue_each_on_commit(job: Job, arguments: Iterable[int]) -> None:
+    """`enqueue_on_commit` for each argument (e.g. every table a service created)."""
+    for argument in arguments:
+        enqueue_on_commit(job, argument)
 
 
 def _run(job: Job, argument: int) -> None:

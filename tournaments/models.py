@@ -330,13 +330,13 @@ class Table(models.Model):
     # Last sign of life from the worker playing the table (an attempt began, games were
     # recorded, a retry was noted): the beat tick re-enqueues tables silent for too long.
     progress_at = models.DateTimeField(null=True, blank=True)
-    # The table's lease (tournaments.table_lifecycle): the attempt playing it now
+    # The table's lease (tournaments.play.lifecycle): the attempt playing it now
     # (`lease_owner`, empty when no attempt holds it) and, on the database's clock, when the
     # lease ends unless its holder renews it; on a free lease, when a retry that was due
     # counts as lost. Past it, any worker's reaper claims the table and re-enqueues it.
     lease_owner = models.CharField(max_length=64, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
-    # The referee its latest attempt was routed to (tournaments.routing): its pool id, or
+    # The referee its latest attempt was routed to (tournaments.play.routing): its pool id, or
     # the REFEREE_TARGET address outside a pool; it moves when the table fails over.
     referee = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -34,10 +34,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db import connection
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows, model_columns, model_from_row
 from tournaments.models import (
     START_RATING,
     Deal,
@@ -49,9 +47,70 @@ from tournaments.models import (
     Table,
     Tournament,
 )
+from tournaments.play.lifecycle import CLOSED
 from tournaments.ratings.elo import elo_deltas
+from tournaments.statements import Insert, Names, marks, model_from_row, statement
 
-CLOSED = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
+# The rating path's statements, written out (tournaments.statements): each runs on every
+# recorded batch, and building it with the ORM cost more than running it.
+
+
+@statement("ratings.pool-take-seq")
+def _pool_take_seq() -> str:
+    """Take a pool's next sequence numbers; locks its row until commit."""
+    p = Names(RatingPool)
+    return (f"UPDATE {p.TABLE} SET {p.games_rated} = {p.games_rated} + %s WHERE {p.id} = %s "
+            f"RETURNING {p.preset}, {p.seats}, {p.k_factor}, {p.games_rated}")
+
+
+@statement("ratings.tables-waiting", {"with_new": True}, {"with_new": False})
+def _tables_waiting_sql(with_new: bool) -> str:
+    t = Names(Table)
+    new = f" OR {t.id} = %s" if with_new else ""
+    return (f"SELECT {t.id}, {t.status}, {t.games_planned}, {t.games_recorded}, {t.games_rated} FROM {t} "
+            f"WHERE {t.tournament_id} = %s AND ({t.games_rated} < {t.games_recorded} "
+            f"OR ({t.status} NOT IN ({marks(len(CLOSED))}) AND {t.games_recorded} < {t.games_planned}){new}) "
+            f"ORDER BY {t.round}, {t.number}")
+
+
+@statement("ratings.stored-unrated", {"tables": 1}, {"tables": 2})
+def _stored_unrated_sql(tables: int) -> str:
+    s, g, d = Names(GameSeat, "s"), Names(Game, "g"), Names(Deal, "d")
+    return (f"SELECT {s.game_id}, {g.table_id}, {g.index}, {g.pool_id}, {d.revealed_at}, {s.bot_id}, {s.place} "
+            f"FROM {s} JOIN {g} ON {g.id} = {s.game_id} LEFT JOIN {d} ON {d.id} = {g.deal_id} "
+            f"WHERE {g.table_id} IN ({marks(tables)}) AND {g.rating_seq} IS NULL AND {g.pool_id} IS NOT NULL "
+            f"ORDER BY {g.table_id}, {g.index}, {s.seat}")
+
+
+@statement("ratings.game-seq")
+def _game_seq() -> str:
+    g = Names(Game)
+    return f"UPDATE {g.TABLE} SET {g.rating_seq} = %s WHERE {g.id} = %s"
+
+
+@statement("ratings.table-rated")
+def _table_rated() -> str:
+    t = Names(Table)
+    return f"UPDATE {t.TABLE} SET {t.games_rated} = %s WHERE {t.id} = %s"
+
+
+@statement("ratings.of-bots", {"bots": 1}, {"bots": 4})
+def _ratings_sql(bots: int) -> str:
+    r = Names(Rating, "r")
+    return f"SELECT {r.ALL} FROM {r} WHERE {r.pool_id} = %s AND {r.bot_id} IN ({marks(bots)})"
+
+
+@statement("ratings.update")
+def _rating_update() -> str:
+    """One prepared statement run per row (psycopg pipelines it): far cheaper than
+    bulk_update's CASE expression for the handful of bots a batch touches."""
+    r = Names(Rating)
+    return f"UPDATE {r.TABLE} SET {r.rating} = %s, {r.games} = %s, {r.updated_at} = %s WHERE {r.id} = %s"
+
+
+_INSERT_CHANGES = Insert("ratings.changes", RatingChange,
+                         ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"],
+                         copy=True)  # a batch's 16+ rows: COPY measured faster than the INSERT
 
 
 @dataclass
@@ -133,20 +192,14 @@ def ratings_take_due(
         counts[game.pool_id] = counts.get(game.pool_id, 0) + 1
     # Each pool's sequence numbers are taken with one UPDATE, which also locks its row until
     # commit (pools in id order: see the lock order above).
-    with connection.cursor() as cursor:
-        for pool_id in sorted(counts):
-            cursor.execute(
-                f"UPDATE {RatingPool._meta.db_table} SET games_rated = games_rated + %s WHERE id = %s "
-                "RETURNING preset, seats, k_factor, games_rated",
-                [counts[pool_id], pool_id],
-            )
-            row = cursor.fetchone()
-            if row is None:
-                raise RuntimeError(f"rating pool {pool_id} is missing")
-            preset, seats, k_factor, games_rated = row
-            batch.pools[pool_id] = RatingPool(
-                pk=pool_id, preset=preset, seats=seats, k_factor=k_factor, games_rated=games_rated - counts[pool_id]
-            )
+    for pool_id in sorted(counts):
+        row = _pool_take_seq.row([counts[pool_id], pool_id])
+        if row is None:
+            raise RuntimeError(f"rating pool {pool_id} is missing")
+        preset, seats, k_factor, games_rated = row
+        batch.pools[pool_id] = RatingPool(
+            pk=pool_id, preset=preset, seats=seats, k_factor=k_factor, games_rated=games_rated - counts[pool_id]
+        )
     for game in batch.due:
         pool = batch.pools[game.pool_id]
         pool.games_rated += 1
@@ -160,35 +213,14 @@ def _tables_waiting(tournament_id: int, new_table_id: int | None) -> list[tuple[
     """The tournament's tables with games not rated yet or still to play (and the table
     being recorded), in plan order: (id, status, planned, recorded, rated). Plain SQL: the
     recorder runs it on every batch, and building it with the ORM cost more than running it."""
-    table = connection.ops.quote_name(Table._meta.db_table)
-    closed = ", ".join(["%s"] * len(CLOSED))
-    new = " OR id = %s" if new_table_id is not None else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT id, status, games_planned, games_recorded, games_rated FROM {table} "
-            f"WHERE tournament_id = %s AND (games_rated < games_recorded "
-            f"OR (status NOT IN ({closed}) AND games_recorded < games_planned){new}) "
-            f"ORDER BY {connection.ops.quote_name('round')}, {connection.ops.quote_name('number')}",
-            [tournament_id, *CLOSED, *([new_table_id] if new_table_id is not None else [])],
-        )
-        return cursor.fetchall()
+    params = [tournament_id, *CLOSED, *([new_table_id] if new_table_id is not None else [])]
+    return _tables_waiting_sql.rows(params, with_new=new_table_id is not None)
 
 
 def _stored_unrated(table_ids: list[int]) -> dict[int, list[DueGame]]:
     """The recorded, not yet rated games of these tables, each with whether its deal is
     revealed (1 query, plain SQL for the same reason as `_tables_waiting`)."""
-    q = connection.ops.quote_name
-    placeholders = ", ".join(["%s"] * len(table_ids))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT s.game_id, g.table_id, g.{q('index')}, g.pool_id, d.revealed_at, s.bot_id, s.place "
-            f"FROM {q(GameSeat._meta.db_table)} s JOIN {q(Game._meta.db_table)} g ON g.id = s.game_id "
-            f"LEFT JOIN {q(Deal._meta.db_table)} d ON d.id = g.deal_id "
-            f"WHERE g.table_id IN ({placeholders}) AND g.rating_seq IS NULL AND g.pool_id IS NOT NULL "
-            f"ORDER BY g.table_id, g.{q('index')}, s.seat",
-            table_ids,
-        )
-        rows = cursor.fetchall()
+    rows = _stored_unrated_sql.rows(table_ids, tables=len(table_ids))
     games: dict[int, DueGame] = {}
     for game_id, table_id, index, pool_id, revealed_at, bot_id, place in rows:
         due = games.get(game_id)
@@ -214,11 +246,8 @@ def ratings_apply(batch: RatingBatch, *, skip_table: int | None = None) -> None:
         return
     stored = [(g.seq, g.game_id) for g in batch.due if g.game is None]
     tables = [(rated, table_id) for table_id, rated in batch.table_rated.items() if table_id != skip_table]
-    with connection.cursor() as cursor:
-        if stored:
-            cursor.executemany(f"UPDATE {Game._meta.db_table} SET rating_seq = %s WHERE id = %s", stored)
-        if tables:
-            cursor.executemany(f"UPDATE {Table._meta.db_table} SET games_rated = %s WHERE id = %s", tables)
+    _game_seq.run_many(stored)
+    _table_rated.run_many(tables)
     for pool in batch.pools.values():
         _rate_games(pool, [g for g in batch.due if g.pool_id == pool.pk])
 
@@ -233,14 +262,7 @@ def ratings_advance(*, tournament: Tournament) -> int:
 
 def _ratings_of(pool_id: int, bot_ids: list[int]) -> list[Rating]:
     """The pool's ratings of these bots (written out: read on every rating batch)."""
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {model_columns(Rating, 'r')} FROM {quote(Rating._meta.db_table)} r "
-            f"WHERE r.{quote('pool_id')} = %s AND r.{quote('bot_id')} IN ({', '.join(['%s'] * len(bot_ids))})",
-            [pool_id, *bot_ids],
-        )
-        return [model_from_row(Rating, row) for row in cursor.fetchall()]
+    return [model_from_row(Rating, row) for row in _ratings_sql.rows([pool_id, *bot_ids], bots=len(bot_ids))]
 
 
 def _rate_games(pool: RatingPool, games: list[DueGame]) -> None:
@@ -263,12 +285,6 @@ def _rate_games(pool: RatingPool, games: list[DueGame]) -> None:
             row.games += 1
             changes.append((pool.pk, bot_id, game.pk, game.seq, old, row.rating))
     now = timezone.now()
-    # One prepared statement run per row (psycopg pipelines it): far cheaper than
-    # bulk_update's CASE expression for the handful of bots a batch touches.
-    with connection.cursor() as cursor:
-        cursor.executemany(
-            f"UPDATE {Rating._meta.db_table} SET rating = %s, games = %s, updated_at = %s WHERE id = %s",
-            [(row.rating, row.games, now, row.pk) for row in ratings.values()],
-        )
-    insert_rows(RatingChange, ["pool_id", "bot_id", "game_id", "seq", "rating_before", "rating_after"], changes)
+    _rating_update.run_many([(row.rating, row.games, now, row.pk) for row in ratings.values()])
+    _INSERT_CHANGES.run(changes)
     # The pool's games_rated was advanced when its sequence numbers were taken.

@@ -10,46 +10,30 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import queue
-import threading
-import time
-from collections.abc import Callable, Iterator
 
 from celery import shared_task
 from celery.exceptions import Retry
 from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, transaction
+from django.db import DatabaseError
 from django.utils import timezone
 
-from tournaments import jobs, leases, routing
+from tournaments import jobs
 from tournaments.jobs import Job
-from tournaments.models import Deal, Table, Tournament
-from tournaments.referee import (
-    BotsNotConnected,
-    GameResult,
-    RefereeRejected,
-    RefereeUnavailable,
-    TableBusy,
-    TableOutcome,
-    TablePlan,
-    referee_play_table,
-)
-from tournaments.services.accounts import bot_versions_note
-from tournaments.services.ladder import ladder_tick
-from tournaments.services.recording import deal_baselines_compute, table_games_record
-from tournaments.services.tables import table_complete, table_plan, table_seats_forfeit
-from tournaments.services.tournaments import tournament_schedule
-from tournaments.table_lifecycle import (
+from tournaments.models import Table
+from tournaments.play import leases
+from tournaments.play.attempt import AttemptOutcome, Happened, table_attempt
+from tournaments.play.lifecycle import (
     LeaseHeld,
     LeaseLost,
-    lease_owner_process_gone,
     table_busy,
-    table_lease_break,
     table_wait,
     tables_claim_stale,
-    tables_forgotten,
 )
+from tournaments.services.recording import deal_baselines_compute
+from tournaments.services.tables import table_complete
+from tournaments.services.tick import tick_run
+from tournaments.services.tournaments import tournament_schedule
 
 log = logging.getLogger(__name__)
 
@@ -64,107 +48,33 @@ def backoff_seconds(attempt: int) -> int:
     return min(MAX_BACKOFF_S, 2 ** max(1, min(attempt, 6)))
 
 
-def _enqueue_tables(table_ids: list[int]) -> None:
-    for table_id in table_ids:
-        transaction.on_commit(lambda t=table_id: table_play_task.delay(t))
-
-
 @shared_task(acks_late=True)
 def tournament_schedule_task(tournament_id: int) -> int:
     table_ids = tournament_schedule(tournament_id=tournament_id)
-    _enqueue_tables(table_ids)
+    jobs.enqueue_each_on_commit(Job.PLAY_TABLE, table_ids)
     return len(table_ids)
 
 
 def _finish(table_id: int, **kwargs) -> None:
     steps = table_complete(table_id=table_id, **kwargs)
-    _enqueue_tables(steps.tables_to_play)
+    jobs.enqueue_each_on_commit(Job.PLAY_TABLE, steps.tables_to_play)
     if steps.tournament_finished:
         log.info("tournament of table %s finished", table_id)
-
-
-_END = object()
-MAX_BATCH = 64
-#: After a game arrives, seconds the recorder waits for the next ones to record them in the
-#: same transaction: a batch costs about the queries of one game, and with fast bots (the
-#: house bots play a game in ~4 ms) the games of a table arrive within a few ms of each
-#: other. Small beside any game with remote bots, so nothing waits longer for its result.
-BATCH_WINDOW_S = 0.02
-
-
-def _event_batches(
-    plan: TablePlan, target: str | None = None, watch: Callable[[], None] | None = None,
-) -> Iterator[list[GameResult | TableOutcome]]:
-    """The referee's events in batches of whatever has arrived.
-
-    A reader thread drains the gRPC stream so the referee never waits for the database;
-    the task records everything that piled up in one transaction. `watch` runs whenever the
-    stream has been silent for routing.WATCH_INTERVAL_S (it raises when the referee is gone).
-    """
-    events: queue.Queue = queue.Queue()
-    stop = threading.Event()
-
-    def read() -> None:
-        try:
-            for event in referee_play_table(plan, target=target):
-                events.put(event)
-                if stop.is_set():  # closing the stream cancels (aborts) the table
-                    break
-        except BaseException as exc:  # handed to the task thread
-            events.put(exc)
-        finally:
-            events.put(_END)
-
-    thread = threading.Thread(target=read, name=f"referee-{plan.table_id}", daemon=True)
-    thread.start()
-    try:
-        while True:
-            while True:
-                try:
-                    batch = [events.get(timeout=routing.WATCH_INTERVAL_S if watch else None)]
-                    break
-                except queue.Empty:
-                    if watch is not None:
-                        watch()
-            window_ends = time.monotonic() + BATCH_WINDOW_S
-            while len(batch) < MAX_BATCH and batch[-1] is not _END and not isinstance(batch[-1], BaseException):
-                try:
-                    batch.append(events.get(timeout=max(0.0, window_ends - time.monotonic())))
-                except queue.Empty:
-                    break
-            done = False
-            items = []
-            error: BaseException | None = None
-            for item in batch:
-                if item is _END:
-                    done = True
-                elif isinstance(item, BaseException):
-                    error = item
-                    break
-                else:
-                    items.append(item)
-            if items:
-                yield items  # the games that arrived before an error are recorded first
-            if error is not None:
-                raise error
-            if done:
-                return
-    finally:
-        stop.set()
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
 def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
     """Play a table on a referee (or resume it), recording each game as it streams in.
 
-    The referee is chosen by `routing.referee_route` (the pool's best for this table);
-    `avoid` names referees an earlier attempt just lost the table on. The attempt holds the
-    table's lease meanwhile (tournaments.leases): a copy of the task finding it held by a
-    live attempt stops at once, and an attempt whose lease was taken over (presumed dead)
-    stops writing."""
+    The attempt itself is `tournaments.play.attempt.table_attempt`; this task maps what
+    happened to the table's transition and a retry (`_after`). `avoid` names referees an
+    earlier attempt just lost the table on. The attempt holds the table's lease meanwhile
+    (tournaments.play.leases): a copy of the task finding it held by a live attempt stops
+    at once, and an attempt whose lease was taken over (presumed dead) stops writing."""
     with leases.TableLease(table_id) as lease:
         try:
-            return _table_play(self, table_id, avoid, lease)
+            outcome = table_attempt(table_id, lease=lease, avoid=tuple(avoid or ()))
+            return _after(self, outcome, lease.owner, avoid or [])
         except LeaseHeld as exc:
             log.info("%s; not playing it twice", exc)
             return "played by another worker"
@@ -181,140 +91,80 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
             raise
 
 
-def _table_play(self, table_id: int, avoid: list[str] | None, lease: leases.TableLease) -> str:
-    owner = lease.owner
-    try:
-        plan = table_plan(table_id=table_id, lease_owner=owner)
-    except LeaseHeld as exc:
-        # Its holder's process is gone (a pool child killed: the broker redelivered its task
-        # at once): take the table over now rather than a lease later.
-        if not (lease_owner_process_gone(exc.owner) and table_lease_break(table_id=table_id, owner=exc.owner)):
-            raise
-        log.warning("table %s: its holder %s is gone; taking the table over", table_id, exc.owner)
-        plan = table_plan(table_id=table_id, lease_owner=owner)
-    if plan is None:
-        return "nothing to play"
-    lease.keep()
-    if plan.first_game_index >= plan.games_planned:
-        _finish(table_id)
-        return "complete"
-    route = routing.table_route(plan=plan, avoid=avoid or ())
-    if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
-        connected = routing.route_connected(route)
-        if connected:
-            bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
-    outcome: TableOutcome | None = None
-    recorded = 0
-    try:
-        for batch in _event_batches(plan, route.target, routing.route_watch(route)):
-            games = [e for e in batch if isinstance(e, GameResult)]
-            recorded += len(table_games_record(table_id=table_id, results=games, lease_owner=owner))
-            lease.check()
-            outcomes = [e for e in batch if isinstance(e, TableOutcome)]
-            if outcomes:
-                outcome = outcomes[-1]
-    except BotsNotConnected as exc:
-        if not plan.deadline_passed:
-            countdown = backoff_seconds(plan.attempts)
-            table_wait(table_id=table_id, error=str(exc), waiting_for_bots=True, owner=owner, retry_in_s=countdown)
-            raise self.retry(countdown=countdown, exc=exc) from exc
-        # Past the connect deadline: the absent seats forfeit the table.
-        absent = plan.absent(routing.route_connected(route, refresh=True) or {})
-        if table_seats_forfeit(table_id=table_id, absent=absent):
-            # The others play the rest of the table against the stand-in house bot (with
-            # a fresh connect wait for those present).
-            table_wait(table_id=table_id, error=f"forfeit: {exc}", owner=owner, retry_in_s=0)
-            raise self.retry(countdown=0, exc=exc) from exc
-        _finish(table_id, absent=absent, error=f"forfeit: {exc}")
-        return "forfeited"
-    except TableBusy as exc:
-        # Another worker is playing this table (a duplicate delivery, or a stale-table
-        # re-enqueue while the first worker still runs): back off and look again. If that
-        # worker finishes, the retry finds nothing to play; if it dies, the retry resumes.
-        log.info("table %s: already running elsewhere, retrying later: %s", table_id, exc)
-        countdown = backoff_seconds(self.request.retries + 1)
-        table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
-        raise self.retry(countdown=countdown, exc=exc) from exc
-    except RefereeRejected as exc:
-        _finish(table_id, status=Table.Status.FAILED, error=str(exc))
-        return "failed"
-    except ValueError as exc:
-        # A game record that contradicts the table (wrong seats, points not zero-sum):
-        # keep what was recorded, stop the table and say why.
-        log.error("table %s: bad game record: %s", table_id, exc)
-        _finish(table_id, status=Table.Status.FAILED, error=f"bad game record from the referee: {exc}")
-        return "failed"
-    except OperationalError as exc:
-        # The database went away or was locked mid-table: the referee call is cancelled
-        # (which aborts the table there) and the table resumes from its next unrecorded game.
-        log.warning("table %s: database error, will resume: %s", table_id, exc)
-        countdown = backoff_seconds(plan.attempts)
-        with contextlib.suppress(DatabaseError):  # free the lease for the retry if it is back
-            table_wait(table_id=table_id, error=f"database error: {exc}", owner=owner, retry_in_s=countdown)
-        raise self.retry(countdown=countdown, exc=exc) from exc
-    except RefereeUnavailable as exc:
-        countdown = backoff_seconds(plan.attempts)
-        table_wait(table_id=table_id, error=str(exc), owner=owner, retry_in_s=countdown)
-        if routing.failover_target_exists(lost=route.referee_id):
-            _failover(self, table_id, route, avoid, f"referee {route.referee_id} unavailable: {exc}")
-        if plan.attempts > MAX_REFEREE_RETRIES:
-            _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {exc}")
+def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
+    """The transition and the retry for what happened (docs/architecture.md's table)."""
+    table_id, happened = outcome.table_id, outcome.happened
+    countdown = backoff_seconds(outcome.attempts)
+    match happened:
+        case Happened.NOTHING_TO_PLAY:
+            return "nothing to play"
+        case Happened.ALL_RECORDED:
+            _finish(table_id)
+            return "complete"
+        case Happened.COMPLETED:
+            _finish(table_id, forfeited=outcome.forfeited)
+            return f"recorded {outcome.recorded} games"
+        case Happened.FORFEITED_ALL:
+            _finish(table_id, absent=outcome.absent, error=outcome.error)
+            return "forfeited"
+        case Happened.REJECTED | Happened.BAD_RECORD:
+            _finish(table_id, status=Table.Status.FAILED, error=outcome.error)
             return "failed"
-        raise self.retry(countdown=countdown, exc=exc) from exc
-    if outcome is not None and not outcome.completed:
-        # Aborted (e.g. the referee is shutting down): resume from the next unrecorded game.
-        countdown = backoff_seconds(plan.attempts)
-        table_wait(table_id=table_id, error=f"aborted: {outcome.detail}", owner=owner, retry_in_s=countdown)
-        if routing.failover_target_exists(lost=route.referee_id):
-            _failover(self, table_id, route, avoid, f"aborted on referee {route.referee_id}: {outcome.detail}")
-        raise self.retry(countdown=countdown)
-    _finish(table_id, forfeited=outcome.forfeited if outcome is not None else ())
-    return f"recorded {recorded} games"
+        case Happened.BUSY:
+            # Another worker plays this table (a duplicate delivery, or a stale-table
+            # re-enqueue while the first worker still runs): back off and look again. If
+            # that worker finishes, the retry finds nothing to play; if it dies, it resumes.
+            countdown = backoff_seconds(task.request.retries + 1)
+            table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
+        case Happened.DATABASE_ERROR:
+            # The referee call was cancelled (which aborts the table there); the table
+            # resumes from its next unrecorded game. Free the lease if the database is back.
+            with contextlib.suppress(DatabaseError):
+                table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
+        case Happened.FORFEITED_PLAY_ON:
+            # The others play the rest against the stand-in house bot, at once (with a
+            # fresh connect wait for those present).
+            countdown = 0
+            table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
+        case Happened.BOTS_ABSENT:
+            table_wait(table_id=table_id, error=outcome.error, waiting_for_bots=True, owner=owner,
+                       retry_in_s=countdown)
+        case Happened.ABORTED | Happened.REFEREE_UNAVAILABLE:
+            table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
+            if outcome.failover_from:
+                _failover(task, outcome, avoid)
+            if happened == Happened.REFEREE_UNAVAILABLE and outcome.attempts > MAX_REFEREE_RETRIES:
+                _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {outcome.exc}")
+                return "failed"
+    raise task.retry(countdown=countdown, exc=outcome.exc)
 
 
-def _failover(task, table_id: int, route: routing.Route, avoid: list[str] | None, why: str) -> None:
+def _failover(task, outcome: AttemptOutcome, avoid: list[str]) -> None:
     """The table's referee is gone (or going) and another is live: resume the table there
     from its first unrecorded game, at once. Not a failure of the referee: the attempt does
     not count towards MAX_REFEREE_RETRIES (nor the backoff)."""
-    log.warning("table %s: failing over from referee %s: %s", table_id, route.referee_id, why)
+    log.warning("table %s: failing over from referee %s: %s", outcome.table_id, outcome.failover_from, outcome.error)
     # This attempt does not count; its lease was freed by the `wait` just before.
-    table_busy(table_id=table_id, retry_in_s=FAILOVER_COUNTDOWN_S)
-    raise task.retry(countdown=FAILOVER_COUNTDOWN_S, kwargs={"avoid": [*(avoid or ()), route.referee_id][-3:]})
+    table_busy(table_id=outcome.table_id, retry_in_s=FAILOVER_COUNTDOWN_S)
+    raise task.retry(countdown=FAILOVER_COUNTDOWN_S, kwargs={"avoid": [*avoid, outcome.failover_from][-3:]})
 
 
 @shared_task(acks_late=True)
 def tournaments_tick() -> dict:
-    """Celery beat: start due tournaments, feed ladders, re-enqueue forgotten tables."""
-    now = timezone.now()
-    started = 0
-    for tournament_id in Tournament.objects.filter(
-        status=Tournament.Status.SCHEDULED, starts_at__lte=now
-    ).values_list("id", flat=True):
+    """Celery beat: start due tournaments, feed ladders, re-enqueue forgotten and stale
+    tables and lost baselines (the work is found by `services.tick.tick_run`)."""
+    work = tick_run(now=timezone.now())
+    for tournament_id in work.tournaments_due:
         tournament_schedule_task.delay(tournament_id)
-        started += 1
-    ladder_tables = 0
-    ladders = list(Tournament.objects.filter(status=Tournament.Status.RUNNING, format=Tournament.Format.LADDER))
-    if ladders:
-        connected = routing.pool_bots_available()  # bots with a free slot across the pool
-        for ladder in ladders:
-            ids = ladder_tick(tournament=ladder, connected=connected)
-            _enqueue_tables(ids)
-            ladder_tables += len(ids)
-    forgotten = tables_forgotten(now=now)
-    for table_id in forgotten:
+    jobs.enqueue_each_on_commit(Job.PLAY_TABLE, work.ladder_tables)
+    for table_id in work.tables_forgotten:
         table_play_task.delay(table_id)
     stale = tables_reap()
-    # Baselines whose task was lost (a worker died before it ran): revealed deals with games
-    # and no baseline yet.
-    behind = list(
-        Deal.objects.filter(revealed_at__isnull=False, baseline__isnull=True, games__isnull=False)
-        .order_by("tournament_id").values_list("tournament_id", flat=True).distinct()[:20]
-    )
-    for tournament_id in behind:
+    for tournament_id in work.baselines_behind:
         baselines_enqueue(tournament_id)
     return {
-        "started": started, "ladder_tables": ladder_tables,
-        "requeued": len(forgotten), "resumed_stale": len(stale),
+        "started": len(work.tournaments_due), "ladder_tables": len(work.ladder_tables),
+        "requeued": len(work.tables_forgotten), "resumed_stale": len(stale),
     }
 
 
@@ -363,3 +213,4 @@ def baselines_enqueue(tournament_id: int) -> None:
 # a test that replaces a task's `delay` sees its own.
 jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
 jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tournament_id))
+jobs.provide(Job.PLAY_TABLE, lambda table_id: table_play_task.delay(table_id))

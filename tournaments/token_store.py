@@ -39,7 +39,7 @@ class DjangoTokenStore:
     def referee_pool():
         """The pool a referee using this store joins by default (`--pool auto`): the
         platform's, so workers route tables to it and bots find it."""
-        from tournaments.referee_pool import DjangoRefereePool
+        from tournaments.play.pool import DjangoRefereePool
 
         return DjangoRefereePool()
 

@@ -14,8 +14,9 @@ from .state import GameState
 REPLAY_SCHEMA = "tienlen.replay/1"
 
 
-def game_result(game: GameState) -> dict[str, Any]:
-    """The result block of a replay (everything ``replay_game`` checks)."""
+def replay_result(game: GameState) -> dict[str, Any]:
+    """The result block of a replay (everything ``replay_game`` checks). The protocol's is
+    ``referee_service.wire.result_message``, what a bot receives ``bots_sdk.wire.game_result``."""
     return {
         "finishing_order": game.finishing_order,
         "points": game.points,
@@ -44,5 +45,5 @@ def game_replay(game: GameState) -> dict[str, Any]:
         "hands": [[str(c) for c in hand] for hand in game.initial_hands],
         "undealt": [str(c) for c in game.undealt],
         "moves": game.history,
-        "result": game_result(game) if game.is_over else None,
+        "result": replay_result(game) if game.is_over else None,
     }

@@ -21,9 +21,9 @@ from bots_sdk.cards import CARD_TEXT, parse_cards
 from .deal import deal
 from .game import Game, IllegalMove
 from .options import PRESETS, Options
-from .record import REPLAY_SCHEMA, game_replay, game_result
+from .record import REPLAY_SCHEMA, game_replay, replay_result
 
-__all__ = ["REPLAY_SCHEMA", "ReplayError", "game_replay", "game_result", "replay_game", "replay_read"]
+__all__ = ["REPLAY_SCHEMA", "ReplayError", "game_replay", "replay_result", "replay_game", "replay_read"]
 
 _REQUIRED = ("preset", "players", "hands", "moves", "starting")
 _CARDS = frozenset(CARD_TEXT)
@@ -136,7 +136,7 @@ def replay_game(replay: str | bytes | Mapping[str, Any], check: bool = True) -> 
     if check and replay.get("result") is not None:
         if not game.is_over:
             raise ReplayError("replay stores a result but its moves do not finish the game")
-        got = game_result(game)
+        got = replay_result(game)
         stored = replay["result"]
         for key, value in got.items():
             if key in stored and stored[key] != value:

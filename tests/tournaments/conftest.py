@@ -9,7 +9,8 @@ from django.contrib.auth.models import Permission, User
 
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as pb
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
-from tournaments.referee import GameResult
+from referee_service.wire import game_timing
+from tournaments.play.referee import FinishedGame
 from tournaments.services.accounts import bot_create
 from tournaments.services.tournaments import (
     tournament_create,
@@ -21,7 +22,7 @@ POINTS_BY_PLACE = {2: [2, -2], 3: [2, 0, -2], 4: [2, 1, -1, -2]}
 
 
 def make_result(index: int, order: list[int], seat_participants: list[int] | None = None,
-                instant_winner: int | None = None, seed: str | None = None) -> GameResult:
+                instant_winner: int | None = None, seed: str | None = None) -> FinishedGame:
     """A finished game as the referee streams it: `order` is the finishing order of seats.
 
     Its hands are made up, so by default it names no deal seed (the recorder checks a
@@ -55,25 +56,29 @@ def make_result(index: int, order: list[int], seat_participants: list[int] | Non
         },
     }
     timing = {"schema": "tienlen.timing/1", "moves": [{"seat": 0, "elapsed_ms": 1.5, "fallback": None}]}
-    return game_result(index, replay, seat_participants=seat_participants, timing=timing, seed=seed or "")
+    return finished_game(index, replay, seat_participants=seat_participants, timing=timing, seed=seed or "")
 
 
-def game_result(index: int, replay: dict, *, seat_participants: list[int] | None = None,
-                timing: dict | None = None, seed: str = "", forfeited: list[int] = ()) -> GameResult:
+def finished_game(index: int, replay: dict, *, seat_participants: list[int] | None = None,
+                  timing: dict | None = None, seed: str = "", forfeited: list[int] = ()) -> FinishedGame:
     """What the worker records for a GameRecord the referee streams with this replay: the
-    record is built as the referee builds it and read by the worker's own path."""
+    record is built as the referee builds it (its typed fields from the replay and the
+    timing log, with the referee's own functions) and read by the worker's own path."""
     result = replay["result"]
+    timing = timing or {"schema": "tienlen.timing/1", "moves": []}
     record = org.GameRecord(
         game_index=index,
         seat_participants=seat_participants if seat_participants is not None else list(range(replay["players"])),
         replay_json=json.dumps(replay, separators=(",", ":")),
-        timing_json=json.dumps(timing or {"schema": "tienlen.timing/1", "moves": []}, separators=(",", ":")),
+        timing_json=json.dumps(timing, separators=(",", ":")),
         forfeited=forfeited,
         result=pb.GameResult(finishing_order=result["finishing_order"], points=result["points"],
-                             instant_winner=result.get("instant_winner")),
+                             instant_winner=result.get("instant_winner"), tied=result.get("tied") or ()),
         seed=seed,
+        replay_schema=replay.get("schema") or "",
+        timing=game_timing(timing["moves"], replay["players"]),
     )
-    return GameResult.from_record(record)
+    return FinishedGame.from_record(record)
 
 
 @pytest.fixture(autouse=True)

@@ -3,14 +3,14 @@
 The referee's flow is tested with a real referee and worker (test_worker.py); tests that
 need many tables in precise states (a knockout between rounds, half-played tables) play
 them here instead: real engine games dealt from the committed seeds (`table_plan`), turned
-into the GameResults the referee streams, recorded by the real services.
+into the FinishedGames the worker reads from what the referee streams, recorded by the real services.
 """
 
 from __future__ import annotations
 
 from bots_sdk.rules import Game
-from tests.tournaments.conftest import game_result
-from tournaments.referee import GameResult
+from tests.tournaments.conftest import finished_game
+from tournaments.play.referee import FinishedGame
 from tournaments.services.recording import table_games_record
 from tournaments.services.tables import table_plan
 
@@ -28,7 +28,7 @@ def play_game(seed: str, players: int, *, preset: str = "south", starting: bool 
     return game
 
 
-def table_play_locally(*, table_id: int, games: int | None = None) -> list[GameResult]:
+def table_play_locally(*, table_id: int, games: int | None = None) -> list[FinishedGame]:
     """Record the table's next `games` games (all that remain: None), as the worker does."""
     plan = table_plan(table_id=table_id)
     assert plan is not None, "nothing to play at this table"
@@ -45,7 +45,7 @@ def table_play_locally(*, table_id: int, games: int | None = None) -> list[GameR
                          leader=None if starting else leader)
         replay = game.replay()
         seating = [(s + index % n) % n for s in range(n)] if rotation else list(range(n))
-        results.append(game_result(index, replay, seat_participants=seating, seed=plan.deal_seeds[offset]))
+        results.append(finished_game(index, replay, seat_participants=seating, seed=plan.deal_seeds[offset]))
         leader, starting = game.next_leader, bool(game.next_starting)
     table_games_record(table_id=table_id, results=results)
     return results

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from tournaments import tasks
+from tournaments.play import stream
 
 
 def _stream(gaps_s: list[float]):
@@ -19,12 +19,12 @@ def _stream(gaps_s: list[float]):
 
 
 def _batches(monkeypatch, gaps_s: list[float]) -> list[list]:
-    monkeypatch.setattr(tasks, "referee_play_table", _stream(gaps_s))
-    return list(tasks._event_batches(SimpleNamespace(table_id=1)))
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", _stream(gaps_s))
+    return list(stream.event_batches(SimpleNamespace(table_id=1)))
 
 
 def test_a_tables_games_arriving_within_milliseconds_are_recorded_together(monkeypatch) -> None:
-    monkeypatch.setattr(tasks, "BATCH_WINDOW_S", 0.5)  # the 20 ms default, with room for a loaded machine
+    monkeypatch.setattr(stream, "BATCH_WINDOW_S", 0.5)  # the 20 ms default, with room for a loaded machine
     batches = _batches(monkeypatch, [0.0, 0.002, 0.002, 0.002])
     assert batches == [["game 0", "game 1", "game 2", "game 3", "outcome"]]
 
@@ -42,10 +42,10 @@ def test_an_error_ends_the_batch_after_the_games_before_it(monkeypatch) -> None:
         yield "game 0"
         raise RuntimeError("stream broke")
 
-    monkeypatch.setattr(tasks, "referee_play_table", play)
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", play)
     seen = []
     try:
-        for batch in tasks._event_batches(SimpleNamespace(table_id=1)):
+        for batch in stream.event_batches(SimpleNamespace(table_id=1)):
             seen.append(batch)
     except RuntimeError as exc:
         assert "stream broke" in str(exc)

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from referee_service.pool import BotSlots, PoolMember, RefereeReport
 from tournaments.models import Referee
-from tournaments.referee_pool import (
+from tournaments.play.pool import (
     DjangoRefereePool,
     pool_connected_bots,
     referee_heartbeat,

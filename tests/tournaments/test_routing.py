@@ -21,9 +21,10 @@ from django.db import connection
 from referee_service.pool import BotSlots, RefereeReport
 from tests.celery_helpers import isolated_celery_worker
 from tests.needs import need_postgresql
-from tournaments import routing, selectors
+from tournaments import selectors
 from tournaments.models import Game, Referee, Table, Tournament
-from tournaments.referee_pool import referee_heartbeat
+from tournaments.play import routing
+from tournaments.play.pool import referee_heartbeat
 from tournaments.services.accounts import bot_create
 from tournaments.services.ratings import ratings_recompute
 from tournaments.services.tournaments import (
@@ -187,7 +188,7 @@ def pool_referees(settings) -> Iterator[dict]:
     """Three referees on loopback ports, registered in the pool in the test database."""
     need_postgresql("referees, bots and a worker write the pool and the games at once")
     from referee_service.server import RefereeThread
-    from tournaments.referee_pool import DjangoRefereePool
+    from tournaments.play.pool import DjangoRefereePool
     from tournaments.token_store import DjangoTokenStore
 
     settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN

@@ -178,7 +178,7 @@ def test_a_malformed_game_record_fails_the_table_with_the_reason(organiser, bots
         yield make_result(0, [0, 1, 2, 3])
         yield make_result(1, [0, 1, 2, 3], seat_participants=[0, 0, 0, 0])
 
-    monkeypatch.setattr(tasks, "referee_play_table", misbehaving_referee)
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", misbehaving_referee)
     assert tasks.table_play_task(table.pk) == "failed"
     table.refresh_from_db()
     assert table.status == "failed"
@@ -195,7 +195,7 @@ def test_a_delayed_start_is_picked_up_by_the_beat_tick(organiser, bots, monkeypa
 
     queued: list[int] = []
     monkeypatch.setattr(tasks.tournament_schedule_task, "delay", lambda pk: queued.append(pk))
-    monkeypatch.setattr(tasks.routing, "pool_bots_available", lambda: None)
+    monkeypatch.setattr("tournaments.play.routing.pool_bots_available", lambda: None)
     tournament = tournament_create(organiser=organiser, name="Later", format="round_robin", seats_per_table=2)
     for bot in bots[:2]:
         tournament_entrant_add(tournament=tournament, bot=bot)

@@ -1,4 +1,4 @@
-"""Table leases (tournaments.table_lifecycle, tournaments.leases): who plays a table, when a
+"""Table leases (tournaments.play.lifecycle, tournaments.play.leases): who plays a table, when a
 dead worker's table is claimed, and how a taken-over attempt is fenced. On real rows; the
 heartbeat and reaper threads run for real against the test database."""
 
@@ -14,9 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from tests.tournaments.conftest import running_round_robin
-from tournaments import leases
 from tournaments.models import Table
-from tournaments.table_lifecycle import (
+from tournaments.play import leases
+from tournaments.play.lifecycle import (
     LeaseHeld,
     LeaseLost,
     LeaseTimes,
@@ -267,7 +267,7 @@ def test_a_task_whose_lease_is_taken_over_mid_table_stops_and_records_nothing_mo
     from tests.tournaments.conftest import make_result
     from tournaments import tasks
     from tournaments.models import Game
-    from tournaments.referee import TableOutcome
+    from tournaments.play.referee import TableOutcome
 
     def game_recorded(index: int) -> bool:
         return Game.objects.filter(table=table, index=index).exists()
@@ -287,8 +287,8 @@ def test_a_task_whose_lease_is_taken_over_mid_table_stops_and_records_nothing_mo
         finally:
             connection.close()  # this reader thread's own connection
 
-    monkeypatch.setattr(tasks, "referee_play_table", referee)
-    monkeypatch.setattr(tasks.routing, "route_connected", lambda route: None)
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", referee)
+    monkeypatch.setattr("tournaments.play.routing.route_connected", lambda route: None)
     assert tasks.table_play_task(table.pk) == "lease lost"
     assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0]
     row = Table.objects.get(pk=table.pk)
@@ -301,7 +301,7 @@ def test_a_second_copy_of_the_task_leaves_a_held_table_alone(table, monkeypatch)
     from tournaments import tasks
 
     assert start(table.pk, "worker-a")
-    monkeypatch.setattr(tasks, "referee_play_table", lambda plan, **_: pytest.fail("played twice at once"))
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", lambda plan, **_: pytest.fail("played twice at once"))
     assert tasks.table_play_task(table.pk) == "played by another worker"
     row = Table.objects.get(pk=table.pk)
     assert (row.lease_owner, row.attempts) == ("worker-a", 1)
@@ -356,8 +356,8 @@ def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_go
     from tests.tournaments.conftest import make_result
     from tournaments import tasks
     from tournaments.models import Game
-    from tournaments.referee import TableOutcome
-    from tournaments.table_lifecycle import lease_owner_new, lease_owner_process_gone
+    from tournaments.play.lifecycle import lease_owner_new, lease_owner_process_gone
+    from tournaments.play.referee import TableOutcome
 
     gone = subprocess.Popen(["true"])
     gone.wait()
@@ -371,8 +371,8 @@ def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_go
             yield make_result(i, [0, 1, 2, 3])
         yield TableOutcome(completed=True, next_game_index=plan.games_planned)
 
-    monkeypatch.setattr(tasks, "referee_play_table", referee)
-    monkeypatch.setattr(tasks.routing, "route_connected", lambda route: None)
+    monkeypatch.setattr("tournaments.play.referee.referee_play_table", referee)
+    monkeypatch.setattr("tournaments.play.routing.route_connected", lambda route: None)
     assert start(table.pk, alive)
     assert tasks.table_play_task(table.pk) == "played by another worker"  # alive: left alone
     Table.objects.filter(pk=table.pk).update(lease_owner=dead)

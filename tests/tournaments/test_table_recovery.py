@@ -12,6 +12,7 @@ from django.utils import timezone
 from tests.tournaments.conftest import make_result
 from tournaments import selectors
 from tournaments.models import GameSeat, Table, TableSeat, Tournament
+from tournaments.play.lifecycle import table_wait, tables_claim_stale
 from tournaments.services.recording import table_game_record
 from tournaments.services.tables import table_complete, table_plan, table_seats_forfeit
 from tournaments.services.tournaments import (
@@ -20,7 +21,6 @@ from tournaments.services.tournaments import (
     tournament_entrant_add,
     tournament_schedule,
 )
-from tournaments.table_lifecycle import table_wait, tables_claim_stale
 
 pytestmark = pytest.mark.django_db
 
@@ -186,7 +186,7 @@ def test_the_beat_tick_re_enqueues_a_stale_table(organiser, bots, settings, monk
     Table.objects.filter(pk=table.pk).update(progress_at=timezone.now() - timedelta(seconds=61))
     enqueued: list[int] = []
     monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
-    monkeypatch.setattr(tasks.routing, "pool_bots_available", lambda: {})
+    monkeypatch.setattr("tournaments.play.routing.pool_bots_available", lambda: {})
     report = tasks.tournaments_tick()
     assert report["resumed_stale"] == 1 and enqueued == [table.pk]
     assert tasks.tournaments_tick()["resumed_stale"] == 0 and enqueued == [table.pk]

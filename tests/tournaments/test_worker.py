@@ -155,7 +155,7 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
             recorded += real_record(table_id=table_id, results=[result], **lease)
         return recorded
 
-    monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_fourth_game)
+    monkeypatch.setattr("tournaments.play.attempt.table_games_record", dies_at_the_fourth_game)
     tournament_start(tournament=tournament)
     table_id = None
 
@@ -168,7 +168,7 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     wait_for(table_stuck, what="the crash")
     time.sleep(0.5)
     assert Tournament.objects.get(pk=tournament.pk).status == "running"
-    monkeypatch.setattr("tournaments.tasks.table_games_record", real_record)
+    monkeypatch.setattr("tournaments.play.attempt.table_games_record", real_record)
     # The broker redelivers the unacknowledged task (acks_late); a second copy races it.
     from tournaments.tasks import table_play_task
 
@@ -312,11 +312,11 @@ def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeyp
             recorded += real_record(table_id=table_id, results=[result], **lease)
         return recorded
 
-    monkeypatch.setattr("tournaments.tasks.table_games_record", dies_at_the_third_game)
+    monkeypatch.setattr("tournaments.play.attempt.table_games_record", dies_at_the_third_game)
     tournament_start(tournament=tournament)
     wait_for(lambda: calls["n"] >= 3 and Table.objects.filter(tournament=tournament, games_recorded=2).exists(),
              what="the crash")
-    monkeypatch.setattr("tournaments.tasks.table_games_record", real_record)
+    monkeypatch.setattr("tournaments.play.attempt.table_games_record", real_record)
     table = Table.objects.get(tournament=tournament)
     # The failed attempt freed its lease (a reaper claims it a lease later: 30 s by default).
     assert table.status == "waiting" and "worker killed" in table.last_error and not table.lease_owner

@@ -15,6 +15,9 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    CLOSED,
+)
 from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
 from tournaments.scheduling.owners import (
     owner_rule_applies,
@@ -23,9 +26,6 @@ from tournaments.services.accounts import bot_version_touch
 from tournaments.services.ratings import ratings_by_bot
 from tournaments.services.tournaments import tables_create
 from tournaments.services.verification import bots_unverified
-from tournaments.table_lifecycle import (
-    CLOSED,
-)
 
 
 def ladder_tick(

@@ -8,11 +8,10 @@ import zlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from tournaments.bulk import insert_rows, models_insert, table_with_tournament
 from tournaments.deals import (
     deals_reveal,
     deals_reveal_recording,
@@ -30,20 +29,22 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import table_progress, table_progress_save
+from tournaments.play.referee import FinishedGame
 from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
-from tournaments.referee import GameResult
 from tournaments.services.ratings import rating_pool_get
-from tournaments.table_lifecycle import table_progress, table_progress_save
+from tournaments.statements import Insert, Names, marks, models_insert, statement
+from tournaments.table_rows import table_with_tournament
 
 
-def table_game_record(*, table_id: int, result: GameResult) -> Game | None:
+def table_game_record(*, table_id: int, result: FinishedGame) -> Game | None:
     """Record one finished game exactly once; None when it was already recorded."""
     games = table_games_record(table_id=table_id, results=[result])
     return games[0] if games else None
 
 
 def table_games_record(
-    *, table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+    *, table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
 ) -> list[Game]:
     """Record finished games (seats, replay, rating updates) in one transaction.
 
@@ -88,30 +89,19 @@ def _pool_ids(tournament: Tournament, sizes: set[int]) -> dict[int, int]:
     return ids
 
 
-def _timing_summary(timing: dict, players: int) -> tuple[dict, list[int], int]:
-    """Per-seat totals of the referee's per-move timing (the full log goes with the replay)."""
-    per_seat = [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(players)]
-    elapsed = 0.0
-    moves = timing.get("moves") or []
-    for move in moves:
-        ms = float(move.get("elapsed_ms") or 0.0)
-        elapsed += ms
-        seat = move.get("seat")
-        if isinstance(seat, int) and 0 <= seat < players:
-            row = per_seat[seat]
-            row["moves"] += 1
-            row["thinking_ms"] += float(move.get("thinking_ms") or ms)
-            row["max_ms"] = max(row["max_ms"], ms)
-            row["fallbacks"] += bool(move.get("fallback"))
-    for row in per_seat:
-        row["thinking_ms"] = round(row["thinking_ms"], 1)
-        row["max_ms"] = round(row["max_ms"], 1)
-    summary = {"moves": len(moves), "elapsed_ms": round(elapsed, 1), "per_seat": per_seat}
-    return summary, [row["fallbacks"] for row in per_seat], int(elapsed)
+def _timing_summary(result: FinishedGame) -> tuple[dict, list[int], int]:
+    """The stored per-seat totals of the referee's per-move timing (summed by the referee:
+    the full log goes with the replay, unparsed), the fallbacks per seat and the duration."""
+    per_seat = [
+        {"moves": t.moves, "thinking_ms": round(t.thinking_ms, 1), "max_ms": round(t.max_ms, 1), "fallbacks": t.fallbacks}
+        for t in result.seat_timing
+    ] or [{"moves": 0, "thinking_ms": 0.0, "max_ms": 0.0, "fallbacks": 0} for _ in range(result.players)]
+    summary = {"moves": result.moves, "elapsed_ms": round(result.elapsed_ms, 1), "per_seat": per_seat}
+    return summary, [row["fallbacks"] for row in per_seat], int(result.elapsed_ms)
 
 
 def _record_batch(
-    table_id: int, results: Sequence[GameResult], lease_owner: str | None = None
+    table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
 ) -> tuple[list[Game], ValueError | None]:
     """Record the results up to the first malformed one; return it as the error."""
     # The tournament's row lock makes one writer at a time decide which games are due for
@@ -124,7 +114,7 @@ def _record_batch(
     rows = _deals_of(tournament.pk, table.deal_group, {r.game_index // per_deal for r in results})
     deals = {index: (pk, seed) for pk, index, seed, _ in rows}
     revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
-    unique: dict[int, GameResult] = {}
+    unique: dict[int, FinishedGame] = {}
     error = None
     for result in results:
         error = _record_problem(result, len(seats)) or _deal_problem(result, deals.get(result.game_index // per_deal))
@@ -146,7 +136,7 @@ def _record_batch(
     pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
     for result in new:
-        summary, fallbacks, duration = _timing_summary(result.timing, result.players)
+        summary, fallbacks, duration = _timing_summary(result)
         pool_id = pool_ids.get(result.players)
         game = Game(
             table_id=table_id, index=result.game_index, deal_id=deals[result.game_index // per_deal][0],
@@ -179,20 +169,13 @@ def _record_batch(
     for due in placed:
         due.revealed = due.index // per_deal in revealed
     rating = ratings_take_due(tournament=tournament, new=placed, new_table_id=table_id)
-    models_insert(games)
+    models_insert(_INSERT_GAMES, games)
     for replay in replays:
         replay.game_id = replay.game.pk
     # Seats and rating changes are plain rows: a pipelined prepared INSERT costs a fraction
     # of building model instances (recording must stay far cheaper than playing).
-    insert_rows(
-        GameSeat,
-        ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
-        [(g.pk, *rest) for g, *rest in game_seats],
-    )
-    insert_rows(
-        Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"],
-        [(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays],
-    )
+    _INSERT_SEATS.run([(g.pk, *rest) for g, *rest in game_seats])
+    _INSERT_REPLAYS.run([(r.game_id, r.schema, r.encoding, r.data, r.raw_size, r.timing) for r in replays])
     table_fields = table_progress(table=table, now=timezone.now())
     if table_id in rating.table_rated:
         table_fields["games_rated"] = rating.table_rated[table_id]
@@ -207,8 +190,16 @@ def _record_batch(
     return games, error
 
 
-# The recorder's three reads, written out: the ORM spent more compiling them on every batch
-# than PostgreSQL spent running them (benchmarks/README.md, the pipeline).
+# The recorder's statements, written out (tournaments.statements): the ORM spent more
+# building them on every batch than PostgreSQL spent running them (docs/architecture.md).
+_INSERT_GAMES = Insert("recording.games", Game, [f.name for f in Game._meta.concrete_fields if not f.primary_key],
+                       returning=True)
+_INSERT_SEATS = Insert(
+    "recording.seats", GameSeat,
+    ["game_id", "seat", "bot_id", "entrant_id", "version_id", "place", "points", "strikes", "forfeited"],
+    copy=True,  # a batch's 16+ seat rows: COPY measured faster than the INSERT
+)
+_INSERT_REPLAYS = Insert("recording.replays", Replay, ["game_id", "schema", "encoding", "data", "raw_size", "timing"])
 
 
 class _Seat(NamedTuple):
@@ -219,36 +210,30 @@ class _Seat(NamedTuple):
     version_id: int | None
 
 
+@statement("recording.seats-with-versions")
+def _seats_sql() -> str:
+    s, e, v = Names(TableSeat, "s"), Names(Entrant, "e"), Names(BotVersion, "v")
+    newest = (f"SELECT {v.id} FROM {v} WHERE {v.bot_id} = {e.bot_id} "
+              f"ORDER BY {v.first_seen_at} DESC, {v.id} DESC LIMIT 1")
+    return (f"SELECT {s.seat}, {s.forfeited}, {e.id}, {e.bot_id}, ({newest}) "
+            f"FROM {s} JOIN {e} ON {e.id} = {s.entrant_id} WHERE {s.table_id} = %s ORDER BY {s.seat}")
+
+
 def _seats_with_versions(table_id: int) -> list[_Seat]:
-    sql = _sql.get("seats")
-    if sql is None:
-        q = connection.ops.quote_name
-        sql = _sql["seats"] = (
-            f"SELECT s.{q('seat')}, s.{q('forfeited')}, e.{q('id')}, e.{q('bot_id')}, "
-            f"(SELECT v.{q('id')} FROM {q(BotVersion._meta.db_table)} v WHERE v.{q('bot_id')} = e.{q('bot_id')} "
-            f"ORDER BY v.{q('first_seen_at')} DESC, v.{q('id')} DESC LIMIT 1) "
-            f"FROM {q(TableSeat._meta.db_table)} s JOIN {q(Entrant._meta.db_table)} e ON e.{q('id')} = s.{q('entrant_id')} "
-            f"WHERE s.{q('table_id')} = %s ORDER BY s.{q('seat')}"
-        )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [table_id])
-        return [_Seat(seat, bool(forfeited), entrant, bot, version) for seat, forfeited, entrant, bot, version in cursor.fetchall()]
+    return [_Seat(seat, bool(forfeited), entrant, bot, version)
+            for seat, forfeited, entrant, bot, version in _seats_sql.rows([table_id])]
+
+
+@statement("recording.deals", {"indices": 1}, {"indices": 3})
+def _deals_sql(indices: int) -> str:
+    d = Names(Deal)
+    return (f"SELECT {d.id}, {d.index}, {d.seed}, {d.revealed_at} FROM {d} "
+            f"WHERE {d.tournament_id} = %s AND {d.group} = %s AND {d.index} IN ({marks(indices)})")
 
 
 def _deals_of(tournament_id: int, group: int, indices: set[int]) -> list[tuple]:
     """(pk, index, seed, revealed_at) of these deals of a deal group."""
-    q = connection.ops.quote_name
-    marks = ", ".join(["%s"] * len(indices))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {q('id')}, {q('index')}, {q('seed')}, {q('revealed_at')} FROM {q(Deal._meta.db_table)} "
-            f"WHERE {q('tournament_id')} = %s AND {q('group')} = %s AND {q('index')} IN ({marks})",
-            [tournament_id, group, *sorted(indices)],
-        )
-        return cursor.fetchall()
-
-
-_sql: dict[str, str] = {}
+    return _deals_sql.rows([tournament_id, group, *sorted(indices)], indices=len(indices))
 
 
 def deals_reveal_played(*, tournament: Tournament, groups: list[int] | None = None) -> int:
@@ -311,17 +296,16 @@ def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
     return done
 
 
-def _deal_problem(result: GameResult, deal: tuple[int, str] | None) -> ValueError | None:
+def _deal_problem(result: FinishedGame, deal: tuple[int, str] | None) -> ValueError | None:
     """The game must have been dealt from the deal committed for it (the messages are
     public table errors: they never show a seed)."""
     if deal is None:
         return ValueError(f"game {result.game_index}: no deal was committed for it")
-    for reported in (result.seed, result.replay.get("seed")):
-        if reported and reported != deal[1]:
-            return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
+    if result.seed and result.seed != deal[1]:
+        return ValueError(f"game {result.game_index}: it was not dealt from the deal committed for it")
     return None
 
 
-def _record_problem(result: GameResult, seats: int) -> ValueError | None:
+def _record_problem(result: FinishedGame, seats: int) -> ValueError | None:
     problem = result.problem(seats)
     return ValueError(f"game {result.game_index}: {problem}") if problem else None

@@ -1,6 +1,6 @@
 """Playing tables: the plan a worker sends to the referee, forfeits, and completing a table
 (seat results, places, what follows: the next knockout round or the end of the
-tournament, exactly once). Status changes go through tournaments.table_lifecycle."""
+tournament, exactly once). Status changes go through tournaments.play.lifecycle."""
 
 from __future__ import annotations
 
@@ -8,15 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from tournaments.bulk import (
-    table_read,
-    table_seats_with_bots,
-    table_with_tournament,
-    tournament_of_table_locked,
-)
+from referee_service.participants import participant_key
 from tournaments.deals import (
     games_per_deal,
     house_seed,
@@ -30,8 +25,15 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    CLOSED,
+    Event,
+    next_status,
+    table_close,
+    table_start,
+)
+from tournaments.play.referee import TablePlan
 from tournaments.rating_order import ratings_advance
-from tournaments.referee import TablePlan, participant_key
 from tournaments.scheduling.knockout import (
     SeatResult,
     knockout_advance_count,
@@ -40,18 +42,18 @@ from tournaments.scheduling.knockout import (
 )
 from tournaments.services.recording import deals_reveal_played
 from tournaments.services.tournaments import entrant_owners, tables_create, tournament_finish
-from tournaments.table_lifecycle import (
-    CLOSED,
-    Event,
-    next_status,
-    table_close,
-    table_start,
+from tournaments.statements import Names, statement
+from tournaments.table_rows import (
+    table_read,
+    table_seats_with_bots,
+    table_with_tournament,
+    tournament_of_table_locked,
 )
 
 
 def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
     """Mark a table running and say where to resume; None when there is nothing to play.
-    The attempt `lease_owner` takes the table's lease (table_lifecycle.table_start): raises
+    The attempt `lease_owner` takes the table's lease (play.lifecycle.table_start): raises
     LeaseHeld when another live attempt holds it."""
     with transaction.atomic():
         table, tournament = table_with_tournament(table_id, lock="both")
@@ -106,7 +108,7 @@ def _participant(seat: TableSeat) -> str:
     """The referee participant for a seat: a seat that forfeited the table is played for
     the rest of it by the stand-in house bot (the table goes on for the others)."""
     if seat.forfeited:
-        return f"house:{getattr(settings, 'TIENLEN_STAND_IN_HOUSE_BOT', 'random')}"
+        return participant_key(house_bot=getattr(settings, "TIENLEN_STAND_IN_HOUSE_BOT", "random"))
     return participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
 
 
@@ -129,20 +131,29 @@ class NextSteps:
     tournament_finished: bool = False
 
 
+@statement("tables.seat-results")
+def _table_seat_results() -> str:
+    """Once per table: the ORM's join cost more to build than to run."""
+    s, g = Names(GameSeat, "s"), Names(Game, "g")
+    return (f"SELECT {s.entrant_id}, {s.points}, {s.place}, {s.forfeited} FROM {s} "
+            f"JOIN {g} ON {g.id} = {s.game_id} WHERE {g.table_id} = %s")
+
+
+@statement("tables.seat-close")
+def _seat_close() -> str:
+    """One prepared UPDATE per seat, pipelined: bulk_update's CASE expressions cost more to
+    build than the whole rest of closing the table."""
+    s = Names(TableSeat)
+    return (f"UPDATE {s.TABLE} SET {s.forfeited} = %s, {s.points} = %s, {s.place} = %s, {s.advanced} = %s "
+            f"WHERE {s.id} = %s")
+
+
 def _table_stats(table: Table, seats: Sequence[TableSeat]) -> tuple[dict[int, list[int]], set[int]]:
     """Per entrant over the table's games: points, firsts, place sum, games; and the
     entrants that some recorded game shows forfeited (one query)."""
     stats = {s.entrant_id: [0, 0, 0, 0] for s in seats}
     forfeited_in_games = set()
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:  # written out: once per table, the ORM's join cost more
-        cursor.execute(
-            f"SELECT s.{quote('entrant_id')}, s.{quote('points')}, s.{quote('place')}, s.{quote('forfeited')} "
-            f"FROM {quote(GameSeat._meta.db_table)} s JOIN {quote(Game._meta.db_table)} g ON g.{quote('id')} = s.{quote('game_id')} "
-            f"WHERE g.{quote('table_id')} = %s",
-            [table.pk],
-        )
-        rows = cursor.fetchall()
+    rows = _table_seat_results.rows([table.pk])
     for entrant_id, points, place, forfeited in rows:
         if forfeited:
             forfeited_in_games.add(entrant_id)
@@ -225,14 +236,7 @@ def table_complete(
             seat.place = place
             if tournament.format == Tournament.Format.KNOCKOUT:
                 seat.advanced = place <= advance and not result.forfeited
-        # One prepared UPDATE per seat, pipelined: bulk_update's CASE expressions cost more to
-        # build than the whole rest of closing the table.
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                f"UPDATE {TableSeat._meta.db_table} SET forfeited = %s, points = %s, place = %s, advanced = %s "
-                "WHERE id = %s",
-                [(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats],
-            )
+        _seat_close.run_many([(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats])
         table_close(table=table, event=event, error=error, now=timezone.now())
         # A closed table plays no more games: the deals its group waited for it to play are
         # revealed, and the games planned after it may now be rated.

@@ -33,6 +33,9 @@ from tournaments.models import (
     TableSeat,
     Tournament,
 )
+from tournaments.play.lifecycle import (
+    tables_cancel,
+)
 from tournaments.rating_order import ratings_advance
 from tournaments.scheduling.knockout import (
     knockout_tables,
@@ -48,9 +51,6 @@ from tournaments.services.accounts import user_is_organiser
 from tournaments.services.ratings import rating_pool_get, ratings_by_bot
 from tournaments.services.recording import deals_reveal_played
 from tournaments.services.verification import NOT_VERIFIED, bot_entry_check, bots_unverified
-from tournaments.table_lifecycle import (
-    tables_cancel,
-)
 
 
 def _validate_rules(preset: str, options: dict, errors: dict) -> None:

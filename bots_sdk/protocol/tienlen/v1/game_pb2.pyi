@@ -291,6 +291,7 @@ class GameResult(_message.Message):
     INSTANT_WINNER_FIELD_NUMBER: _builtins.int
     FROZEN_FIELD_NUMBER: _builtins.int
     PAYMENTS_FIELD_NUMBER: _builtins.int
+    TIED_FIELD_NUMBER: _builtins.int
     instant_winner: _builtins.int
     @_builtins.property
     def finishing_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
@@ -302,6 +303,10 @@ class GameResult(_message.Message):
     def frozen(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def payments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Payment]: ...
+    @_builtins.property
+    def tied(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """seats sharing last place (after an instant win or a"""
+
     def __init__(
         self,
         *,
@@ -310,10 +315,11 @@ class GameResult(_message.Message):
         instant_winner: _builtins.int | None = ...,
         frozen: _abc.Iterable[_builtins.int] | None = ...,
         payments: _abc.Iterable[Global___Payment] | None = ...,
+        tied: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_instant_winner", b"_instant_winner", "instant_winner", b"instant_winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_instant_winner", b"_instant_winner", "finishing_order", b"finishing_order", "frozen", b"frozen", "instant_winner", b"instant_winner", "payments", b"payments", "points", b"points"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_instant_winner", b"_instant_winner", "finishing_order", b"finishing_order", "frozen", b"frozen", "instant_winner", b"instant_winner", "payments", b"payments", "points", b"points", "tied", b"tied"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__instant_winner: _TypeAlias = _typing.Literal["instant_winner"]  # noqa: Y015
     _WhichOneofArgType__instant_winner: _TypeAlias = _typing.Literal["_instant_winner", b"_instant_winner"]  # noqa: Y015

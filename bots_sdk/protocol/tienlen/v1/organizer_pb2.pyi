@@ -232,6 +232,8 @@ class GameRecord(_message.Message):
     DUPLICATE_SET_FIELD_NUMBER: _builtins.int
     ROTATION_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    REPLAY_SCHEMA_FIELD_NUMBER: _builtins.int
+    TIMING_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_index: _builtins.int
     replay_json: _builtins.str
@@ -242,6 +244,12 @@ class GameRecord(_message.Message):
     rotation: _builtins.int
     seed: _builtins.str
     """the deal seed of this game (organiser only; secret"""
+    replay_schema: _builtins.str
+    """until the deal is played everywhere)
+    What the organiser stores beside the replay, as typed fields so that it never parses
+    replay_json or timing_json (it stores both as received).
+    replay_json's "schema", e.g. "tienlen.replay/1"
+    """
     @_builtins.property
     def seat_participants(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
@@ -260,6 +268,10 @@ class GameRecord(_message.Message):
     def result(self) -> _game_pb2.GameResult:
         """per seat of this game"""
 
+    @_builtins.property
+    def timing(self) -> Global___GameTiming:
+        """timing_json's totals"""
+
     def __init__(
         self,
         *,
@@ -275,14 +287,79 @@ class GameRecord(_message.Message):
         duplicate_set: _builtins.int = ...,
         rotation: _builtins.int = ...,
         seed: _builtins.str = ...,
+        replay_schema: _builtins.str = ...,
+        timing: Global___GameTiming | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result", "timing", b"timing"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate_set", b"duplicate_set", "forfeited", b"forfeited", "game_index", b"game_index", "replay_json", b"replay_json", "result", b"result", "rotation", b"rotation", "seat_names", b"seat_names", "seat_participants", b"seat_participants", "seed", b"seed", "strikes", b"strikes", "table_id", b"table_id", "timing_json", b"timing_json"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate_set", b"duplicate_set", "forfeited", b"forfeited", "game_index", b"game_index", "replay_json", b"replay_json", "replay_schema", b"replay_schema", "result", b"result", "rotation", b"rotation", "seat_names", b"seat_names", "seat_participants", b"seat_participants", "seed", b"seed", "strikes", b"strikes", "table_id", b"table_id", "timing", b"timing", "timing_json", b"timing_json"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameRecord: _TypeAlias = GameRecord  # noqa: Y015
+
+@_typing.final
+class GameTiming(_message.Message):
+    """The totals of a game's timing log (timing_json), summed by the referee."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVES_FIELD_NUMBER: _builtins.int
+    ELAPSED_MS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    moves: _builtins.int
+    """moves in the log (every seat's)"""
+    elapsed_ms: _builtins.float
+    """the moves' elapsed times summed"""
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatTiming]:
+        """per seat of this game"""
+
+    def __init__(
+        self,
+        *,
+        moves: _builtins.int = ...,
+        elapsed_ms: _builtins.float = ...,
+        seats: _abc.Iterable[Global___SeatTiming] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["elapsed_ms", b"elapsed_ms", "moves", b"moves", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameTiming: _TypeAlias = GameTiming  # noqa: Y015
+
+@_typing.final
+class SeatTiming(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVES_FIELD_NUMBER: _builtins.int
+    THINKING_MS_FIELD_NUMBER: _builtins.int
+    MAX_MS_FIELD_NUMBER: _builtins.int
+    FALLBACKS_FIELD_NUMBER: _builtins.int
+    moves: _builtins.int
+    thinking_ms: _builtins.float
+    """summed; a move without a thinking time counts its elapsed time"""
+    max_ms: _builtins.float
+    """the longest move's elapsed time"""
+    fallbacks: _builtins.int
+    """moves the referee made for the seat (timeout, illegal, forfeited)"""
+    def __init__(
+        self,
+        *,
+        moves: _builtins.int = ...,
+        thinking_ms: _builtins.float = ...,
+        max_ms: _builtins.float = ...,
+        fallbacks: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fallbacks", b"fallbacks", "max_ms", b"max_ms", "moves", b"moves", "thinking_ms", b"thinking_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatTiming: _TypeAlias = SeatTiming  # noqa: Y015
 
 @_typing.final
 class TableResult(_message.Message):

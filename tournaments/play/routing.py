@@ -1,7 +1,7 @@
 """Which referee plays a table: routing over the referee pool, and failing over.
 
 Referees started with the platform's token store register in the pool
-(`tournaments.referee_pool`): each reports every second its capacity, its load and the
+(`tournaments.play.pool`): each reports every second its capacity, its load and the
 bots connected to it with their free table slots. A worker plays each table on the live
 referee that suits it best, judged in this order:
 
@@ -42,17 +42,18 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
 from django.db.models.functions import Now
 
+from referee_service.participants import participant_bot_id, participant_key
 from tournaments.models import Referee, Table
-from tournaments.referee import (
+from tournaments.play.pool import pool_connected_bots, referees_live
+from tournaments.play.referee import (
     RefereeUnavailable,
     TablePlan,
     referee_channel_drop,
     referee_list_bots,
 )
-from tournaments.referee_pool import pool_connected_bots, referees_live
+from tournaments.statements import Names, marks, statement
 
 #: Seconds a route this process chose counts towards its referee's load: about the time
 #: the referee needs to report the new table in its heartbeat (it reports at once, then
@@ -107,7 +108,7 @@ def referee_route(
     if not live:
         return Route(target=settings.REFEREE_TARGET)
     rng = rng or random
-    bots = [p[4:] for p in participants if p.startswith("bot:")]
+    bots = [b for b in map(participant_bot_id, participants) if b is not None]
     now = time.monotonic()
     running = _running_per_referee([r.referee_id for r in live])
 
@@ -127,23 +128,22 @@ def referee_route(
     return Route(
         target=best.address,
         referee_id=best.referee_id,
-        missing=tuple(f"bot:{b}" for b in bots if b not in slots),
+        missing=tuple(participant_key(bot_id=b) for b in bots if b not in slots),
         connected={b: str(s.get("version") or "") for b, s in slots.items()},
     )
+
+
+@statement("routing.running-per-referee", {"referees": 1}, {"referees": 2})
+def _running_sql(referees: int) -> str:
+    t = Names(Table)
+    return (f"SELECT {t.referee}, COUNT(*) FROM {t} WHERE {t.status} = %s AND {t.referee} IN ({marks(referees)}) "
+            f"GROUP BY {t.referee}")
 
 
 def _running_per_referee(referee_ids: list[str]) -> dict[str, int]:
     """Running tables per referee (written out: the ORM spent more building this grouped
     count, on every attempt, than PostgreSQL spent running it)."""
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {quote('referee')}, COUNT(*) FROM {quote(Table._meta.db_table)} "
-            f"WHERE {quote('status')} = %s AND {quote('referee')} IN ({', '.join(['%s'] * len(referee_ids))}) "
-            f"GROUP BY {quote('referee')}",
-            [Table.Status.RUNNING, *referee_ids],
-        )
-        return dict(cursor.fetchall())
+    return dict(_running_sql.rows([Table.Status.RUNNING, *referee_ids], referees=len(referee_ids)))
 
 
 def table_route(*, plan: TablePlan, avoid: Collection[str] = ()) -> Route:

@@ -1,6 +1,6 @@
 """The worker's side of table leases: the heartbeat that keeps a playing table's lease, and
 the reaper that finds tables whose holder died. The lease's state changes themselves are
-transitions of `tournaments.table_lifecycle` (`table_lease_renew`, `tables_claim_stale`).
+transitions of `tournaments.play.lifecycle` (`table_lease_renew`, `tables_claim_stale`).
 
 Both run in background threads so nothing is added to the per-game path: a table's
 recorder never waits for a renewal, and a renewal is one UPDATE every
@@ -24,7 +24,7 @@ from types import TracebackType
 from django.db import DatabaseError, connection
 
 from tournaments.models import Table
-from tournaments.table_lifecycle import LeaseLost, LeaseTimes, lease_owner_new, table_lease_renew
+from tournaments.play.lifecycle import LeaseLost, LeaseTimes, lease_owner_new, table_lease_renew
 
 log = logging.getLogger(__name__)
 

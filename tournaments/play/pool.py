@@ -97,7 +97,7 @@ def pool_connected_bots(referees: list[Referee] | None = None) -> dict[str, Pool
 class DjangoRefereePool:
     """`referee_service.pool.PoolRegistry` on the platform's database (loaded by the
     referee with `--pool auto` next to `DjangoTokenStore`, or `--pool
-    tournaments.referee_pool:DjangoRefereePool`). Called from one thread of the referee."""
+    tournaments.play.pool:DjangoRefereePool`). Called from one thread of the referee."""
 
     def __init__(self) -> None:
         _django_setup()

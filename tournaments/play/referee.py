@@ -2,13 +2,13 @@
 
 In: a `TablePlan` (what the table service decided a worker plays) becomes the referee's
 `PlayTableRequest` in one place, `TablePlan.request()`. Out: the organiser client yields the
-protobuf messages themselves; `GameResult.from_record` and `TableOutcome.from_result` read
-each once into what the recorder stores. Points and the finishing order come from the
-record's protobuf result (one source); the replay and timing JSON are kept exactly as the
-referee wrote them (stored compressed, never re-encoded) and parsed once for the few fields
-the recorder reads. This module also owns the mapping between table seats and referee
-participants (`bot:<id>` / `house:<name>`), so the rest of the app never sees the wire.
-Channels are created lazily per process: gRPC channels made before a fork hang in the
+protobuf messages themselves; `FinishedGame.from_record` and `TableOutcome.from_result` read
+each once into what the recorder stores. Everything the recorder reads is a typed field of
+the record (the result, the deal seed, the replay's schema, the timing log's totals per
+seat); the replay and timing JSON are kept exactly as the referee wrote them (stored
+compressed, never parsed nor re-encoded: the worker's CPU is the pipeline's bottleneck).
+Seats travel as participant keys (`referee_service.participants`: `bot:<id>` /
+`house:<name>`). Channels are created lazily per process: gRPC channels made before a fork hang in the
 child (Celery prefork).
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 from django.conf import settings
 
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+from referee_service.participants import participant_bot_id
 
 
 class RefereeUnavailable(Exception):
@@ -45,10 +46,6 @@ class TableBusy(Exception):
 
 class RefereeRejected(Exception):
     """The referee refused the request itself (INVALID_ARGUMENT): retrying cannot help."""
-
-
-def participant_key(*, bot_id: int, house_bot: str) -> str:
-    return f"house:{house_bot}" if house_bot else f"bot:{bot_id}"
 
 
 @dataclass(frozen=True)
@@ -81,13 +78,13 @@ class TablePlan:
     @property
     def bot_ids(self) -> list[int]:
         """The registered bots of the table (house bots and stand-ins excluded)."""
-        return [int(p[4:]) for p in self.participants if p.startswith("bot:")]
+        return [int(b) for b in map(participant_bot_id, self.participants) if b is not None]
 
     def absent(self, connected: Mapping[str, str]) -> list[str]:
         """The participants that forfeit when the connect deadline has passed: the bots not
         in `connected` (the referee's ListBots), or every participant when none is missing
         from it (the referee still found a seat it could not fill)."""
-        missing = [p for p in self.participants if p.startswith("bot:") and p[4:] not in connected]
+        missing = [p for p in self.participants if (b := participant_bot_id(p)) is not None and b not in connected]
         return missing or list(self.participants)
 
     def request(self) -> org.PlayTableRequest:
@@ -117,14 +114,26 @@ class TablePlan:
 
 
 @dataclass(frozen=True)
-class GameResult:
-    """One finished game as recorded: seats map to participant indices (request order).
+class SeatTiming:
+    """One seat's totals of a game's timing log (as the referee summed them)."""
 
-    Build it with `from_record` from the referee's GameRecord. `points`,
-    `finishing_order` and `instant_winner` are the record's protobuf result; `replay_text`
-    and `timing_text` are the JSON exactly as received (stored as they are); `replay` and
-    `timing` are those texts parsed once, for the fields the recorder reads (the replay's
-    schema, seed, tied seats, and its result for one consistency check)."""
+    moves: int
+    thinking_ms: float
+    max_ms: float
+    fallbacks: int
+
+
+@dataclass(frozen=True)
+class FinishedGame:
+    """One finished game as the worker records it: seats map to participant indices
+    (request order). The tournaments layer's name for a game's result; the protocol's is
+    `GameResult` (inside the referee's `GameRecord`), a bot's `bots_sdk.bot.GameResult`.
+
+    Build it with `from_record` from the referee's GameRecord, whose typed fields carry all
+    the recorder reads: the result (points, finishing order, instant winner, tied seats),
+    the deal seed, the replay's schema and the timing log's totals. `replay_text` and
+    `timing_text` are the JSON exactly as received, stored as they are and never parsed
+    here."""
 
     game_index: int
     seat_participants: list[int]
@@ -133,23 +142,19 @@ class GameResult:
     instant_winner: int | None
     replay_text: str
     timing_text: str
-    replay: dict[str, Any]
-    timing: dict[str, Any]
+    schema: str = ""
+    tied: list[int] = field(default_factory=list)
     strikes: list[int] = field(default_factory=list)
     forfeited: list[int] = field(default_factory=list)
     seed: str = ""
+    moves: int = 0  # in the timing log
+    elapsed_ms: float = 0.0  # every move's, summed
+    seat_timing: list[SeatTiming] = field(default_factory=list)  # per seat of this game
 
     @classmethod
-    def from_record(cls, record: org.GameRecord) -> GameResult:
-        """Read a GameRecord once. Raises ValueError when its JSON does not parse."""
-        try:
-            replay = json.loads(record.replay_json)
-            timing = json.loads(record.timing_json) if record.timing_json else {}
-        except ValueError as exc:
-            raise ValueError(f"game {record.game_index}: its replay or timing is not JSON: {exc}") from None
-        if not isinstance(replay, dict) or not isinstance(timing, dict):
-            raise ValueError(f"game {record.game_index}: its replay and timing must be JSON objects")
-        result = record.result
+    def from_record(cls, record: org.GameRecord) -> FinishedGame:
+        """Read a GameRecord's typed fields once (its JSON is kept as text)."""
+        result, timing = record.result, record.timing
         return cls(
             game_index=record.game_index,
             seat_participants=list(record.seat_participants),
@@ -158,31 +163,25 @@ class GameResult:
             instant_winner=result.instant_winner if result.HasField("instant_winner") else None,
             replay_text=record.replay_json,
             timing_text=record.timing_json,
-            replay=replay,
-            timing=timing,
+            schema=record.replay_schema,
+            tied=list(result.tied),
             strikes=list(record.strikes),
             forfeited=list(record.forfeited),
             seed=record.seed,
+            moves=timing.moves,
+            elapsed_ms=timing.elapsed_ms,
+            seat_timing=[SeatTiming(s.moves, s.thinking_ms, s.max_ms, s.fallbacks) for s in timing.seats],
         )
 
     @property
     def players(self) -> int:
         return len(self.seat_participants)
 
-    @property
-    def schema(self) -> str:
-        return str(self.replay.get("schema") or "")
-
-    @property
-    def replay_result(self) -> dict[str, Any]:
-        result = self.replay.get("result")
-        return result if isinstance(result, dict) else {}
-
     def places(self) -> list[int]:
         """1-based place per seat; players sharing last place get the same (last) place."""
         n = self.players
         order = self.finishing_order
-        shared = set(self.replay_result.get("tied") or ())
+        shared = set(self.tied)
         if self.instant_winner is not None:
             shared = {s for s in range(n) if s != self.instant_winner}
             order = [self.instant_winner]
@@ -198,9 +197,13 @@ class GameResult:
             return f"seat_participants {self.seat_participants} do not match the table"
         if len(self.points) != self.players or sum(self.points) != 0:
             return f"points {self.points} are not a zero-sum list per seat"
-        replay = self.replay_result
-        if replay.get("points") != self.points or replay.get("finishing_order") != self.finishing_order:
-            return "its replay's result differs from the result the referee reported"
+        order = self.finishing_order
+        if len(set(order)) != len(order) or any(not 0 <= seat < self.players for seat in order):
+            return f"finishing order {self.finishing_order} is not a list of distinct seats"
+        if not self.replay_text or not self.schema:
+            return "it carries no replay (or no replay schema)"
+        if self.seat_timing and len(self.seat_timing) != self.players:
+            return f"its timing totals name {len(self.seat_timing)} seats for {self.players} players"
         return None
 
 
@@ -262,7 +265,7 @@ def referee_channel_drop(*, target: str) -> None:
         client.close()
 
 
-def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterator[GameResult | TableOutcome]:
+def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterator[FinishedGame | TableOutcome]:
     """Play (or resume) a table on the referee at `target` (default: REFEREE_TARGET),
     yielding its games and outcome as they stream in.
 
@@ -273,7 +276,7 @@ def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterato
     try:
         for event in _client(target).play_table(plan.request()):
             if isinstance(event, org.GameRecord):
-                yield GameResult.from_record(event)
+                yield FinishedGame.from_record(event)
             elif isinstance(event, org.TableResult):
                 yield TableOutcome.from_result(event)
     except RefereeError as exc:

@@ -47,6 +47,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from tournaments.models import Table, Tournament
+from tournaments.statements import Names, statement
 
 Status = Table.Status
 
@@ -234,28 +235,27 @@ def table_progress_save(
     holder's late games still count on a table closed meanwhile, as before leases. One
     statement, the one the recorder made anyway: written out (plain values, and counters
     raised by `increments`), as the ORM spent more building it than PostgreSQL running it."""
-    quote = connection.ops.quote_name
-    sets, params = [], []
-    for name, value in fields.items():
-        model_field = Table._meta.get_field(name)
-        sets.append(f"{quote(model_field.column)} = %s")
-        params.append(model_field.get_db_prep_save(value, connection))
-    for name, step in (increments or {}).items():
-        column = quote(Table._meta.get_field(name).column)
-        sets.append(f"{column} = {column} + %s")
-        params.append(step)
-    if not sets:
+    params = [Table._meta.get_field(name).get_db_prep_save(value, connection) for name, value in fields.items()]
+    steps = increments or {}
+    if not params and not steps:
         return
-    sql = f"UPDATE {quote(Table._meta.db_table)} SET {', '.join(sets)} WHERE {quote('id')} = %s"
-    params.append(table_id)
-    if owner is not None:
-        sql += f" AND {quote('lease_owner')} = %s"
+    params += [*steps.values(), table_id]
+    fenced = owner is not None
+    if fenced:
         params.append(owner)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        updated = cursor.rowcount
+    updated = _progress_sql.run(params, sets=tuple(fields), raises=tuple(steps), fenced=fenced)
     if not updated and owner is not None:
         raise LeaseLost(table_id, owner)
+
+
+@statement("lifecycle.progress-save",
+           {"sets": ("progress_at", "waiting_since", "games_rated"), "raises": ("games_recorded",), "fenced": True},
+           {"sets": (), "raises": ("games_recorded",), "fenced": False})
+def _progress_sql(sets: tuple[str, ...], raises: tuple[str, ...], fenced: bool) -> str:
+    t = Names(Table)
+    assignments = [f"{t.col(name)} = %s" for name in sets] + [f"{t.col(name)} = {t.col(name)} + %s" for name in raises]
+    return (f"UPDATE {t.TABLE} SET {', '.join(assignments)} WHERE {t.id} = %s"
+            + (f" AND {t.lease_owner} = %s" if fenced else ""))
 
 
 def table_close(*, table: Table, event: Event, error: str = "", now: datetime) -> bool:

@@ -1,0 +1,50 @@
+"""The beat's periodic tick (`tasks.tournaments_tick`): the work due now, found and done
+here so that the task only enqueues it.
+
+Starts nothing itself: it feeds every running ladder (new tables seated among the bots with
+a free slot on some live referee) and says which tournaments are due to start, which tables
+were forgotten (their first task lost) and which tournaments have revealed deals whose
+luck baselines were never computed (their task lost with a worker)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from tournaments.models import Deal, Tournament
+from tournaments.play import routing
+from tournaments.play.lifecycle import tables_forgotten
+from tournaments.services.ladder import ladder_tick
+
+#: Tournaments whose lost baselines one tick re-enqueues at most.
+BASELINES_BEHIND_PER_TICK = 20
+
+
+@dataclass
+class TickWork:
+    """What the tick's task enqueues."""
+
+    tournaments_due: list[int] = field(default_factory=list)  # scheduled to start by now
+    ladder_tables: list[int] = field(default_factory=list)  # created by this tick
+    tables_forgotten: list[int] = field(default_factory=list)  # pending, never attempted
+    baselines_behind: list[int] = field(default_factory=list)  # tournaments with deals to analyse
+
+
+def tick_run(*, now: datetime) -> TickWork:
+    """Feed the running ladders and find the work due at `now`."""
+    work = TickWork()
+    work.tournaments_due = list(
+        Tournament.objects.filter(status=Tournament.Status.SCHEDULED, starts_at__lte=now).values_list("id", flat=True)
+    )
+    ladders = list(Tournament.objects.filter(status=Tournament.Status.RUNNING, format=Tournament.Format.LADDER))
+    if ladders:
+        connected = routing.pool_bots_available()  # bots with a free slot across the pool
+        for ladder in ladders:
+            work.ladder_tables += ladder_tick(tournament=ladder, connected=connected)
+    work.tables_forgotten = tables_forgotten(now=now)
+    # Revealed deals with games and no baseline yet: their task was lost.
+    work.baselines_behind = list(
+        Deal.objects.filter(revealed_at__isnull=False, baseline__isnull=True, games__isnull=False)
+        .order_by("tournament_id").values_list("tournament_id", flat=True).distinct()[:BASELINES_BEHIND_PER_TICK]
+    )
+    return work
