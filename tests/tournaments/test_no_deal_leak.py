@@ -204,6 +204,11 @@ def test_pending_tables_of_a_worker_played_round_robin_leak_nothing(django_user_
     at INFO (referee, worker, services) shows a deal seed, played or not."""
     import logging
 
+    from tests.needs import need_postgresql
+
+    need_postgresql("the worker and the test write the tables at once; SQLite's shared "
+                    "in-memory test database locks them ('database table is locked')")
+
     caplog.set_level(logging.INFO)
     referee_log = logging.getLogger("referee_service")  # it may not propagate (logs.configure)
     referee_level = referee_log.level
