@@ -69,27 +69,13 @@ from tournaments.models import (
 )
 from tournaments.ratings.plackett_luce import plackett_luce_fit
 from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
+from tournaments.sealing import revealed, sealed_games
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 Z95 = 1.96
 
 
-# --- sealed results (docs/fair-play.md) -------------------------------------------------
-
-
-def revealed(path: str = "") -> Q:
-    """Games (reached through `path`, e.g. "game__") whose deal is revealed: the only ones
-    whose result any public read may show or count. A join to games and deals: reads of
-    one tournament exclude `sealed_games` instead, which costs less."""
-    return Q(**{f"{path}deal__revealed_at__isnull": False})
-
-
-def sealed_games(*, tournament: Tournament) -> QuerySet[Game]:
-    """The ids of the tournament's sealed games (recorded, deal not revealed), for
-    `.exclude(game_id__in=...)`: a hashed subplan over the few sealed games, where joining
-    every seat to its game and deal cost the 10,000-game standings 3x the time
-    (benchmarks/README.md, sealed results)."""
-    return Game.objects.filter(table__tournament_id=tournament.pk, deal__revealed_at__isnull=True).values("id")
+# --- sealed results (docs/fair-play.md; the rule itself: tournaments.sealing) ---------
 
 
 def _sealed_games(table: OuterRef) -> Exists:
