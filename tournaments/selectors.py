@@ -66,6 +66,7 @@ from tournaments.models import (
 )
 from tournaments.ratings.plackett_luce import plackett_luce_fit
 from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
+from tournaments.scoring.intervals import half_width
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
 Z95 = 1.96
@@ -285,13 +286,14 @@ class StandingRow:
 
 
 def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
+    """Mean and 95% half-width from sums, by the one interval rule (Student t:
+    tournaments.scoring.intervals), as the luck-adjusted standings."""
     if n == 0:
         return 0.0, 0.0
     mean = total / n
     if n < 2:
         return mean, float("inf")
-    variance = max(0.0, (total_sq - n * mean * mean) / (n - 1))
-    return mean, Z95 * math.sqrt(variance / n)
+    return mean, half_width((total_sq - n * mean * mean) / (n - 1), n)
 
 
 def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
@@ -299,7 +301,8 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     strengths). Knockouts rank by the round reached first: the winner, the final's other
     places, then each earlier round's losers by their place at that table.
 
-    Each row has 95% confidence intervals for mean points and mean place, the bot's current
+    Each row has 95% confidence intervals (Student t, the luck-adjusted standings' rule)
+    for mean points and mean place, the bot's current
     pool Elo and, with `with_strength`, the tournament's Plackett-Luce strength
     (order-independent). The sums are aggregated in the database, so a 10,000-game
     tournament costs about what a small one does; the strength fit needs every game's

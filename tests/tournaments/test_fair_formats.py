@@ -139,12 +139,15 @@ def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere
     rows = {r["bot_name"]: r for r in body["rows"]}
     assert len(rows) == 8 and all(r["games"] == 4 and r["compared"] == 4 for r in rows.values())
     # Both tables finished 0, 1, 2, 3 by seat on the same deals: each seat scored what its
-    # counterpart scored, so what is left is the distance from the house-bot baseline.
+    # counterpart scored, so what is left is the distance from the house-bot baseline —
+    # all of it, once the counterpart's own strength (the same) is allowed for; the
+    # uncorrected score split it with the counterpart (half of it).
     deals = {d.index: d.baseline for d in Deal.objects.filter(tournament=tournament, group=first.deal_group)}
     assert all(len(b) == 4 for b in deals.values())
     seat0 = first.seats.get(seat=0).entrant.bot.name
-    expected = sum(2 - (2 + deals[i][0]) / 2 for i in range(4)) / 4
+    expected = sum(2 - deals[i][0] for i in range(4)) / 4
     assert rows[seat0]["adjusted_mean"] == pytest.approx(expected, abs=1e-3)
+    assert expected != pytest.approx(sum(2 - (2 + deals[i][0]) / 2 for i in range(4)) / 4, abs=1e-3)
     assert rows[seat0]["points_mean"] == 2.0 and rows[seat0]["adjusted_ci"] is not None
     # The tournament page shows both columns.
     html = __import__("django.test", fromlist=["Client"]).Client().get(f"/tournaments/{tournament.slug}/").content.decode()
