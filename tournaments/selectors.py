@@ -911,7 +911,8 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
         baselines=Count("deal_id", filter=revealed & Q(deal__baseline__isnull=False), distinct=True),
     )
     last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
-    key = f"luck-adjusted:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
+    # v2: counterparts corrected for their strength (issue 25): v1's values are not these.
+    key = f"luck-adjusted:v2:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
     scored = cache.get(key)
     if scored is None:
         scored = _luck_adjusted_compute(tournament, with_baselines=state["baselines"] > 0)
