@@ -880,7 +880,8 @@ class LuckAdjustedStandings:
     deals_with_baseline: int
     method: str = (
         "points minus the mean result of the same cards: the same seat of the same deal at "
-        "the deal group's other tables, and a house-bot baseline of the deal"
+        "the deal group's other tables (each corrected for its bot's strength and its "
+        "opponents'), and a house-bot baseline of the deal"
     )
 
 
