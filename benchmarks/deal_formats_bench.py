@@ -10,7 +10,10 @@ deals), once per deal format:
 - independent: every game its own deal;
 - rotation: each table plays one deal in its 4 seat rotations (the old default; leaks);
 - field: the tables of a round (a deal group) play the same 4 deals seat for seat, each
-  bot once per deal.
+  bot once per deal — among isolated bots only: at most one table of a group seats remote
+  bots (tournaments.scheduling.deal_groups, issue 25), so the field format is played three
+  times, with the same bots marked all house (isolated), half remote (every other entrant
+  of the lineup) and all remote (every table its own deals: independent deals in effect).
 
 Each format's games are then scored by every estimator that applies to it:
 
@@ -20,8 +23,10 @@ Each format's games are then scored by every estimator that applies to it:
   greedy x4 alone, the cheapest);
 - field duplicate: points - mean points of the same seat on the same deal at the group's
   other tables (duplicate bridge's comparison);
-- field duplicate + baseline: points - the mean of those counterparts' points and the
-  baseline (the platform's luck-adjusted score, tournaments.scoring.adjusted).
+- field duplicate + baseline: points - the mean of those counterparts' points (each less
+  its own adjusted mean, the correction for counterparts' strength) and the baseline (the
+  platform's luck-adjusted score, tournaments.scoring.adjusted); "uncorrected": the same
+  without the correction (the estimator before issue 25).
 
 For every heuristic entrant h and greedy entrant g, D = mean score per game of h - of g
 in one tournament. Its spread over replicates, sd(D), is what a tournament of 56 games
@@ -46,7 +51,7 @@ import statistics
 import sys
 import time
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,7 +63,8 @@ from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.scoring.adjusted import GameRow, adjusted_scores
 from tournaments.scoring.baseline import deal_baseline, house_bot_class, play_deal
 
-FORMATS = ("independent", "rotation", "field")
+FIELDS = {"field": "all house", "field/half remote": "half remote", "field/all remote": "all remote"}
+FORMATS = ("independent", "rotation", *FIELDS)
 
 
 @dataclass(frozen=True)
@@ -71,20 +77,31 @@ class Played:
     points: tuple[int, ...]
 
 
+def isolated_for(fmt: str, n: int) -> tuple[bool, ...]:
+    """Which entrants are isolated (house bots) in a field variant; the bots play alike."""
+    field = FIELDS.get(fmt, "all house")
+    if field == "all remote":
+        return (False,) * n
+    if field == "half remote":
+        return tuple(i % 2 == 1 for i in range(n))
+    return (True,) * n
+
+
 @lru_cache(maxsize=8)
-def schedule_for(n: int, seats: int, field: bool):
-    return round_robin_schedule(n, seats, field=field)
+def schedule_for(n: int, seats: int, field: bool, isolated: tuple[bool, ...]):
+    return round_robin_schedule(n, seats, field=field, isolated=isolated if field else None)
 
 
 def play_tournament(fmt: str, specs: list[str], seats: int, games: int, replicate: int) -> list[Played]:
     n = len(specs)
-    schedule = schedule_for(n, seats, fmt == "field")
+    field = fmt in FIELDS
+    schedule = schedule_for(n, seats, field, isolated_for(fmt, n))
     out = []
     for t_no, table in enumerate(schedule.tables):
         for i in range(games):
             # Deals: independent's own per table and game; field's per group and game (the
             # seeds of the group's first table); rotation's one per table, rotated.
-            if fmt == "field":
+            if field:
                 first = min(j for j, t in enumerate(schedule.tables) if t.deal_group == table.deal_group)
                 seed = f"r{replicate}/t{first}/g{i}"
                 seating = table.seats
@@ -94,10 +111,10 @@ def play_tournament(fmt: str, specs: list[str], seats: int, games: int, replicat
             else:
                 seed = f"r{replicate}/t{t_no}/g{i}"
                 seating = table.seats
-            random.seed(zlib.crc32(f"{fmt}/{replicate}/{t_no}/{i}".encode()))
+            random.seed(zlib.crc32(f"{'field' if field else fmt}/{replicate}/{t_no}/{i}".encode()))
             bots = [house_bot_class(specs[e])() for e in seating]
             points = play_deal(seed, bots)
-            out.append(Played(seed, table.deal_group if fmt == "field" else -1 - t_no, seating, tuple(points)))
+            out.append(Played(seed, table.deal_group if field else -1 - t_no, seating, tuple(points)))
     return out
 
 
@@ -128,7 +145,8 @@ def scores(games: list[Played], estimator: str, baselines: dict[str, dict[str, l
         )
         for g in games
     ]
-    return [(g.entrants, row) for g, row in zip(games, adjusted_scores(rows), strict=True)]
+    corrected = "uncorrected" not in estimator
+    return [(g.entrants, row) for g, row in zip(games, adjusted_scores(rows, correct_counterparts=corrected), strict=True)]
 
 
 def differences(scored, n: int, better: list[int], worse: list[int]) -> dict[tuple[int, int], float]:
@@ -145,7 +163,8 @@ def differences(scored, n: int, better: list[int], worse: list[int]) -> dict[tup
 ESTIMATORS = {
     "independent": ["raw", "luck-adjusted: greedy", "luck-adjusted: greedy+heuristic"],
     "rotation": ["raw"],
-    "field": ["raw", "field duplicate", "luck-adjusted: greedy+heuristic", "field duplicate + baseline"],
+    **{fmt: ["raw", "luck-adjusted: greedy+heuristic", "field duplicate + baseline (uncorrected)",
+             "field duplicate + baseline"] for fmt in FIELDS},
 }
 
 
@@ -207,11 +226,16 @@ def main() -> None:
     seats = 4
     if "heuristic" not in specs or "greedy" not in specs:
         ap.error("the lineup needs at least one heuristic and one greedy bot")
-    schedule = round_robin_schedule(len(specs), seats, field=True)
+    schedule = round_robin_schedule(len(specs), seats, field=True, isolated=[True] * len(specs))
     print(
         f"{len(specs)}-bot round robin ({', '.join(specs)}), tables of {seats}: {schedule.design}, "
         f"{len(schedule.tables)} tables x {args.games_per_table} games; {args.replicates} replicates"
     )
+    for fmt, label in FIELDS.items():
+        planned = schedule_for(len(specs), seats, True, isolated_for(fmt, len(specs)))
+        sizes = Counter(t.deal_group for t in planned.tables)
+        shared = sum(v for v in sizes.values() if v > 1)
+        print(f"  {fmt} ({label}): {len(sizes)} deal groups, {shared} of {len(planned.tables)} tables share their deals")
     started = time.perf_counter()
     jobs = [(r, specs, seats, args.games_per_table) for r in range(args.replicates)]
     if args.jobs > 1:

@@ -69,6 +69,7 @@ from tournaments.models import (
 )
 from tournaments.ratings.plackett_luce import plackett_luce_fit
 from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
+from tournaments.scoring.intervals import half_width
 from tournaments.sealing import revealed, sealed_games
 
 DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
@@ -374,13 +375,14 @@ class StandingRow:
 
 
 def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
+    """Mean and 95% half-width from sums, by the one interval rule (Student t:
+    tournaments.scoring.intervals), as the luck-adjusted standings."""
     if n == 0:
         return 0.0, 0.0
     mean = total / n
     if n < 2:
         return mean, float("inf")
-    variance = max(0.0, (total_sq - n * mean * mean) / (n - 1))
-    return mean, Z95 * math.sqrt(variance / n)
+    return mean, half_width((total_sq - n * mean * mean) / (n - 1), n)
 
 
 def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
@@ -388,7 +390,8 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     strengths). Knockouts rank by the round reached first: the winner, the final's other
     places, then each earlier round's losers by their place at that table.
 
-    Each row has 95% confidence intervals for mean points and mean place, the bot's current
+    Each row has 95% confidence intervals (Student t, the luck-adjusted standings' rule)
+    for mean points and mean place, the bot's current
     pool Elo and, with `with_strength`, the tournament's Plackett-Luce strength
     (order-independent). The sums are aggregated in the database, so a 10,000-game
     tournament costs about what a small one does; the strength fit needs every game's
@@ -966,7 +969,8 @@ class LuckAdjustedStandings:
     deals_with_baseline: int
     method: str = (
         "points minus the mean result of the same cards: the same seat of the same deal at "
-        "the deal group's other tables, and a house-bot baseline of the deal"
+        "the deal group's other tables (each corrected for its bot's strength and its "
+        "opponents'), and a house-bot baseline of the deal"
     )
 
 
@@ -997,7 +1001,8 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
         baselines=Count("deal_id", filter=revealed & Q(deal__baseline__isnull=False), distinct=True),
     )
     last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
-    key = f"luck-adjusted:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
+    # v2: counterparts corrected for their strength (issue 25): v1's values are not these.
+    key = f"luck-adjusted:v2:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
     scored = cache.get(key)
     if scored is None:
         scored = _luck_adjusted_compute(tournament, with_baselines=state["baselines"] > 0)

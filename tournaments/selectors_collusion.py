@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
+from tournaments.isolation import bot_isolated
 from tournaments.models import Deal, Entrant, Game, GameSeat, Tournament
 from tournaments.scoring.adjusted import GameRow
 from tournaments.scoring.collusion import DEFAULT_ALPHA, METHOD, CollusionReport, collusion_report
@@ -76,8 +77,10 @@ def tournament_collusion(*, tournament: Tournament, alpha: float = DEFAULT_ALPHA
     last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
     key = f"collusion:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}:{alpha!r}"
     entrants = {
-        pk: (name, bool(house))
-        for pk, name, house in Entrant.objects.filter(tournament=tournament).values_list("pk", "bot__name", "bot__house_bot")
+        # "isolated": cannot communicate out of band (tournaments.isolation), so cannot
+        # collude by sharing hands; only pairs of two bots that can are tested.
+        e.pk: (e.bot.name, bot_isolated(e.bot))
+        for e in Entrant.objects.filter(tournament=tournament).select_related("bot")
     }
     report = cache.get(key)
     if report is None:
@@ -128,5 +131,5 @@ def _compute(tournament: Tournament, entrants: dict[int, tuple[str, bool]], *, a
             deal=deal_id, entrants=seated, points=points,
             baseline=baseline if isinstance(baseline, list) and len(baseline) == len(points) else None,
         ))
-    house = {pk for pk, (_name, is_house) in entrants.items() if is_house}
-    return collusion_report(rows, can_collude=lambda e: e not in house, alpha=alpha)
+    isolated = {pk for pk, (_name, is_isolated) in entrants.items() if is_isolated}
+    return collusion_report(rows, can_collude=lambda e: e not in isolated, alpha=alpha)

@@ -34,12 +34,18 @@ from demo.processes import (
 if TYPE_CHECKING:
     from demo.printer import Printer
 
-# Eight entrants, two of them versions of one bot: at tables of 4 the round robin is a
-# balanced design of 7 rounds of 2 tables (every pair meets 3 times), 14 tables.
-DEFAULT_BOTS = (
-    "planner-v2", "planner-v1", "heuristic", "greedy", "greedy", "random", "random", "random",
+# The default format as documented (docs/organiser-guide.md, field duplicates): only
+# isolated bots (house bots, run by the referee) share a deal with another table, so the
+# field is two versions of one bot as their own processes (remote: each table of theirs
+# may share its deals only with tables of house bots) and ten house bots. Twelve entrants
+# at tables of 4: 11 rounds of 3 tables (every pair meets 3 times), 33 tables, and every
+# round has a deal group of several tables: the luck-adjusted column compares seats with
+# counterparts on the same cards, as the docs describe.
+DEFAULT_BOTS = ("planner-v2", "planner-v1")
+DEFAULT_HOUSE_BOTS = (
+    "heuristic", "heuristic", "heuristic", "greedy", "greedy", "greedy", "greedy", "random", "random", "random",
 )
-DEFAULT_GAMES_PER_TABLE = 25  # 14 tables: 350 games, about 40 s on 2 cores
+DEFAULT_GAMES_PER_TABLE = 11  # 33 tables: 363 games, about 40 s on 2 cores
 
 
 class DemoError(RuntimeError):
@@ -48,7 +54,8 @@ class DemoError(RuntimeError):
 
 @dataclass(frozen=True)
 class DemoConfig:
-    bots: tuple[str, ...] = DEFAULT_BOTS
+    bots: tuple[str, ...] = DEFAULT_BOTS  # one process each (remote bots)
+    house_bots: tuple[str, ...] = DEFAULT_HOUSE_BOTS  # played by the referee (isolated)
     seats: int = 4
     preset: str = "south"
     games_per_table: int | None = DEFAULT_GAMES_PER_TABLE  # each game a new deal (field duplicates)
@@ -76,9 +83,18 @@ class DemoConfig:
                 f"--bots: unknown example bot(s) {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(known))})"
             )
+        house = tuple(b.strip() for b in str(options.get("house_bots", ",".join(DEFAULT_HOUSE_BOTS))).split(",") if b.strip())
+        from referee_service.house import house_bot_names
+
+        unknown_house = sorted(set(house) - house_bot_names())
+        if unknown_house:
+            raise ValueError(
+                f"--house-bots: unknown house bot(s) {', '.join(unknown_house)} "
+                f"(known: {', '.join(sorted(house_bot_names()))})"
+            )
         seats = int(options["seats"])  # type: ignore[call-overload]
-        if len(bots) < seats:
-            raise ValueError(f"--bots: need at least {seats} bots for tables of {seats}")
+        if len(bots) + len(house) < seats:
+            raise ValueError(f"--bots and --house-bots: need at least {seats} bots for tables of {seats}")
         preset = str(options["preset"])
         if preset not in PRESETS:
             raise ValueError(f"--preset: unknown preset {preset!r} (known: {', '.join(PRESETS)})")
@@ -90,6 +106,7 @@ class DemoConfig:
             games_per_table = DEFAULT_GAMES_PER_TABLE
         return cls(
             bots=bots,
+            house_bots=house,
             seats=seats,
             preset=preset,
             games_per_table=int(games_per_table) if games_per_table else None,  # type: ignore[call-overload]
@@ -110,15 +127,23 @@ class DemoConfig:
 
     def bot_names(self) -> list[str]:
         """Unique bot names: `demo-heuristic`, `demo-random`, `demo-random-2`, ..."""
-        names: list[str] = []
-        for kind in self.bots:
-            name = f"demo-{kind}"
-            number = 2
-            while name in names:
-                name = f"demo-{kind}-{number}"
-                number += 1
-            names.append(name)
-        return names
+        return _unique_names("demo", self.bots)
+
+    def house_bot_names(self) -> list[str]:
+        """Unique house bot names: `house-greedy`, `house-greedy-2`, ..."""
+        return _unique_names("house", self.house_bots)
+
+
+def _unique_names(prefix: str, kinds: Sequence[str]) -> list[str]:
+    names: list[str] = []
+    for kind in kinds:
+        name = f"{prefix}-{kind}"
+        number = 2
+        while name in names:
+            name = f"{prefix}-{kind}-{number}"
+            number += 1
+        names.append(name)
+    return names
 
 
 @dataclass
@@ -261,7 +286,31 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
     return registered, owner
 
 
-def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[DemoBot]):
+def demo_house_bots_register(*, config: DemoConfig, owner) -> list[int]:
+    """The demo's house bots (played inside the referee: no process, no token), owned by
+    the demo organiser (staff); their ids."""
+    from tournaments.models import Bot
+    from tournaments.services.accounts import bot_create
+
+    ids = []
+    for kind, name in zip(config.house_bots, config.house_bot_names(), strict=True):
+        bot = Bot.objects.filter(name__iexact=name).first()
+        if bot is not None and (bot.owner_id != owner.pk or bot.house_bot != kind):
+            raise DemoError(
+                f"a bot named {bot.name!r} exists and is not the demo's house bot {kind!r}; "
+                "run the demo on its own database (e.g. TIENLEN_VAR_DIR=/tmp/demo)"
+            )
+        if bot is None:
+            bot, _ = bot_create(
+                owner=owner, name=name, house_bot=kind,
+                description=f"The SDK's example bot '{kind}' as a house bot: played by the referee itself.",
+            )
+        ids.append(bot.pk)
+    return ids
+
+
+def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[DemoBot],
+                           house_bot_ids: Sequence[int] = ()):
     from django.utils import timezone
 
     from tournaments.models import Bot, Tournament
@@ -284,11 +333,11 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
         seats_per_table=config.seats,
         move_time_ms=config.move_time_ms,
         connect_deadline_s=120,
-        description="Started by manage.py run_demo: the example bots and two versions of the "
-        "demo's planner, each in its own process, over gRPC.",
+        description="Started by manage.py run_demo: two versions of the demo's planner, each in "
+        "its own process over gRPC, and house bots played by the referee.",
         **plan,
     )
-    for bot in Bot.objects.filter(pk__in=[b.bot_id for b in bots]).order_by("pk"):
+    for bot in Bot.objects.filter(pk__in=[*(b.bot_id for b in bots), *house_bot_ids]).order_by("pk"):
         tournament_entrant_add(tournament=tournament, bot=bot)
     return tournament_start(tournament=tournament)
 
@@ -330,8 +379,9 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         **demo_site_env(),
     }
 
-    say.step(f"Registering the bots: {', '.join(config.bot_names())}")
+    say.step(f"Registering the bots: {', '.join(config.bot_names() + config.house_bot_names())}")
     bots, owner = demo_bots_register(config=config)
+    house_bot_ids = demo_house_bots_register(config=config, owner=owner)
     password = demo_organiser_sign_in(owner=owner)
 
     say.step(f"Starting the referee on {target}")
@@ -367,7 +417,7 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         wait_until(lambda: web_answering(config.host, config.port), timeout=60,
                    what="the web site", group=group)
 
-    tournament = demo_tournament_create(config=config, owner=owner, bots=bots)
+    tournament = demo_tournament_create(config=config, owner=owner, bots=bots, house_bot_ids=house_bot_ids)
     path = tournament_path(slug=tournament.slug)
     earlier = earlier_rated_games(tournament=tournament)
     say.step(f"Round robin '{tournament.name}' started" +

@@ -39,7 +39,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "e2e"
 GAMES = 8
 SEATS = 4
-# One table (the default demo plays 14; this checks every game of one in depth), with both
+# One table (the default demo plays 33, with house bots: test_demo_command.py checks its
+# field; this checks every game of one table of bot processes in depth), with both
 # versions of the demo's planner: bot processes loaded from `module:Class`. The demo plays
 # the platform's default deal format, field duplicates: each game a new secret deal,
 # committed before play, every game a starting game, each bot in the same seat throughout.
@@ -128,7 +129,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     demo = subprocess.Popen(
         [
             sys.executable, "manage.py", "run_demo",
-            "--port", str(port), "--seats", str(SEATS), "--bots", ",".join(BOTS),
+            "--port", str(port), "--seats", str(SEATS), "--bots", ",".join(BOTS), "--house-bots", "",
             "--games-per-table", str(GAMES), "--concurrency", "1",
             "--log-dir", str(tmp_path / "logs"), "--timeout", "240",
         ],

@@ -14,7 +14,8 @@ from tests.needs import need_postgresql
     ("args", "message"),
     [
         (["--bots", "heuristic,clever"], "unknown example bot(s) clever"),
-        (["--bots", "random,greedy", "--seats", "4"], "need at least 4 bots"),
+        (["--bots", "random,greedy", "--house-bots", "", "--seats", "4"], "need at least 4 bots"),
+        (["--house-bots", "greedy,oracle"], "unknown house bot(s) oracle"),
         (["--preset", "atlantis"], "unknown preset 'atlantis'"),
         (["--games-per-table", "4", "--duplicate-sets", "1"], "give one of them, not both"),
     ],
@@ -64,11 +65,19 @@ def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
     from tournaments.services.accounts import bot_create
 
     alice = get_user_model().objects.create(username="alice")
-    bot, _ = bot_create(owner=alice, name="demo-greedy")
+    bot, _ = bot_create(owner=alice, name="demo-planner-v1")
     with pytest.raises(DemoError, match="belongs to alice"):
         demo_bots_register(config=DemoConfig())
     bot.refresh_from_db()
     assert bot.owner == alice
+    # Nor a bot named like one of its house bots.
+    from demo.run import demo_house_bots_register
+
+    other, _ = bot_create(owner=alice, name="house-greedy")
+    with pytest.raises(DemoError, match="is not the demo's house bot"):
+        demo_house_bots_register(config=DemoConfig(), owner=get_user_model().objects.create(username="o", is_staff=True))
+    other.refresh_from_db()
+    assert other.owner == alice and other.house_bot == ""
 
 
 @pytest.mark.django_db
@@ -115,7 +124,7 @@ def test_a_second_demo_run_reuses_its_bots_with_fresh_tokens() -> None:
     first, _ = demo_bots_register(config=DemoConfig())
     second, _ = demo_bots_register(config=DemoConfig())
     assert [b.bot_id for b in first] == [b.bot_id for b in second]
-    assert Bot.objects.count() == len(DemoConfig().bots) == 8
+    assert Bot.objects.count() == len(DemoConfig().bots) == 2
     for old, new in zip(first, second, strict=True):
         assert old.token != new.token
         assert Bot.objects.get(pk=new.bot_id).token_hash == token_hash(new.token)
@@ -126,14 +135,52 @@ def test_the_default_demo_has_two_versions_of_one_bot_each_runnable() -> None:
     from demo.run import DemoBot, DemoConfig
 
     config = DemoConfig()
-    assert 6 <= len(config.bots) <= 8
-    assert {"demo-planner-v1", "demo-planner-v2"} <= set(config.bot_names())
+    assert config.bot_names() == ["demo-planner-v2", "demo-planner-v1"]
     versions = set()
     for kind in ("planner-v1", "planner-v2"):
         target = DemoBot(bot_id=0, name="x", kind=kind, token="t").run_target
         bot = load_bot_class(target)  # what `tienlen-bot run` does with it
         versions.add((bot.name, bot.version))
     assert versions == {("planner", "1.0.0"), ("planner", "2.0.0")}
+
+
+@pytest.mark.django_db
+def test_the_default_demo_plays_the_default_format_as_documented() -> None:
+    """Field duplicates where only house bots share deals: two remote planners and ten
+    house bots, 33 tables in 11 rounds, about 350 games; every round has a deal group of
+    several tables, and no group seats remote bots at two tables."""
+    from collections import defaultdict
+
+    from demo.run import (
+        DemoConfig,
+        demo_bots_register,
+        demo_house_bots_register,
+        demo_tournament_create,
+    )
+    from tournaments.isolation import bot_isolated
+    from tournaments.models import Table
+    from tournaments.services.tournaments import tournament_schedule
+
+    config = DemoConfig()
+    bots, owner = demo_bots_register(config=config)
+    house = demo_house_bots_register(config=config, owner=owner)
+    assert len(house) == len(config.house_bots) == 10
+    assert demo_house_bots_register(config=config, owner=owner) == house  # reused next run
+    tournament = demo_tournament_create(config=config, owner=owner, bots=bots, house_bot_ids=house)
+    tournament_schedule(tournament_id=tournament.pk)
+    assert tournament.deal_format == "field"
+    tables = list(Table.objects.filter(tournament=tournament).prefetch_related("seats__entrant__bot"))
+    assert len(tables) == 33 and 330 <= sum(t.games_planned for t in tables) <= 380
+    groups = defaultdict(list)
+    for table in tables:
+        groups[table.deal_group].append(table)
+    shared_rounds = set()
+    for members in groups.values():
+        remote = [t for t in members if not all(bot_isolated(s.entrant.bot) for s in t.seats.all())]
+        assert len(remote) <= 1
+        if len(members) > 1:
+            shared_rounds.add(members[0].round)
+    assert shared_rounds == set(range(1, 12))
 
 
 @pytest.mark.django_db

@@ -115,6 +115,18 @@ def bots(owner, other_owner):
     return made
 
 
+HOUSE_KINDS = ("greedy", "heuristic", "random")
+
+
+@pytest.fixture
+def house_bots(db):
+    """Eight house bots (run by the referee: isolated, tournaments.isolation), so field
+    duplicates share each deal between the tables of a round: the field for tests of
+    what happens across the tables of one deal group. Remote bots (`bots`) never share."""
+    staff = User.objects.create_user("house-staff", is_staff=True)
+    return [bot_create(owner=staff, name=f"house{i}", house_bot=HOUSE_KINDS[i % 3])[0] for i in range(8)]
+
+
 def running_round_robin(organiser, bots, **fields):
     """A started round robin with tables created (no Celery involved)."""
     from django.db import transaction

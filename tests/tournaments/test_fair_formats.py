@@ -41,7 +41,9 @@ def group_tables(tournament) -> dict[int, list[Table]]:
 
 
 @pytest.mark.django_db
-def test_field_is_the_default_and_a_group_plays_the_same_deals_as_starting_games(organiser, bots) -> None:
+def test_field_is_the_default_and_a_group_plays_the_same_deals_as_starting_games(organiser, house_bots) -> None:
+    # House bots are isolated (tournaments.isolation): the tables of a round share deals.
+    bots = house_bots
     tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
     assert tournament.deal_format == Tournament.DealFormat.FIELD
     groups = group_tables(tournament)
@@ -63,7 +65,8 @@ def test_field_is_the_default_and_a_group_plays_the_same_deals_as_starting_games
 
 
 @pytest.mark.django_db
-def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tables(organiser, bots) -> None:
+def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tables(organiser, house_bots) -> None:
+    bots = house_bots
     knockout = tournament_create(organiser=organiser, name="KO", format="knockout", seats_per_table=4)
     for bot in bots:
         tournament_entrant_add(tournament=knockout, bot=bot)
@@ -75,8 +78,31 @@ def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tab
         tournament_entrant_add(tournament=ladder, bot=bot)
     tournament_start(tournament=ladder)
     tournament_schedule(tournament_id=ladder.pk)
-    ids = ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]})
+    ids = ladder_tick(tournament=ladder, connected={})
     assert len(ids) == 2 and len({t.deal_group for t in Table.objects.filter(pk__in=ids)}) == 1
+
+
+@pytest.mark.django_db
+def test_remote_bots_never_share_a_deal_across_tables_in_any_format(organiser, bots) -> None:
+    """Remote bots of eight different accounts: any two may be one person pooling what
+    they see (issue 25), so every table is a deal group of its own — independent secret
+    deals — in round robins, knockout rounds and ladder ticks."""
+    rr = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+    assert rr.deal_format == Tournament.DealFormat.FIELD
+    assert len({t.deal_group for t in rr.tables.all()}) == rr.tables.count() == 14
+    knockout = tournament_create(organiser=organiser, name="KO", format="knockout", seats_per_table=4)
+    for bot in bots:
+        tournament_entrant_add(tournament=knockout, bot=bot)
+    tournament_start(tournament=knockout)
+    tournament_schedule(tournament_id=knockout.pk)
+    assert len({t.deal_group for t in knockout.tables.all()}) == knockout.tables.count() == 2
+    ladder = tournament_create(organiser=organiser, name="L", format="ladder", seats_per_table=2, ladder_tables_per_tick=2)
+    for bot in bots[:4]:
+        tournament_entrant_add(tournament=ladder, bot=bot)
+    tournament_start(tournament=ladder)
+    tournament_schedule(tournament_id=ladder.pk)
+    ids = ladder_tick(tournament=ladder, connected={str(b.pk): "1" for b in bots[:4]})
+    assert len(ids) == 2 and len({t.deal_group for t in Table.objects.filter(pk__in=ids)}) == 2
 
 
 @pytest.mark.django_db
@@ -98,8 +124,8 @@ def record_table(table: Table, first: int = 0) -> None:
 
 
 @pytest.mark.django_db
-def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere(organiser, bots) -> None:
-    tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere(organiser, house_bots) -> None:
+    tournament = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1)
     first, second = next(iter(group_tables(tournament).values()))
     record_table(first)
     client = APIClient()
@@ -113,12 +139,15 @@ def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere
     rows = {r["bot_name"]: r for r in body["rows"]}
     assert len(rows) == 8 and all(r["games"] == 4 and r["compared"] == 4 for r in rows.values())
     # Both tables finished 0, 1, 2, 3 by seat on the same deals: each seat scored what its
-    # counterpart scored, so what is left is the distance from the house-bot baseline.
+    # counterpart scored, so what is left is the distance from the house-bot baseline —
+    # all of it, once the counterpart's own strength (the same) is allowed for; the
+    # uncorrected score split it with the counterpart (half of it).
     deals = {d.index: d.baseline for d in Deal.objects.filter(tournament=tournament, group=first.deal_group)}
     assert all(len(b) == 4 for b in deals.values())
     seat0 = first.seats.get(seat=0).entrant.bot.name
-    expected = sum(2 - (2 + deals[i][0]) / 2 for i in range(4)) / 4
+    expected = sum(2 - deals[i][0] for i in range(4)) / 4
     assert rows[seat0]["adjusted_mean"] == pytest.approx(expected, abs=1e-3)
+    assert expected != pytest.approx(sum(2 - (2 + deals[i][0]) / 2 for i in range(4)) / 4, abs=1e-3)
     assert rows[seat0]["points_mean"] == 2.0 and rows[seat0]["adjusted_ci"] is not None
     # The tournament page shows both columns.
     html = __import__("django.test", fromlist=["Client"]).Client().get(f"/tournaments/{tournament.slug}/").content.decode()
@@ -127,11 +156,11 @@ def test_luck_adjusted_standings_count_a_game_once_its_deal_is_played_everywhere
 
 @pytest.mark.django_db
 def test_luck_adjusted_standings_are_cached_until_a_reveal_or_a_baseline_changes_them(
-    organiser, bots, django_assert_num_queries
+    organiser, house_bots, django_assert_num_queries
 ) -> None:
     """The scoring reads every counted seat (most of a big tournament page's time): a second
     look is served from the cache, and a baseline arriving shows at once."""
-    tournament = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+    tournament = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1)
     first, second = next(iter(group_tables(tournament).values()))
     record_table(first)
     record_table(second)

@@ -69,15 +69,15 @@ def test_bad_deal_filters_are_400_naming_the_field(anon, organiser, bots, query,
 
 def shared_group_tables(t) -> tuple[Table, Table]:
     """Two tables of one deal group: the default format (field duplicates) plays each deal
-    of a round at every table of the round."""
+    of a round at every table of the round when its bots are isolated (house bots)."""
     tables = list(t.tables.order_by("number"))
     a = tables[0]
     b = next(x for x in tables[1:] if x.deal_group == a.deal_group)
     return a, b
 
 
-def test_a_replay_is_withheld_until_every_table_of_its_group_played_the_deal(anon, organiser, bots) -> None:
-    t = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+def test_a_replay_is_withheld_until_every_table_of_its_group_played_the_deal(anon, organiser, bots, house_bots) -> None:
+    t = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1)
     a, b = shared_group_tables(t)
     table_play_locally(table_id=a.pk, games=1)
     game = Game.objects.get(table=a, index=0)
@@ -124,12 +124,12 @@ def test_a_replay_is_withheld_until_every_table_of_its_group_played_the_deal(ano
     assert anon.get(f"/api/v1/games/{Game.objects.get(table=a, index=1).pk}/replay/").status_code == 403
 
 
-def test_notable_games_leave_out_games_whose_deal_is_sealed(anon, organiser, bots) -> None:
+def test_notable_games_leave_out_games_whose_deal_is_sealed(anon, organiser, bots, house_bots) -> None:
     from django.core.cache import cache
 
     from web import queries
 
-    t = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
+    t = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1)
     a, _b = shared_group_tables(t)
     table_play_locally(table_id=a.pk)
     sealed = set(Game.objects.filter(table=a).values_list("pk", flat=True))
@@ -157,8 +157,8 @@ def tournament_urls(t, game_id: int) -> tuple[list[str], list[str]]:
     return api, pages
 
 
-def test_a_reproducible_tournament_says_so_on_every_page_and_api_response(anon, organiser, bots) -> None:
-    t = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1, seed="organiser's own seed")
+def test_a_reproducible_tournament_says_so_on_every_page_and_api_response(anon, organiser, bots, house_bots) -> None:
+    t = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1, seed="organiser's own seed")
     a, _ = shared_group_tables(t)
     table_play_locally(table_id=a.pk, games=2)
     api, pages = tournament_urls(t, Game.objects.filter(table=a).first().pk)

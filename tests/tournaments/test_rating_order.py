@@ -236,11 +236,11 @@ def test_concurrent_workers_give_the_sequential_ratings_and_recompute_is_exact(o
 
 
 @pytest.mark.django_db
-def test_a_game_is_rated_only_once_its_deal_is_revealed_then_in_plan_order(organiser, bots) -> None:
+def test_a_game_is_rated_only_once_its_deal_is_revealed_then_in_plan_order(organiser, house_bots) -> None:
     """A rating change is a result: while another table of the deal group has still to
     play a deal, the games on it wait unrated (and so do the games planned after them),
     then they are rated in plan order, and recompute_ratings reproduces every value."""
-    tournament = round_robin(organiser, bots)
+    tournament = round_robin(organiser, house_bots)
     first = tournament.tables.order_by("round", "number").first()
     partner = tournament.tables.exclude(pk=first.pk).get(deal_group=first.deal_group)
     assert partner.number > first.number
@@ -267,7 +267,7 @@ def test_a_game_is_rated_only_once_its_deal_is_revealed_then_in_plan_order(organ
     # Exactly what recording everything in plan order gives, and recompute agrees.
     got = snapshot(tournament)
     wipe(tournament)
-    again = round_robin(organiser, bots)
+    again = round_robin(organiser, house_bots)
     record(again, [step for step in plan_order(again) if step[0] in (first.number, partner.number)])
     assert snapshot(again) == got
     out = io.StringIO()

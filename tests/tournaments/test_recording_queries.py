@@ -94,7 +94,7 @@ def test_noting_the_versions_of_a_tables_bots_costs_one_query_when_nothing_chang
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, bots) -> None:
+def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, house_bots) -> None:
     """Recording enqueues a baselines task after every batch that reveals deals: tasks
     running at once split the deals between them instead of each simulating all of them."""
     import threading
@@ -106,7 +106,7 @@ def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, b
     from tournaments.models import Deal
     from tournaments.services.recording import deal_baselines_compute
 
-    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    tournament = running_round_robin(organiser, house_bots, seats_per_table=4)  # groups of 2 tables
     first = tournament.tables.order_by("round", "number").first()
     partner = tournament.tables.filter(deal_group=first.deal_group).exclude(pk=first.pk).get()
     for table in (first, partner):  # both tables of the group: its 4 deals are revealed

@@ -25,6 +25,10 @@ from tournaments.scheduling.ladder import Candidate, ladder_pick_tables
 from tournaments.scheduling.round_robin import round_robin_schedule
 
 
+def ISOLATED(n):
+    return [True] * n
+
+
 def pair_spread(tables, n):
     counts = pair_counts([tuple(sorted(t)) for t in tables], n).values()
     return min(counts), max(counts)
@@ -67,9 +71,9 @@ def test_two_seat_tables_are_a_classic_round_robin() -> None:
 def test_every_pair_meets_equally_often_within_one(n, k, field) -> None:
     if n < k:
         with pytest.raises(ValueError):
-            round_robin_schedule(n, k, field=field)
+            round_robin_schedule(n, k, field=field, isolated=ISOLATED(n))
         return
-    schedule = round_robin_schedule(n, k, field=field)
+    schedule = round_robin_schedule(n, k, field=field, isolated=ISOLATED(n))
     low, high = pair_spread(schedule.seatings, n)
     assert low >= 1 and high - low <= 1
     plays = Counter(p for t in schedule.seatings for p in t)
@@ -99,8 +103,8 @@ def test_duplicate_sets_put_every_entrant_in_every_seat_equally(n, k) -> None:
 @pytest.mark.parametrize("field", [False, True])
 @pytest.mark.parametrize(("n", "k"), [(8, 4), (10, 4), (11, 4), (13, 4), (9, 3), (12, 3), (7, 2)])
 def test_designs_are_a_deterministic_function_of_their_inputs(n, k, field) -> None:
-    first = round_robin_schedule(n, k, field=field)
-    assert round_robin_schedule(n, k, field=field) == first
+    first = round_robin_schedule(n, k, field=field, isolated=ISOLATED(n))
+    assert round_robin_schedule(n, k, field=field, isolated=ISOLATED(n)) == first
 
 
 def test_ten_and_eleven_entrants_always_get_ten_and_eleven_tables() -> None:
@@ -108,8 +112,8 @@ def test_ten_and_eleven_entrants_always_get_ten_and_eleven_tables() -> None:
     # half the seeds). Tables of 4 hold 4 entrants, so 10 and 11 are the fewest tables in
     # which everyone plays equally often and every pair meets.
     for field in (False, True):
-        assert len(round_robin_schedule(10, 4, field=field).tables) == 10
-        assert len(round_robin_schedule(11, 4, field=field).tables) == 11
+        assert len(round_robin_schedule(10, 4, field=field, isolated=ISOLATED(10)).tables) == 10
+        assert len(round_robin_schedule(11, 4, field=field, isolated=ISOLATED(11)).tables) == 11
 
 
 def relative_positions(seatings, k):
@@ -127,7 +131,7 @@ def test_eight_entrants_never_sit_in_the_same_relative_position_at_every_shared_
     # Who plays directly after whom matters. Before: 15.6% of pairs (4-5 of 28, by seed)
     # sat in the same relative position at all 3 of their shared tables.
     for field in (False, True):
-        rows = relative_positions(round_robin_schedule(8, 4, field=field).seatings, 4)
+        rows = relative_positions(round_robin_schedule(8, 4, field=field, isolated=ISOLATED(8)).seatings, 4)
         assert len(rows) == 28
         assert all(sum(r) == 3 for r in rows.values())
         assert not [pair for pair, r in rows.items() if max(r) == 3]
@@ -145,7 +149,7 @@ def test_relative_positions_are_balanced_across_designs(n) -> None:
 
 @pytest.mark.parametrize(("n", "k"), [(8, 4), (12, 4), (16, 4), (9, 3), (12, 3), (10, 2), (14, 4)])
 def test_field_deal_groups_deal_every_bot_each_deal_at_most_once(n, k) -> None:
-    schedule = round_robin_schedule(n, k, field=True)
+    schedule = round_robin_schedule(n, k, field=True, isolated=ISOLATED(n))
     groups = {}
     for t in schedule.tables:
         groups.setdefault(t.deal_group, []).append(t)
@@ -161,7 +165,7 @@ def test_field_deal_groups_deal_every_bot_each_deal_at_most_once(n, k) -> None:
 def test_field_counterparts_vary() -> None:
     # At 8 entrants a deal group is two tables: a bot's counterpart (same seat, other table)
     # holds its cards. Over 7 rounds it should meet many different counterparts.
-    schedule = round_robin_schedule(8, 4, field=True)
+    schedule = round_robin_schedule(8, 4, field=True, isolated=ISOLATED(8))
     groups = {}
     for t in schedule.tables:
         groups.setdefault(t.deal_group, []).append(t.seats)
@@ -189,7 +193,7 @@ OWNERS_8 = [1, 1, 2, 2, 3, 3, 4, 4]
 )
 def test_owner_rule_keeps_one_owners_entrants_apart(owners, k, field) -> None:
     n = len(owners)
-    schedule = round_robin_schedule(n, k, owners=owners, field=field)
+    schedule = round_robin_schedule(n, k, owners=owners, field=field, isolated=ISOLATED(n))
     same = {(a, b) for a in range(n) for b in range(a + 1, n) if owners[a] is not None and owners[a] == owners[b]}
     counts = pair_counts([tuple(sorted(t)) for t in schedule.seatings], n)
     assert all(counts[p] == 0 for p in same)

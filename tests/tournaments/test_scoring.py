@@ -46,7 +46,7 @@ def test_adjusted_score_is_points_minus_the_mean_of_everyone_else_with_the_same_
         GameRow(deal=("g", 0), entrants=[4, 5, 6, 7], points=[0, 2, -1, -1], baseline=[3.0, -1.0, -1.0, -1.0]),
         GameRow(deal=("h", 0), entrants=[0, 4, 1, 5], points=[2, -2, 1, -1]),  # alone, no baseline
     ]
-    scores = adjusted_scores(games)
+    scores = adjusted_scores(games, correct_counterparts=False)
     # Seat 0 of deal (g, 0): entrant 0 scored 6; the counterpart 0 and the baseline 3.
     assert scores[0][0] == 6 - (0 + 3) / 2
     assert scores[1][0] == 0 - (6 + 3) / 2
@@ -63,14 +63,19 @@ def test_a_seat_that_scores_what_the_same_cards_score_elsewhere_is_adjusted_to_z
         GameRow(deal=7, entrants=[0, 1, 2, 3], points=points, baseline=base),
         GameRow(deal=7, entrants=[4, 5, 6, 7], points=points, baseline=base),
     ]
-    for row in adjusted_scores(games):
+    for row in adjusted_scores(games, correct_counterparts=False):
         assert row == pytest.approx([-shift / 2] * 4)
+    # Corrected for the counterparts' strength: with the same cards everywhere scoring the
+    # same, nobody is better than anybody, and the baseline's own points are what it says.
+    same = [GameRow(deal=7, entrants=g.entrants, points=g.points, baseline=[float(p) for p in points]) for g in games]
+    for row in adjusted_scores(same):
+        assert row == pytest.approx([0.0] * 4, abs=1e-9)
 
 
 def simulated_round_robin(rng: random.Random, skill: list[float], field: bool) -> list[GameRow]:
     """A synthetic 8-entrant round robin: points = hand luck (shared by a deal's seat across
     tables) + skill + noise, zero-sum per game; the baseline sees the luck with noise."""
-    schedule = round_robin_schedule(len(skill), 4, field=field)
+    schedule = round_robin_schedule(len(skill), 4, field=field, isolated=[True] * len(skill))
     run = rng.getrandbits(64) if field else 0  # one simulation's deals (id(rng) changed between runs)
     rows = []
     for t_no, table in enumerate(schedule.tables):
@@ -145,4 +150,26 @@ _game_rows = st.integers(2, 4).flatmap(lambda n: st.builds(
 @given(st.lists(_game_rows, max_size=25))
 def test_adjusted_scores_equal_the_definition_to_the_last_bit(games) -> None:
     """The one-pass sums give exactly what comparing each game with every other gives."""
-    assert adjusted_scores(games) == _adjusted_by_definition(games)
+    assert adjusted_scores(games, correct_counterparts=False) == _adjusted_by_definition(games)
+
+
+def test_corrected_counterparts_keep_field_comparisons_on_the_raw_scale() -> None:
+    # With counterparts, the uncorrected score compares a bot with bots of their own skill
+    # and stretches every difference; corrected, a difference has the raw one's expectation.
+    skill = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, -1.5, -1.5]
+    raw_d, adj_d, old_d = [], [], []
+    rng = random.Random(9)
+    for _ in range(60):
+        games = simulated_round_robin(rng, skill, field=True)
+        rows = {r.entrant: r for r in adjusted_standings(games)}
+        old = {r.entrant: r for r in adjusted_standings(games, correct_counterparts=False)}
+        raw_d.append(rows[0].points_mean - rows[3].points_mean)
+        adj_d.append(rows[0].adjusted_mean - rows[3].adjusted_mean)
+        old_d.append(old[0].adjusted_mean - old[3].adjusted_mean)
+    mean = lambda v: sum(v) / len(v)  # noqa: E731
+    # What raw points expect: a bot's points are 3/4 of its skill less its opponents' mean
+    # (zero-sum at a table of 4), and each of 8 entrants meets the other 7 equally often.
+    expected = 0.75 * (8 / 7) * (skill[0] - skill[3])
+    assert mean(adj_d) == pytest.approx(expected, abs=0.06)
+    assert mean(raw_d) == pytest.approx(expected, abs=0.25)  # the same, with the luck in it
+    assert mean(old_d) - expected > 0.15  # the old estimator's stretch

@@ -206,8 +206,13 @@ def test_cross_table_is_pairwise_and_symmetric(played, django_assert_num_queries
 def test_bracket_lists_rounds_tables_and_seats(played, django_assert_num_queries) -> None:
     with django_assert_num_queries(2):
         bracket = selectors.tournament_bracket(tournament=played)
-    assert len(bracket) == 1 and len(bracket[0]["tables"]) == 14
-    assert all(len(t["seats"]) == 4 for t in bracket[0]["tables"])
+    # Every table carries its round of the schedule: 7 rounds of 2 disjoint tables.
+    assert [b["round"] for b in bracket] == list(range(1, 8))
+    assert all(len(b["tables"]) == 2 for b in bracket)
+    assert all(len(t["seats"]) == 4 for b in bracket for t in b["tables"])
+    for b in bracket:
+        seated = [s["bot_id"] for t in b["tables"] for s in t["seats"]]
+        assert len(seated) == len(set(seated)) == 8
 
 
 def test_tournament_list_and_leaderboard_query_counts(played, django_assert_num_queries) -> None:

@@ -184,8 +184,9 @@ def test_the_documented_javascript_check_agrees(proof, tmp_path) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_one_liner_against_a_live_site(live_server, organiser, bots) -> None:
-    t = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)  # field duplicates
+def test_the_one_liner_against_a_live_site(live_server, organiser, house_bots) -> None:
+    # Field duplicates among house bots: the tables of a round share their deals.
+    t = running_round_robin(organiser, house_bots, seats_per_table=4, duplicate_sets=1)
     tables = list(t.tables.order_by("number"))
     a = tables[0]
     b = next(x for x in tables[1:] if x.deal_group == a.deal_group)

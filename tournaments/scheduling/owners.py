@@ -11,6 +11,10 @@ and their bots could not be seated apart anyway) but not from the deal-group rul
 splitting a group never makes a design impossible, and two bots of one owner pooling
 what they saw at one table of a group would know the deal before playing it at the other
 (the memorising bot of tests/tournaments/test_fair_formats.py did exactly that).
+
+The owner rule sees accounts, not people: a stronger rule keeps remote bots of any owners
+out of one deal group (tournaments.isolation, tournaments.scheduling.deal_groups, which
+applies both).
 """
 
 from __future__ import annotations
@@ -73,24 +77,3 @@ def check_owner_capacity(classes: Sequence[int], k: int) -> None:
             f"owner can have at most {n // k} (each of their bots needs a table of its own in "
             "every round)"
         )
-
-
-def split_deal_groups(tables: Sequence[Sequence[int]], classes: Sequence[int]) -> list[int]:
-    """Split disjoint tables (one round) into deal groups with no owner twice in a group.
-
-    First fit in table order, so a round without conflicts stays one group. Returns a
-    group index (0-based, within the round) per table.
-    """
-    groups: list[set[int]] = []
-    out = []
-    for table in tables:
-        mine = {classes[p] for p in table}
-        for g, seen in enumerate(groups):
-            if not seen & mine:
-                seen |= mine
-                out.append(g)
-                break
-        else:
-            groups.append(set(mine))
-            out.append(len(groups) - 1)
-    return out

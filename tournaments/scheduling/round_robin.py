@@ -7,10 +7,15 @@ plays equally often and pair counts differ by at most one, with the fewest table
 allow it (so 10 entrants at tables of 4 always get 10 tables, 11 always get 11).
 
 Tables are grouped in rounds of disjoint tables. With field duplicates (`field=True`) a
-round is a deal group: its tables play the same deals seat for seat, each entrant at
-most once, so nobody is ever dealt a deal it has seen (docs/organiser-guide.md); the
-design is then chosen resolvable (a known resolvable design, or the search keeps every
-round's tables disjoint). Otherwise every table is its own deal group.
+round's tables are split into deal groups (tournaments.scheduling.deal_groups): tables of
+a group play the same deals seat for seat, each entrant at most once, so nobody is ever
+dealt a deal it has seen (docs/organiser-guide.md), and at most one table of a group
+seats entrants that are not isolated (remote bots, presumed able to talk to each other);
+the design is then chosen resolvable (a known resolvable design, or the search keeps
+every round's tables disjoint). Otherwise every table is its own deal group. When the
+field mixes isolated and remote entrants (and no owner rule constrains the design), the
+design's labels are permuted so that as many tables as possible can share deals
+(`isolation_labels`): every pair still meets equally often.
 
 The owner rule (tournaments.scheduling.owners): entrants of one owner never share a table
 (the search treats their pairs as forbidden and balances the allowed pairs) nor a deal
@@ -25,15 +30,16 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb, gcd
 
+from tournaments.scheduling.deal_groups import arrange_deal_groups, sharing_tables
 from tournaments.scheduling.designs import Block, exact_designs, resolvable_designs
 from tournaments.scheduling.owners import (
     check_owner_capacity,
     forbidden_pairs,
     owner_classes,
-    split_deal_groups,
 )
 from tournaments.scheduling.seating import arrange_seats
 
@@ -244,6 +250,67 @@ def _design(n: int, k: int, field: bool, forbidden: set[tuple[int, int]]) -> tup
     return name, rounds
 
 
+def _round_groups(rounds: list[Round], isolated: Sequence[bool], classes: Sequence[int] | None) -> list[list[int]]:
+    return [
+        arrange_deal_groups(tables, isolated=isolated, classes=classes, offset=number)
+        for number, tables in enumerate(rounds)
+    ]
+
+
+def _shared(rounds: list[Round], isolated: Sequence[bool]) -> int:
+    return sum(sharing_tables(tables, groups) for tables, groups in zip(rounds, _round_groups(rounds, isolated, None), strict=True))
+
+
+def isolation_labels(rounds: list[Round], isolated: Sequence[bool], *, restarts: int = 6) -> list[int]:
+    """A permutation of the design's labels (entrant e plays as label `perm[e]`) under
+    which as many tables as possible share deals: which labels the isolated entrants
+    take decides how often a round has tables of isolated entrants only.
+
+    Every label of a design without forbidden pairs is interchangeable (pair counts,
+    rounds and table counts do not change), so this changes nothing but which tables may
+    share. Hill climbing over swaps of an isolated and a remote label, from the identity
+    and from a few deterministic random starts; the identity is kept unless beaten.
+    """
+    n = len(isolated)
+    remote_count = sum(1 for flag in isolated if not flag)
+    if remote_count in (0, n):
+        return list(range(n))
+    rng = random.Random(f"isolation-labels/{n}/{remote_count}/{sum(len(r) for r in rounds)}")
+
+    def climb(flags: list[bool]) -> tuple[int, list[bool]]:
+        best = _shared(rounds, flags)
+        improved = True
+        while improved:
+            improved = False
+            for a in range(n):
+                for b in range(n):
+                    if flags[a] and not flags[b]:
+                        flags[a], flags[b] = False, True
+                        value = _shared(rounds, flags)
+                        if value > best:
+                            best, improved = value, True
+                        else:
+                            flags[a], flags[b] = True, False
+        return best, flags
+
+    best_value, best_flags = climb(list(isolated))
+    for _ in range(restarts):
+        start = list(isolated)
+        rng.shuffle(start)
+        value, flags = climb(start)
+        if value > best_value:
+            best_value, best_flags = value, flags
+    if best_flags == list(isolated):
+        return list(range(n))
+    # Isolated entrants take the isolated labels in order, remote ones the others.
+    iso_labels = [label for label in range(n) if best_flags[label]]
+    remote_labels = [label for label in range(n) if not best_flags[label]]
+    perm = [0] * n
+    for e in range(n):
+        perm[e] = (iso_labels if isolated[e] else remote_labels).pop(0)
+    return perm
+
+
 def round_robin_schedule(
     n: int,
     k: int,
@@ -252,11 +319,14 @@ def round_robin_schedule(
     field: bool = False,
     owners: list[int | None] | None = None,
     allow_same_owner: bool = False,
+    isolated: Sequence[bool] | None = None,
 ) -> RoundRobinSchedule:
     """The tables of a round robin of n entrants at tables of k seats.
 
     `owners` (one per entrant, None for house bots) turns on the owner rule unless
-    `allow_same_owner`; `field` makes rounds deal groups (field duplicates).
+    `allow_same_owner`; `field` makes rounds deal groups (field duplicates), which needs
+    `isolated` (one flag per entrant, from tournaments.isolation.bot_isolated): at most
+    one table of a group seats entrants that are not isolated.
     """
     if not 2 <= k <= 4:
         raise ValueError("tables have 2, 3 or 4 seats")
@@ -266,13 +336,28 @@ def round_robin_schedule(
         raise ValueError("cycles must be at least 1")
     if owners is not None and len(owners) != n:
         raise ValueError(f"owners: expected one owner per entrant ({n}), got {len(owners)}")
+    if field and isolated is None:
+        raise ValueError("field duplicates: say which entrants are isolated (tournaments.isolation)")
+    if isolated is not None and len(isolated) != n:
+        raise ValueError(f"isolated: expected one flag per entrant ({n}), got {len(isolated)}")
+    flags = list(isolated) if isolated is not None else [False] * n
     classes = owner_classes(owners, allow_same_owner=allow_same_owner)
     forbidden = forbidden_pairs(classes) if owners is not None else set()
     if forbidden:
         check_owner_capacity(classes, k)
     design, rounds = _design(n, k, field, forbidden)
+    if field and not forbidden:
+        # Labels are interchangeable: let the isolated entrants take those that give the
+        # most tables of isolated entrants only.
+        perm = isolation_labels(rounds, flags)
+        if perm != list(range(n)):
+            back = {label: e for e, label in enumerate(perm)}
+            rounds = [[tuple(sorted(back[p] for p in t)) for t in r] for r in rounds]
     # Deal groups keep one owner's bots apart even where tables need not (owners module).
-    group_classes = owner_classes(owners, allow_same_owner=allow_same_owner, single_owner_exempt=False)
+    group_classes = (
+        owner_classes(owners, allow_same_owner=allow_same_owner, single_owner_exempt=False)
+        if owners is not None else None
+    )
     all_rounds = [r for _ in range(cycles) for r in rounds]
     if cycles > 1:
         design = f"{design}, {cycles} cycles"
@@ -282,7 +367,7 @@ def round_robin_schedule(
     group_no = 0
     for number, tables in enumerate(all_rounds, start=1):
         if field:
-            split = split_deal_groups(tables, group_classes) if group_classes else [0] * len(tables)
+            split = arrange_deal_groups(tables, isolated=flags, classes=group_classes, offset=number)
             groups += [group_no + 1 + g for g in split]
             group_no += max(split) + 1
         else:

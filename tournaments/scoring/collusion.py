@@ -141,7 +141,10 @@ def collusion_report(
     of two such are tested)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be between 0 and 1, not {alpha}")
-    scores = adjusted_scores(games)
+    # Uncorrected for the counterparts' strength: the report fits every bot's strength
+    # itself (below), and its false-positive rates and power were measured with these
+    # scores (benchmarks/collusion_bench.py).
+    scores = adjusted_scores(games, correct_counterparts=False)
     ids = sorted({e for g in games for e in g.entrants})
     index = {e: i for i, e in enumerate(ids)}
     n_bots = len(ids)

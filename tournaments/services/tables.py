@@ -244,10 +244,14 @@ def table_complete(
         ratings_advance(tournament=tournament)
         if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
             return steps
-        current = tournament.tables.filter(round=table.round)
+        knockout = tournament.format == Tournament.Format.KNOCKOUT
+        # A knockout's round ends when its tables have closed (the next one is created
+        # then); a round robin's rounds all exist from the start and play at once, so it
+        # ends when every table has closed.
+        current = tournament.tables.filter(round=table.round) if knockout else tournament.tables.all()
         if current.exclude(status__in=CLOSED).exists():
             return steps
-        if tournament.format == Tournament.Format.KNOCKOUT:
+        if knockout:
             # Who did not go through this round is out (the final's losers too).
             _knockout_eliminate(tournament, table.round)
             if current.count() > 1:

@@ -24,6 +24,7 @@ from tournaments.deals import (
     deals_create_groups,
     deals_per_table,
 )
+from tournaments.isolation import bot_isolated
 from tournaments.jobs import Job, enqueue_on_commit
 from tournaments.models import (
     START_RATING,
@@ -37,6 +38,7 @@ from tournaments.play.lifecycle import (
     tables_cancel,
 )
 from tournaments.rating_order import ratings_advance
+from tournaments.scheduling.deal_groups import arrange_deal_groups
 from tournaments.scheduling.knockout import (
     knockout_tables,
 )
@@ -44,7 +46,6 @@ from tournaments.scheduling.owners import (
     check_owner_capacity,
     owner_classes,
     owner_rule_applies,
-    split_deal_groups,
 )
 from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.services.accounts import user_is_organiser
@@ -327,35 +328,30 @@ def _owners_in_conflict(bots: Sequence[Bot]) -> str:
 
 def _deal_groups(tournament: Tournament, tables: list[list[Entrant]]) -> list[tuple[list[Entrant], int]]:
     """Each table with its deal group offset: in the field format the tables created
-    together (a knockout round, a ladder tick: their players are disjoint) of one size share
-    a group, split so no owner is twice in a group; otherwise every table its own group."""
+    together (a knockout round, a ladder tick: their players are disjoint) of one size
+    share groups, at most one table of a group with bots that are not isolated
+    (tournaments.isolation, tournaments.scheduling.deal_groups) and no owner twice in a
+    group; otherwise every table its own group."""
     if tournament.deal_format != Tournament.DealFormat.FIELD:
         return [(t, i) for i, t in enumerate(tables)]
-    owners = entrant_owners(tournament=tournament, entrants=[e for t in tables for e in t])
-    classes: dict[int, int] = {}
+    everyone = [e for t in tables for e in t]
+    isolated = {e.pk: bot_isolated(e.bot) for e in everyone}
+    owners = entrant_owners(tournament=tournament, entrants=everyone)
+    classes: dict[int, int] | None = None
     if owners is not None:
         # Even one owner's bots alone are kept out of one deal group (owners module).
         grouped = owner_classes(owners, single_owner_exempt=False)
-        classes = dict(zip([e.pk for t in tables for e in t], grouped, strict=True))
-    out: list[tuple[list[Entrant], int]] = []
+        classes = dict(zip([e.pk for e in everyone], grouped, strict=True))
+    out: list[tuple[int, int]] = []
     next_group = 0
     for size in sorted({len(t) for t in tables}, reverse=True):
         same = [i for i, t in enumerate(tables) if len(t) == size]
-        split = split_deal_groups(
-            [[e.pk for e in tables[i]] for i in same], classes or _SelfClasses()
-        )
+        split = arrange_deal_groups([[e.pk for e in tables[i]] for i in same], isolated=isolated, classes=classes)
         for i, g in zip(same, split, strict=True):
             out.append((i, next_group + g))
         next_group += max(split) + 1
     out.sort()
     return [(tables[i], g) for i, g in out]
-
-
-class _SelfClasses(dict):
-    """Every entrant its own owner class (no owner rule)."""
-
-    def __missing__(self, key: int) -> int:
-        return key
 
 
 def _table_create(
@@ -382,18 +378,18 @@ def _table_create(
 
 
 def _tables_create_bulk(
-    tournament: Tournament, round_no: int, specs: list[tuple[int, list[Entrant], int]]
+    tournament: Tournament, specs: list[tuple[int, int, list[Entrant], int]]
 ) -> list[Table]:
-    """`_table_create` for many tables at once, (number, entrants, deal group) each: a round
-    robin's whole schedule in four queries instead of four per table."""
+    """`_table_create` for many tables at once, (round, number, entrants, deal group) each:
+    a round robin's whole schedule in four queries instead of four per table."""
     tables = Table.objects.bulk_create([
         Table(tournament=tournament, round=round_no, number=number, deal_group=deal_group,
               games_planned=tournament.games_per_table or tournament.duplicate_sets * len(entrants))
-        for number, entrants, deal_group in specs
+        for round_no, number, entrants, deal_group in specs
     ])
     TableSeat.objects.bulk_create([
         TableSeat(table=table, seat=s, entrant=e)
-        for table, (_, entrants, _) in zip(tables, specs, strict=True) for s, e in enumerate(entrants)
+        for table, (_, _, entrants, _) in zip(tables, specs, strict=True) for s, e in enumerate(entrants)
     ])
     counts: dict[int, int] = {}
     for table in tables:
@@ -439,12 +435,14 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
                 len(entrants), k, cycles=tournament.cycles,
                 owners=entrant_owners(tournament=tournament, entrants=entrants),
                 field=tournament.deal_format == Tournament.DealFormat.FIELD,
+                isolated=[bot_isolated(e.bot) for e in entrants],
             )
             tournament.design = schedule.design[:64]
             # The scheduler numbers its deal groups from 1 (tables of one group play the
-            # same deals); they follow the tournament's groups so far.
-            _tables_create_bulk(tournament, 1, [
-                (number, [entrants[i] for i in table.seats], group + table.deal_group - 1)
+            # same deals); they follow the tournament's groups so far. Each table keeps its
+            # round of the schedule; numbers run on over the rounds (plan order).
+            _tables_create_bulk(tournament, [
+                (table.round, number, [entrants[i] for i in table.seats], group + table.deal_group - 1)
                 for number, table in enumerate(schedule.tables, start=1)
             ])
         elif tournament.format == Tournament.Format.KNOCKOUT:

@@ -1,7 +1,8 @@
 """`manage.py run_demo`: the README's main job, a real tournament on one machine.
 
-It migrates, registers the bots (the SDK's examples and two versions of the demo's
-planner), starts the referee, one process per bot (each a gRPC client with its own token), a
+It migrates, registers the bots (two versions of the demo's planner, each its own process,
+and house bots the referee plays), starts the referee, one process per bot (each a gRPC
+client with its own token), a
 Celery worker and the web site, runs a round robin through Celery with a live progress bar,
 prints the standings and ratings and how to sign in as the organiser, and keeps the site up
 for browsing the replays until Ctrl-C (`--no-serve` skips the site, for CI). Everything it
@@ -37,8 +38,8 @@ def positive(value: str) -> int:
 
 class Command(BaseCommand):
     help = (
-        "Run a real round robin between bot processes (the example bots and two versions of "
-        "the demo's planner, over gRPC), print standings, ratings and the organiser's sign-in, "
+        "Run a real round robin between bot processes (two versions of the demo's planner, over "
+        "gRPC) and house bots, print standings, ratings and the organiser's sign-in, "
         "and serve the site on 127.0.0.1:8000 to browse the replays."
     )
 
@@ -54,6 +55,13 @@ class Command(BaseCommand):
             help="Comma-separated bots to enter, one process each: the SDK's examples "
             "(random, greedy, heuristic) and planner-v1, planner-v2 "
             f"(default {','.join(run.DEFAULT_BOTS)}; a name may repeat).",
+        )
+        parser.add_argument(
+            "--house-bots", default=",".join(run.DEFAULT_HOUSE_BOTS),
+            help="Comma-separated house bots to enter beside them, played by the referee itself "
+            "(no process): random, greedy, heuristic, search. Only house bots share a deal with "
+            f"another table (docs/fair-play.md). Default {','.join(run.DEFAULT_HOUSE_BOTS)}; "
+            "'' for none.",
         )
         parser.add_argument("--seats", type=int, choices=(2, 3, 4), default=4,
                             help="Seats per table.")
