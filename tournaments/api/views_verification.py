@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib.auth import get_user_model
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, serializers
@@ -21,6 +24,10 @@ class VerificationOutput(serializers.Serializer):
         help_text="How: 'staff' (a staff account), 'approved' (approved by staff), 'email' (its "
         "current address is confirmed); null when not verified.",
     )
+
+
+# Django's UnicodeUsernameValidator, with its length limit.
+_USERNAME = re.compile(r"[\w.@+-]{1,150}")
 
 
 def _status(user) -> dict:
@@ -47,6 +54,10 @@ class AccountApprovalView(ServiceAPIView):
     permission_classes = [permissions.IsAuthenticated, IsStaff]
 
     def _user(self, username: str):
+        # Only what can be a username reaches the query: PostgreSQL refuses a NUL in a
+        # string (a URL's %00 was a 500), and nothing else can name an account anyway.
+        if not _USERNAME.fullmatch(username):
+            raise Http404("No such account.")
         return get_object_or_404(get_user_model(), username=username)
 
     @extend_schema(responses=VerificationOutput, summary="An account's verification (staff)")
