@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
                      "set TIENLEN_MAX_TABLES_PER_BOT")
     if args.shutdown_grace < 0:
         parser.error("--shutdown-grace cannot be negative")
-    logs.configure(args.log_level, args.log_format)
-    return asyncio.run(_serve(args))
+    with logs.configured(args.log_level, args.log_format):
+        return asyncio.run(_serve(args))
 
 
 if __name__ == "__main__":

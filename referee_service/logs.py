@@ -7,10 +7,12 @@ to a logger anywhere in the referee.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import time
+from collections.abc import Iterator
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
@@ -42,3 +44,19 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     root.propagate = False
+
+
+@contextlib.contextmanager
+def configured(level: str = "info", fmt: str = "json") -> Iterator[None]:
+    """`configure` for the life of the block, then the referee's logger as it was: a
+    referee run inside another process (a test, an embedding program) must not leave its
+    handler bound to a stream that closes after it (a later log line then fails with
+    "I/O operation on closed file") nor stop the logger propagating to the host's handlers."""
+    root = logging.getLogger("referee_service")
+    saved = (root.handlers[:], root.level, root.propagate)
+    configure(level, fmt)
+    try:
+        yield
+    finally:
+        root.handlers[:], root.propagate = saved[0], saved[2]
+        root.setLevel(saved[1])

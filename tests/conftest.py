@@ -4,8 +4,13 @@ Hypothesis: no per-example deadline. A property's examples are checked for what 
 assert, not for how fast they run; on a loaded 2-core CI machine a 200 ms deadline failed
 examples that were correct (speed is measured by benchmarks/, not by tests)."""
 
+import logging
+import os
 import signal
+import time
+from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("tienlen", deadline=None)
@@ -18,3 +23,77 @@ settings.load_profile("tienlen")
 # handler again, so children start with the default disposition and install theirs.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --- nothing left behind for the next test -----------------------------------------------
+# A test that leaves a process running or a logging handler installed breaks a later one in
+# ways that point nowhere near it (a handler bound to a closed capture stream printed
+# "I/O operation on closed file" in a referee's log; a bot process left connected took a
+# later test's table). Each test is checked when it ends, and fails naming what it left.
+
+
+# multiprocessing's own helpers live as long as the test process, started by whichever
+# test first needs them: not something a test left behind.
+_PROCESS_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+_WATCHED_LOGGERS = ("", "referee_service", "bots_sdk", "tournaments", "celery")
+
+
+def _children() -> dict[int, str]:
+    """This process's live children (zombies excluded): pid -> command line."""
+    me, found = os.getpid(), {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[1]) == me and fields[0] != "Z":
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                if not any(helper in cmd for helper in _PROCESS_HELPERS):
+                    found[int(entry.name)] = cmd
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _handlers() -> dict[str, list[logging.Handler]]:
+    return {name: list(logging.getLogger(name).handlers) for name in _WATCHED_LOGGERS}
+
+
+def _foreign(handlers: list[logging.Handler]) -> list[logging.Handler]:
+    # pytest's own capture handlers come and go with each test phase.
+    return [h for h in handlers if type(h).__module__.split(".")[0] != "_pytest"]
+
+
+@pytest.fixture(autouse=True)
+def _leaves_nothing_behind(request):
+    if not Path("/proc/self/stat").exists():  # not Linux: nothing to look at
+        yield
+        return
+    before_children = set(_children())
+    before_handlers = {name: _foreign(h) for name, h in _handlers().items()}
+    yield
+    problems = []
+    left = {}
+    deadline = time.monotonic() + 5.0  # a child stopped at the very end may take a moment
+    while True:
+        left = {pid: cmd for pid, cmd in _children().items() if pid not in before_children}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    for pid, cmd in left.items():
+        problems.append(f"process {pid} still running: {cmd[:200]}")
+        try:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    for name, handlers in _handlers().items():
+        added = [h for h in _foreign(handlers) if h not in before_handlers[name]]
+        if added:
+            logger = logging.getLogger(name)
+            for h in added:
+                logger.removeHandler(h)
+            problems.append(f"logging handler(s) left on logger {name or 'root'!r}: {added}")
+    if problems:
+        pytest.fail(f"{request.node.nodeid} left behind:\n  " + "\n  ".join(problems), pytrace=False)

@@ -18,6 +18,7 @@ import grpc
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from tests.waits import TABLE_WITHIN_S, collect
 
 ORGANIZER_TOKEN = "org-secret"
 BOTS = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi")
@@ -211,7 +212,9 @@ def fixed_deal_seeds(fields: dict[str, Any], players: int) -> list[str]:
 
 
 async def play_table(target: str, **fields: Any) -> list[org.TableEvent]:
-    """Run PlayTable to the end; return every event (raises AioRpcError on failure)."""
+    """Run PlayTable to the end; return every event (raises AioRpcError on failure; fails
+    the test, naming the table, if it has not ended within `within_s`)."""
+    within_s = fields.pop("within_s", TABLE_WITHIN_S)
     fields.setdefault("move_time_ms", 5000)
     fields.setdefault("connect_deadline_ms", 5000)
     seats = fields.pop("seats")
@@ -223,7 +226,7 @@ async def play_table(target: str, **fields: Any) -> list[org.TableEvent]:
         **fields)
     channel, stub = organizer_stub(target)
     try:
-        return [event async for event in stub.PlayTable(request, metadata=AUTH)]
+        return await collect(stub.PlayTable(request, metadata=AUTH), f"table {request.table_id!r}", within_s)
     finally:
         await channel.close()
 

@@ -9,12 +9,16 @@ import grpc
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
 from referee_service.server import Referee
+from tests.waits import TABLE_WITHIN_S, collect
 
 TOKEN = "sdk-test-token"
 ORGANIZER = "sdk-test-organizer"
 
 
 async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org.TableEvent]:
+    """Play a table of the SDK's bot and house bots to the end: its events (fails the test,
+    naming the table, if it has not ended within `within_s`)."""
+    within_s = fields.pop("within_s", TABLE_WITHIN_S)
     seats = [org.SeatSpec(bot_id="sdk-bot")] + [
         org.SeatSpec(house_bot=h) for h in fields.pop("house", ("random", "greedy", "heuristic"))
     ]
@@ -29,7 +33,7 @@ async def play_table(referee: Referee, table_id: str, **fields: Any) -> list[org
     async with grpc.aio.insecure_channel(referee.target) as channel:
         stub = org_grpc.OrganizerStub(channel)
         call = stub.PlayTable(request, metadata=(("authorization", f"Bearer {ORGANIZER}"),))
-        return [event async for event in call]
+        return await collect(call, f"table {table_id!r}", within_s)
 
 
 def result_of(events: list[org.TableEvent]) -> org.TableResult:

@@ -21,6 +21,7 @@ from bots_sdk.client import BotClient
 from referee_service.auth import BotIdentity, StaticTokenStore
 from referee_service.pool import MemoryPoolRegistry
 from referee_service.server import Referee, running_referee
+from tests.waits import within
 
 from .helpers import ORGANIZER, TOKEN, play_table, result_of
 
@@ -52,16 +53,6 @@ async def crash(referee: Referee) -> None:
 
 def linked(client: BotClient) -> set[str]:
     return {link.referee_id for link in client.links if link.connected.is_set()}
-
-
-async def within(awaitable, what: str, seconds: float = 30.0):
-    """Await something the system under test must deliver, failing in seconds with what it
-    was (a hang would otherwise wait out pytest-timeout and say only where the loop sat)."""
-    try:
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
 
 
 async def until(predicate, timeout: float = 15.0, what: str = "") -> None:

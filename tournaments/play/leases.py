@@ -133,6 +133,13 @@ class _Keeper:
 
     def _run(self) -> None:
         while True:
+            with self._lock:
+                idle = not self._leases
+            if idle:
+                # Nothing to keep: hold no database connection while waiting (a connection
+                # idle for hours holds a server slot, and a test database cannot be dropped
+                # while a keeper of an earlier test still has it open).
+                connection.close()
             for lease in self._due():
                 if not lease.renew():
                     self.discard(lease)
