@@ -10,6 +10,7 @@ so a script or CI job running it notices a broken bot.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
@@ -330,7 +331,10 @@ def cmd_new(args: argparse.Namespace) -> int:
     bot = Path(args.name) / "bot.py"
     hints = [
         (f"tienlen-bot arena {bot} greedy --games 200 --duplicate", "how strong is it?"),
-        (f"python -m pytest {args.name}", "its tests"),
+        (f"python -m pytest {args.name}", "its tests")
+        if importlib.util.find_spec("pytest") is not None
+        # The SDK brings no test runner: its `test` extra (or any pytest) does.
+        else ("pip install pytest", f"then: python -m pytest {args.name} (its tests)"),
         (f"tienlen-bot check {bot}", "ready for a ladder?"),
     ]
     width = max(len(command) for command, _ in hints)

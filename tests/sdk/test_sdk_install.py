@@ -172,6 +172,14 @@ def test_the_engine_is_the_installed_one_compiled_when_a_compiler_is_there(sdk_v
 def test_a_new_bot_plays_the_local_arena_and_passes_the_check(sdk_venv):
     new = sdk_venv.run("tienlen-bot", "new", "my_bot")
     assert new.returncode == 0, new.stderr
+    # The SDK brings no test runner: `new` says what to install, and with it the new
+    # project's own tests pass.
+    assert "pip install pytest" in new.stdout and "then: python -m pytest my_bot" in new.stdout
+    pytest_pin = PROJECT["project"]["optional-dependencies"]["test"][0]
+    added = sdk_venv.run(str(sdk_venv.path / "bin" / "pip"), "install", "-q", pytest_pin)
+    assert added.returncode == 0, added.stderr
+    tests = sdk_venv.run(str(sdk_venv.path / "bin" / "python"), "-m", "pytest", "-q", "my_bot")
+    assert tests.returncode == 0 and " passed" in tests.stdout, tests.stdout + tests.stderr
     arena = sdk_venv.run("tienlen-bot", "arena", "my_bot/bot.py", "greedy", "--games", "8",
                          "--json", "--quiet")
     assert arena.returncode == 0, arena.stderr
