@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tests.logsafe import preserved_logging
 from tests.needs import unavailable
 
 _MISSING = object()
@@ -99,7 +100,7 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
             app.amqp._producer_pool = None
         app.conf.result_backend = None
         app.conf.task_default_queue = queue
-        with start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
+        with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
                           perform_ping_check=False, shutdown_timeout=shutdown_timeout,
                           queues=[queue, settings.TIENLEN_ANALYSIS_QUEUE] if analysis else [queue]):
             yield queue

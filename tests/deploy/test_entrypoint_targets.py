@@ -15,6 +15,7 @@ import tomllib
 import pytest
 
 from tests.deploy.deploy_files import DOCKER, ROOT
+from tests.logsafe import preserved_logging
 
 ENTRYPOINT = (DOCKER / "entrypoint.sh").read_text()
 HEALTHCHECK = DOCKER / "healthcheck.py"
@@ -30,7 +31,8 @@ def test_python_objects_named_by_the_entrypoint_exist() -> None:
     assert "tienlen_site.asgi:application" in named
     assert "tienlen_site.celery:app" in named
     for dotted in sorted(named):
-        assert resolve(dotted) is not None, dotted
+        with preserved_logging():  # the ASGI module's django.setup() configures logging again
+            assert resolve(dotted) is not None, dotted
 
 
 def test_console_scripts_named_by_the_entrypoint_are_declared() -> None:
