@@ -49,8 +49,9 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
         "payments": [_payment(p, names) for p in result.get("payments") or [] if isinstance(p, dict)],
         "warning": None,
     }
+    kind = None
     try:
-        moves, states = _simulate(replay, players)
+        moves, states, kind = _simulate(replay, players)
     except Exception as exc:
         log.warning("replay could not be re-simulated: %s", exc)
         frames["warning"] = f"This replay could not be re-simulated by the current engine ({exc}); the table view is simplified."
@@ -58,10 +59,36 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
     frames["moves"] = moves
     frames["states"] = states
     _attach_timing(moves, timing)
+    frames["places"] = final_places(result, players)
     if result.get("instant_winner") is not None:
         w = result["instant_winner"]
-        frames["instant_win_text"] = f"Instant win (tới trắng) for {names[w] if w < len(names) else w}"
+        what = f": {INSTANT_WIN_KINDS.get(kind, kind.replace('_', ' '))}" if kind else ""
+        frames["instant_win_text"] = f"Instant win (tới trắng){what}, for {names[w] if w < len(names) else w}"
     return frames
+
+
+# docs/rules.md §7, "Instant wins"
+INSTANT_WIN_KINDS = {
+    "four_threes": "four 3s",
+    "three_pairs_with_start": "three pairs 3-3-4-4-5-5 with 3♠",
+    "dragon": "a dragon (one card of each rank 3 to A)",
+    "five_pair_sequence": "five consecutive pairs",
+    "six_pairs": "six pairs",
+    "four_twos": "all four 2s",
+    "twelve_one_colour": "twelve cards of one colour",
+    "four_triples": "four triples",
+    "two_fours": "two fours of a kind",
+}
+
+
+def final_places(result: dict[str, Any], players: int) -> list[int] | None:
+    """Each seat's place in the result: its rank in the finishing order, except that the
+    seats marked tied share the last place (docs/rules.md §7: after an instant win the others
+    are listed in turn order but all last). None when the result has no finishing order."""
+    order, tied = result.get("finishing_order"), set(result.get("tied") or [])
+    if not isinstance(order, list) or sorted(order) != list(range(players)):
+        return None
+    return [players if s in tied else order.index(s) + 1 for s in range(players)]
 
 
 REASONS = {
@@ -131,8 +158,9 @@ def _plain(moves_in: list[Any], players: int) -> tuple[list[dict], list[dict]]:
     return moves, states
 
 
-def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[dict]]:
-    """Step the engine through the moves, recording what a spectator sees after each."""
+def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[dict], str | None]:
+    """Step the engine through the moves, recording what a spectator sees after each; and
+    the kind of instant win the deal held, if any."""
     preset = replay.get("preset", "south")
     options = Options.from_dict(replay.get("options") or {}, base=PRESETS[preset])
     game = Game(replay["hands"], preset=preset, starting=bool(replay.get("starting", True)),
@@ -176,7 +204,7 @@ def _simulate(replay: dict[str, Any], players: int) -> tuple[list[dict], list[di
             chain = []
         moves.append(entry)
         states.append(_state(game, chain))
-    return moves, states
+    return moves, states, game.instant_win_kind
 
 
 def _state(game: GameState, chain: list[dict[str, Any]]) -> dict[str, Any]:

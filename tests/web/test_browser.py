@@ -11,6 +11,7 @@ import pytest
 
 from tests.web.conftest import shot
 from tests.web.factories import load_replay, make_world
+from web.replay_frames import final_places
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -161,6 +162,10 @@ def test_frozen_player_and_payments_are_shown(live_server, page):
     frozen_seat = replay["result"]["frozen"][0]
     tags = page.text_content(f'.seat[data-seat="{frozen_seat}"] .seat-tags')
     assert "frozen" in tags and "-5 pts" in tags
+    # The final position gives each seat its place in the result (not the order out).
+    places = final_places(replay["result"], 4)
+    for seat in range(4):
+        assert f"place {places[seat]}" in page.text_content(f'.seat[data-seat="{seat}"] .seat-tags')
     payments = page.text_content("#payments")
     assert "frozen (cóng)" in payments and "stuck with 2s or bombs" in payments
     # the badge appears from the move where the first player went out, not before

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bots_sdk.rules import Game
 from tests.web.factories import load_replay
-from web.replay_frames import replay_frames
+from web.replay_frames import INSTANT_WIN_KINDS, final_places, replay_frames
 
 NAMES = ["north", "east", "south", "west"]
 
@@ -69,7 +69,32 @@ def test_instant_win_has_no_moves_and_says_so():
         raise AssertionError("no instant win in 2000 deals")
     frames = replay_frames(replay, names=NAMES)
     assert frames["moves"] == [] and len(frames["states"]) == 1
-    assert "Instant win" in frames["instant_win_text"]
+    # It says which instant win (the deal held it) and for whom.
+    game = Game(replay["hands"], preset=replay["preset"], starting=bool(replay.get("starting", True)),
+                leader=replay.get("leader"), seed=replay.get("seed"))
+    kind = game.instant_win_kind
+    assert kind and INSTANT_WIN_KINDS[kind] in frames["instant_win_text"]
+    assert NAMES[replay["result"]["instant_winner"]] in frames["instant_win_text"]
+    # The others share the last place, whatever order the result lists them in.
+    winner = replay["result"]["instant_winner"]
+    assert frames["places"] == [1 if s == winner else 4 for s in range(4)]
+
+
+def test_places_follow_the_result_and_its_ties() -> None:
+    assert final_places({"finishing_order": [3, 0, 1, 2], "tied": []}, 4) == [2, 3, 4, 1]
+    assert final_places({"finishing_order": [2, 0, 1, 3], "tied": [0, 1, 3]}, 4) == [4, 4, 1, 4]
+    assert final_places({"finishing_order": [0, 1], "tied": []}, 4) is None  # not a whole order
+    assert final_places({}, 2) is None
+    assert every_kind_is_named()
+
+
+def every_kind_is_named() -> bool:
+    from bots_sdk.rules import PRESETS
+
+    kinds = set()
+    for options in PRESETS.values():
+        kinds |= set(options.starting_instant_wins) | set(options.other_instant_wins)
+    return kinds <= set(INSTANT_WIN_KINDS)
 
 
 def test_a_damaged_replay_still_shows_its_moves_with_a_warning():

@@ -282,9 +282,12 @@
       }
       var tags = seatEl.querySelector(".seat-tags");
       tags.innerHTML = "";
-      tags.appendChild(el("span", { cls: "muted", text: hands[s].length + " cards" }));
+      var left = hands[s].length;
+      tags.appendChild(el("span", { cls: "muted", text: left + (left === 1 ? " card" : " cards") }));
       var place = finished.indexOf(s);
-      if (place >= 0) tags.appendChild(el("span", { cls: "badge finished", text: "out #" + (place + 1) }));
+      // At the end, the result's places (seats tied for last share it); before, the order out.
+      if (finalStep && data.places) tags.appendChild(el("span", { cls: "badge finished", text: "place " + data.places[s] }));
+      else if (place >= 0) tags.appendChild(el("span", { cls: "badge finished", text: "out #" + (place + 1) }));
       if (locked.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge passed", text: "passed" }));
       if (frozen.indexOf(s) >= 0) tags.appendChild(el("span", { cls: "badge frozen", text: "frozen" }));
       if (finalStep && data.result && data.result.points) {
