@@ -23,8 +23,10 @@ def referee_address() -> str:
     return getattr(settings, "REFEREE_PUBLIC_ADDRESS", "") or "127.0.0.1:50051"
 
 
-def run_command(token: str) -> str:
-    return f"TIENLEN_TOKEN={token} tienlen-bot run my_bot/bot.py --server {referee_address()}"
+def run_command() -> str:
+    """The command to run a bot, asking for its token: a token typed into the command line
+    stays in the shell's history (and in `ps` for everyone on the machine)."""
+    return f"read -rs TIENLEN_TOKEN && export TIENLEN_TOKEN && tienlen-bot run my_bot/bot.py --server {referee_address()}"
 
 
 def _signup_rate(group: str, request: HttpRequest) -> str:
@@ -216,7 +218,7 @@ def _token_page(request: HttpRequest, bot: Bot, token: str, *, created: bool) ->
         {
             "bot": bot,
             "token": token,
-            "command": run_command(token),
+            "command": run_command(),
             "created": created,
             "server": referee_address(),
             "sdk_install": settings.TIENLEN_SDK_INSTALL,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from html import unescape
 
 import pytest
 from django.urls import reverse
@@ -396,7 +397,9 @@ def test_bot_registration_shows_token_once(client):
     from tournaments.tokens import token_hash
 
     assert bot.token_hash == token_hash(token) and token not in bot.token_hash
-    assert f"TIENLEN_TOKEN={token} tienlen-bot run" in html
+    # The command to run it asks for the token: never on a command line (shell history, ps).
+    command = unescape(html.split('id="run-command">')[1].split("<")[0])
+    assert token not in command and command.startswith("read -rs TIENLEN_TOKEN && export TIENLEN_TOKEN && tienlen-bot run")
     # never shown again
     assert token not in client.get("/me/bots/").content.decode()
     assert token not in client.get("/bots/ann-bot/").content.decode()
