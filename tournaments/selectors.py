@@ -32,12 +32,9 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db.models import (
-    BooleanField,
     Case,
     CharField,
     Count,
-    Exists,
-    ExpressionWrapper,
     F,
     Max,
     OuterRef,
@@ -70,31 +67,21 @@ from tournaments.models import (
 from tournaments.ratings.plackett_luce import plackett_luce_fit
 from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
 from tournaments.scoring.intervals import half_width
-from tournaments.sealing import revealed, sealed_games
+from tournaments.sealing import (
+    CLOSED_STATUSES,
+    deals_revealed,
+    game_check,
+    reveal_state,
+    revealed,
+    sealed_games,
+    seat_results_public,
+    table_has_sealed,
+    table_results_public,
+    table_seat_result,
+)
 
-DONE_STATUSES = (Table.Status.DONE, Table.Status.FAILED, Table.Status.CANCELLED)
+DONE_STATUSES = CLOSED_STATUSES
 Z95 = 1.96
-
-
-# --- sealed results (docs/fair-play.md; the rule itself: tournaments.sealing) ---------
-
-
-def _sealed_games(table: OuterRef) -> Exists:
-    """The table (an outer reference to its id) recorded a game whose deal is not revealed."""
-    return Exists(Game.objects.filter(table_id=table, deal__revealed_at__isnull=True))
-
-
-def _table_results_public() -> ExpressionWrapper:
-    """On a Table query: its result (its seats' points, places, advancement, forfeits, and
-    why it closed) is public once it is closed and every game it recorded is revealed."""
-    return ExpressionWrapper(
-        Q(status__in=DONE_STATUSES) & ~_sealed_games(OuterRef("pk")), output_field=BooleanField()
-    )
-
-
-def _seat_results_public() -> Q:
-    """On a TableSeat query: its table's result is public (as `_table_results_public`)."""
-    return Q(table__status__in=DONE_STATUSES) & ~_sealed_games(OuterRef("table_id"))
 
 
 # --- tournaments -----------------------------------------------------------------------
@@ -401,7 +388,7 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     # Correlated subqueries rather than JOINs: no GROUP BY over the entrant and bot columns.
     # Only tables whose result is public count (closed, every game revealed).
     forfeited_tables = (
-        TableSeat.objects.filter(_seat_results_public(), entrant_id=OuterRef("pk"), forfeited=True)
+        TableSeat.objects.filter(seat_results_public(), entrant_id=OuterRef("pk"), forfeited=True)
         .order_by()
         .values("entrant_id")
         .annotate(n=Count("id"))
@@ -414,8 +401,8 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
         # The seat of the last round each entrant played: how far it got, and how it ended
         # (once that table's result is public; until then it ranks as still playing).
         last_seat = TableSeat.objects.filter(entrant_id=OuterRef("pk")).order_by("-table__round").annotate(
-            shown_place=Case(When(_seat_results_public(), then=F("place")), default=None),
-            shown_advanced=Case(When(_seat_results_public(), then=F("advanced")), default=None),
+            shown_place=Case(When(seat_results_public(), then=F("place")), default=None),
+            shown_advanced=Case(When(seat_results_public(), then=F("advanced")), default=None),
         )
         extra = {
             "ko_round": Subquery(last_seat.values("table__round")[:1]),
@@ -604,7 +591,7 @@ def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:
     the table is closed and every game it recorded is revealed)."""
     tables = (
         Table.objects.filter(tournament=tournament)
-        .annotate(results_public=_table_results_public())
+        .annotate(results_public=table_results_public())
         .order_by("round", "number")
         .prefetch_related(
             Prefetch("seats", queryset=TableSeat.objects.select_related("entrant__bot").order_by("seat"))
@@ -691,21 +678,10 @@ def table_list(*, tournament: Tournament) -> QuerySet[Table]:
     `last_error` only while it is not sealed."""
     return (
         Table.objects.filter(tournament=tournament)
-        .annotate(results_public=_table_results_public(), sealed=_sealed_games(OuterRef("pk")))
+        .annotate(results_public=table_results_public(), sealed=table_has_sealed(OuterRef("pk")))
         .order_by("round", "number")
         .prefetch_related(Prefetch("seats", queryset=TableSeat.objects.select_related("entrant__bot")))
     )
-
-
-SEALED_SEAT = {"points": None, "place": None, "advanced": None, "forfeited": None}
-
-
-def table_seat_result(seat: TableSeat, *, public: bool) -> dict[str, Any]:
-    """A seat's result at its table as the public may see it: None everywhere until the
-    table's result is public."""
-    if not public:
-        return dict(SEALED_SEAT)
-    return {"points": seat.points, "place": seat.place, "advanced": seat.advanced, "forfeited": seat.forfeited}
 
 
 # --- ratings ---------------------------------------------------------------------------
@@ -847,45 +823,47 @@ def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, t
 def game_get(*, game_id: int) -> Game:
     """A revealed game with its seats (2 queries); DealWithheld (its result is sealed) while
     its deal is still to be played at another table of its group."""
-    game = Game.objects.select_related("table__tournament", "pool", "deal").get(pk=game_id)
-    if game.deal.revealed_at is None:
-        raise DealWithheld(game, what="result")
+    game = game_check(Game.objects.select_related("table__tournament", "pool", "deal").get(pk=game_id))
     prefetch_related_objects(
         [game], Prefetch("seats", queryset=GameSeat.objects.select_related("bot", "version").order_by("seat"))
     )
     return game
 
 
-def game_sealed_count(*, tournament: Tournament) -> int:
-    """How many of the tournament's recorded games are sealed (1 query): a count of games
-    played, which the public may know, without their results."""
-    return Game.objects.filter(table__tournament_id=tournament.pk, deal__revealed_at__isnull=True).count()
-
-
 # --- deals (docs/fair-play.md) ------------------------------------------------------------
 
-DEAL_WITHHELD = "withheld until this deal has been played at every table"
 PROOF_SCHEMA = "tienlen.deal-proof/1"
-
-
-class DealWithheld(Exception):
-    """The game's deal is still to be played at another table of its group: its seed, its
-    hands, its result and every replay dealt from it stay secret until then (never a 500).
-    `what` names what was asked for: "replay" (also the proof) or "result"."""
-
-    def __init__(self, game: Game, what: str = "replay") -> None:
-        super().__init__(f"The {what} of game {game.pk} is {DEAL_WITHHELD}.")
-        self.game = game
-        self.what = what
 
 
 def game_replay(*, game_id: int) -> dict[str, Any]:
     """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed,
     ReplayError (bots_sdk.rules) if the stored replay cannot be read."""
     replay = Replay.objects.select_related("game__deal", "game__table__tournament").get(game_id=game_id)
-    if replay.game.deal.revealed_at is None:
-        raise DealWithheld(replay.game)
+    game_check(replay.game, what="replay")
     return replay.read()
+
+
+def game_seating(*, game: Game) -> list[dict[str, Any]]:
+    """Who sat where in a game, sealed or not (1 query): seat numbers and bot names only,
+    which are public from the draw on; never its places, points or strikes."""
+    return [
+        {"seat": seat, "bot_name": name}
+        for seat, name in GameSeat.objects.filter(game_id=game.pk).order_by("seat").values_list("seat", "bot__name")
+    ]
+
+
+def game_replay_stored(*, game: Game | int) -> Replay:
+    """A revealed game's stored replay row (1 query; 2 from an id), its `game` set: for the
+    pages that show the moves and timing or serve the text as it was stored. The game is
+    checked before the replay is looked for, so a sealed game answers as every sealed game
+    does: Game.DoesNotExist (no such game), DealWithheld (sealed; `.game` has its table and
+    tournament), Replay.DoesNotExist (none stored)."""
+    if not isinstance(game, Game):
+        game = Game.objects.select_related("table__tournament", "deal").get(pk=game)
+    game_check(game, what="replay")
+    replay = Replay.objects.get(game_id=game.pk)
+    replay.game = game
+    return replay
 
 
 def game_proof(*, game_id: int) -> dict[str, Any]:
@@ -895,9 +873,7 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
     ReplayError if the stored replay cannot be read."""
     from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 
-    game = Game.objects.select_related("table__tournament", "deal").get(pk=game_id)
-    if game.deal.revealed_at is None:
-        raise DealWithheld(game)
+    game = game_check(Game.objects.select_related("table__tournament", "deal").get(pk=game_id), what="replay")
     tournament = game.table.tournament
     replay = Replay.objects.get(game_id=game.pk)
     return {
@@ -920,12 +896,12 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
 
 def deal_list(*, tournament: Tournament, group: int | None = None, revealed: bool | None = None) -> QuerySet[Deal]:
     """A tournament's deals in (group, index) order: commitments for all, seeds only on the
-    revealed ones (read `public_seed`)."""
+    revealed ones (read them through `sealing.deal_seed`)."""
     qs = Deal.objects.filter(tournament_id=tournament.pk)
     if group is not None:
         qs = qs.filter(group=group)
     if revealed is not None:
-        qs = qs.filter(revealed_at__isnull=not revealed)
+        qs = qs.filter(deals_revealed(revealed))
     return qs.order_by("group", "index")
 
 
@@ -940,7 +916,7 @@ def deal_group_tables(*, tournament: Tournament, groups: Iterable[int]) -> dict[
 def deal_counts(*, tournament: Tournament) -> dict[str, int]:
     """How many deals are committed and how many revealed (1 query)."""
     row = Deal.objects.filter(tournament_id=tournament.pk).aggregate(
-        committed=Count("id"), revealed=Count("id", filter=Q(revealed_at__isnull=False))
+        committed=Count("id"), revealed=Count("id", filter=deals_revealed())
     )
     return {"committed": row["committed"] or 0, "revealed": row["revealed"] or 0}
 
@@ -993,16 +969,9 @@ def tournament_luck_adjusted(*, tournament: Tournament) -> LuckAdjustedStandings
     baseline. A new reveal or baseline makes a new key; nothing else changes a counted
     game (a deal is revealed only once all its games are recorded). Two queries when
     cached (the key and the entrants' names, which may change), three or four otherwise."""
-    revealed = Q(deal__revealed_at__isnull=False)
-    state = Game.objects.filter(table__tournament=tournament).aggregate(
-        scored=Count("id", filter=revealed),
-        withheld=Count("id", filter=~revealed),
-        last_reveal=Max("deal__revealed_at"),
-        baselines=Count("deal_id", filter=revealed & Q(deal__baseline__isnull=False), distinct=True),
-    )
-    last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
-    # v2: counterparts corrected for their strength (issue 25): v1's values are not these.
-    key = f"luck-adjusted:v2:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}"
+    state = reveal_state(tournament=tournament)
+    # v2: counterparts corrected for their strength: v1's values are not these.
+    key = f"luck-adjusted:v2:{tournament.pk}:{state['scored']}:{state['last_reveal']}:{state['baselines']}"
     scored = cache.get(key)
     if scored is None:
         scored = _luck_adjusted_compute(tournament, with_baselines=state["baselines"] > 0)
@@ -1033,11 +1002,11 @@ def _luck_adjusted_compute(tournament: Tournament, *, with_baselines: bool) -> t
     from tournaments.scoring.adjusted import GameRow, adjusted_standings
 
     baselines = dict(
-        Deal.objects.filter(tournament=tournament, revealed_at__isnull=False, baseline__isnull=False)
+        Deal.objects.filter(deals_revealed(), tournament=tournament, baseline__isnull=False)
         .values_list("pk", "baseline")
     ) if with_baselines else {}
     seats = (
-        GameSeat.objects.filter(game__table__tournament=tournament, game__deal__revealed_at__isnull=False)
+        GameSeat.objects.filter(revealed("game__"), game__table__tournament=tournament)
         .order_by("game_id", "seat")
         .values_list("game_id", "entrant_id", "points", "game__deal_id")
     )

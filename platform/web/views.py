@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
+from tournaments import sealing, selectors
 from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
 from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
@@ -151,7 +151,7 @@ def _with_notices(response: HttpResponse, tournament: Tournament) -> HttpRespons
 def tournament_games(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
     page = Paginator(selectors.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
-    sealed = selectors.game_sealed_count(tournament=tournament)
+    sealed = sealing.sealed_game_count(tournament=tournament)
     return render(request, "web/tournament_games.html", {"t": tournament, "page": page, "sealed": sealed})
 
 
@@ -201,7 +201,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "results": queries.bot_tournament_results(bot=bot),
             "h2h": queries.bot_head_to_head(bot=bot),
             "recent_games": list(selectors.game_list(bot=bot)[:15]),
-            "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
+            "is_owner": sealing.bot_private_visible(user=request.user, bot=bot),
         },
     )
 
@@ -213,24 +213,18 @@ def bot_games(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "web/bot_games.html", {"bot": bot, "page": page})
 
 
-def _game(game_id: int) -> Game:
-    return get_object_or_404(
-        Game.objects.select_related("table__tournament", "deal"), id=game_id
-    )
-
-
 def _proof_url(request: HttpRequest, game: Game) -> str:
     return request.build_absolute_uri(reverse("api:game-proof", args=[game.pk]))
 
 
-def _withheld_page(request: HttpRequest, game: Game) -> HttpResponse:
+def _withheld_page(request: HttpRequest, withheld: sealing.DealWithheld) -> HttpResponse:
     """A game whose deal is still being played elsewhere: who sat where, its commitment,
     and why its result and replay are sealed (403: no place, point, strike or hand)."""
-    seats = list(game.seats.select_related("bot").order_by("seat"))
+    game = withheld.game
     return render(
         request, "web/game_withheld.html",
-        {"game": game, "t": game.table.tournament, "seats": seats, "withheld": selectors.DEAL_WITHHELD,
-         "proof_url": _proof_url(request, game)},
+        {"game": game, "t": game.table.tournament, "seats": selectors.game_seating(game=game),
+         "withheld": sealing.DEAL_WITHHELD, "proof_url": _proof_url(request, game)},
         status=403,
     )
 
@@ -239,7 +233,7 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
     """The game's replay (engine's reader), its timing log, and why the replay cannot be
     read (None when it can: the page then shows the result without the move-by-move view)."""
     try:
-        replay = Replay.objects.get(game=game)
+        replay = selectors.game_replay_stored(game=game)
     except Replay.DoesNotExist as exc:
         raise Http404("This game has no stored replay") from exc
     timing = None
@@ -259,10 +253,13 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
 
 @require_GET
 def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _game(game_id)
-    if not game.deal.revealed:
-        return _withheld_page(request, game)
-    seats = list(game.seats.select_related("bot", "version").order_by("seat"))
+    try:
+        game = selectors.game_get(game_id=game_id)
+    except Game.DoesNotExist as exc:
+        raise Http404("No such game") from exc
+    except sealing.DealWithheld as withheld:
+        return _withheld_page(request, withheld)
+    seats = list(game.seats.all())
     replay, timing, problem = _replay_and_timing(game)
     names = {s.seat: s.bot.name for s in seats}
     frames = replay_frames(
@@ -300,14 +297,18 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
 
 @require_GET
 def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _game(game_id)
-    if not game.deal.revealed:
+    try:
+        replay = selectors.game_replay_stored(game=game_id)
+    except Game.DoesNotExist as exc:
+        raise Http404("No such game") from exc
+    except sealing.DealWithheld as withheld:
+        game = withheld.game
         return _with_notices(HttpResponseForbidden(
-            f"The replay of game {game.pk} is {selectors.DEAL_WITHHELD}.\n", content_type="text/plain"
+            f"The replay of game {game.pk} is {sealing.DEAL_WITHHELD}.\n", content_type="text/plain"
         ), game.table.tournament)
-    replay = Replay.objects.filter(game=game).first()
-    if replay is None:
-        raise Http404("This game has no stored replay")
+    except Replay.DoesNotExist as exc:
+        raise Http404("This game has no stored replay") from exc
+    game = replay.game
     try:
         replay.read()  # the engine's reader checks it; the text is served as it was stored
         text = replay.decoded_text()
@@ -331,7 +332,7 @@ def tournament_deals(request: HttpRequest, slug: str) -> HttpResponse:
     tables = selectors.deal_group_tables(tournament=tournament, groups={d.group for d in page.object_list})
     return render(
         request, "web/tournament_deals.html",
-        {"t": tournament, "page": page, "rows": [(d, tables.get(d.group, [])) for d in page.object_list],
+        {"t": tournament, "page": page, "rows": [(d, tables.get(d.group, []), sealing.deal_seed(d)) for d in page.object_list],
          "counts": selectors.deal_counts(tournament=tournament)},
     )
 

@@ -27,7 +27,7 @@ from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
+from tournaments import sealing, selectors
 from tournaments.api import serializers as s
 from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
 from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
@@ -251,7 +251,7 @@ class BotDetailView(ServiceAPIView):
     @extend_schema(responses=s.BotOwnerOutput, summary="A bot (owners also see the token prefix)")
     def get(self, request, name: str):
         bot = get_object_or_404(selectors.bot_list(), name=name)
-        out = s.BotOwnerOutput if bot.owner_id == request.user.pk else s.BotOutput
+        out = s.BotOwnerOutput if sealing.bot_private_visible(user=request.user, bot=bot) else s.BotOutput
         return Response(out(bot).data)
 
     @extend_schema(request=s.BotUpdateInput, responses=s.BotOwnerOutput, summary="Edit your bot's description")
@@ -586,13 +586,13 @@ class DealWithheldError(exceptions.APIException):
     default_code = "deal_withheld"
 
 
-def _withheld(exc: selectors.DealWithheld) -> DealWithheldError:
+def _withheld(exc: sealing.DealWithheld) -> DealWithheldError:
     """403 with the reason: the game exists, its deal is still being played elsewhere.
     Nothing of the game's result is in the message."""
     game = exc.game
     deals = reverse("api:deals", args=[game.table.tournament.slug])
     return DealWithheldError(
-        f"The {exc.what} of game {game.pk} is {selectors.DEAL_WITHHELD}; the commitment to its "
+        f"The {exc.what} of game {game.pk} is {sealing.DEAL_WITHHELD}; the commitment to its "
         f"deal (group {game.deal.group}, deal {game.deal.index}) is public at {deals}?group={game.deal.group}."
     )
 
@@ -614,7 +614,7 @@ def _game_notices(view: ServiceAPIView, game_id: int) -> None:
 
 
 _WITHHELD_RESPONSE = OpenApiResponse(
-    description=f"The game's deal is {selectors.DEAL_WITHHELD} (code deal_withheld): its result, "
+    description=f"The game's deal is {sealing.DEAL_WITHHELD} (code deal_withheld): its result, "
     "replay and proof are sealed until then."
 )
 _UNREADABLE_RESPONSE = OpenApiResponse(
@@ -633,7 +633,7 @@ class GameDetailView(ServiceAPIView):
             game = selectors.game_get(game_id=game_id)
         except Game.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             self.noted(exc.game.table.tournament)
             raise _withheld(exc) from None
         self.noted(game.table.tournament)
@@ -651,7 +651,7 @@ class GameReplayView(ServiceAPIView):
             return Response(selectors.game_replay(game_id=game_id))
         except Replay.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             raise _withheld(exc) from None
         except ReplayError as exc:
             raise ReplayUnreadable(f"{exc}.") from None
@@ -669,7 +669,7 @@ class GameProofView(ServiceAPIView):
             return Response(selectors.game_proof(game_id=game_id))
         except (Game.DoesNotExist, Replay.DoesNotExist) as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             raise _withheld(exc) from None
         except ReplayError as exc:
             raise ReplayUnreadable(f"{exc}.") from None
