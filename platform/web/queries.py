@@ -24,7 +24,7 @@ from django.db.models import Count, F, Max, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from bots_sdk.rules import ReplayError
-from tournaments import sealing, selectors
+from tournaments import sealing
 from tournaments.models import (
     Bot,
     Game,
@@ -35,7 +35,10 @@ from tournaments.models import (
     Replay,
     Tournament,
 )
-from tournaments.selectors import CrossTable, Progress, StandingRow
+from tournaments.selectors.cross_table import CrossTable
+from tournaments.selectors.ratings import pool_leaderboard, rating_list
+from tournaments.selectors.standings import StandingRow
+from tournaments.selectors.tournaments import Progress, tournament_progress
 
 RECENT_CHANGE_DAYS = 7
 CHART_MAX_POINTS = 240
@@ -43,9 +46,9 @@ CHART_MAX_POINTS = 240
 
 # ---------------------------------------------------------------- tournaments
 def tournaments_with_progress(*, tournaments: Iterable[Tournament]) -> list[tuple[Tournament, Progress]]:
-    """Rows of `selectors.tournament_list` with their progress, for the tournament tables of
+    """Rows of `tournament_list` with their progress, for the tournament tables of
     the home, list and organise pages (no further queries: the rows carry the counts)."""
-    return [(t, selectors.tournament_progress(tournament=t)) for t in tournaments]
+    return [(t, tournament_progress(tournament=t)) for t in tournaments]
 
 
 def cross_table_rows(
@@ -120,10 +123,10 @@ def sparkline(points: list[float], *, width: int = 120, height: int = 26) -> str
 
 
 def leaderboard_rows(*, pool: RatingPool, limit: int | None = None) -> list[LeaderRow]:
-    """The API's leaderboard (`selectors.pool_leaderboard`: revoked bots left out) with
+    """The API's leaderboard (`pool_leaderboard`: revoked bots left out) with
     what the page adds. Three queries: the ratings with bots and owners, the recent change
     per bot, and the last SPARK_POINTS ratings of every bot (one window query)."""
-    ratings = list(selectors.pool_leaderboard(pool=pool)[: limit or None])
+    ratings = list(pool_leaderboard(pool=pool)[: limit or None])
     since = timezone.now() - timedelta(days=RECENT_CHANGE_DAYS)
     bot_ids = [r.bot_id for r in ratings]
     deltas = dict(
@@ -170,7 +173,7 @@ def home_leaderboards(*, per_pool: int = 5) -> list[tuple[RatingPool, list[Ratin
     pools = list(RatingPool.objects.order_by("preset", "seats"))
     ranked = (
         # ranked among the bots the leaderboards list (revoked ones are left out)
-        selectors.rating_list().annotate(
+        rating_list().annotate(
             pos=Window(RowNumber(), partition_by=[F("pool_id")], order_by=[F("rating").desc(), F("bot__name").asc()])
         )
         .select_related("bot__owner")

@@ -11,7 +11,7 @@ history. Everything else calls the module (`revealed`, `sealed`, `deals_revealed
 `is_revealed`, `game_check`, `deal_seed`, `sealed_games`, `reveal_state`, ...).
 
 The thin web views read game rows only through the selectors, so the game page and the
-replay download cannot skip the rule either (test_web_views_read_no_game_rows).
+replay download cannot skip the rule either (test_web_and_api_views_read_no_game_rows).
 """
 
 from __future__ import annotations
@@ -76,13 +76,14 @@ def test_the_scan_recognises_the_rule_where_it_is_written() -> None:
         assert any(p.search(spelling) for p in PREDICATES), spelling
 
 
-def test_web_views_read_no_game_rows() -> None:
-    # The game page, the replay download and the live stream read games, seats and
-    # replays through tournaments.selectors (which ask tournaments.sealing), never the
-    # models' managers.
-    rows = re.compile(r"\b(Game|GameSeat|Replay|Deal|RatingChange)\.objects\b")
+def test_web_and_api_views_read_no_game_rows() -> None:
+    # The game page, the replay download, the live stream and the API views read games,
+    # seats, replays and ratings through tournaments.selectors (which ask
+    # tournaments.sealing), never the models' managers.
+    rows = re.compile(r"\b(Game|GameSeat|Replay|Deal|RatingChange|Rating|Tournament|Table)\.objects\b")
     views = [p for p in (ROOT / "platform/web").glob("*.py") if p.name.startswith("views") or p.name == "live.py"]
-    assert views
+    views += list((ROOT / "tournaments/api").glob("views*.py"))
+    assert len(views) >= 6
     found = [f"{p.name}:{n}: {line.strip()}" for p in views
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1) if rows.search(line)]
     assert not found, "\n".join(found)

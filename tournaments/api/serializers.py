@@ -11,7 +11,7 @@ from rest_framework.reverse import reverse
 from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 from bots_sdk.rules import PRESETS
 from referee_service.house import house_bot_names
-from tournaments import sealing, selectors
+from tournaments import sealing
 from tournaments.models import (
     ApiToken,
     Bot,
@@ -26,8 +26,12 @@ from tournaments.models import (
     Tournament,
     name_validator,
 )
+from tournaments.selectors.tournaments import (
+    ACTIVITY_STATES,
+    Activity,
+    tournament_progress,
+)
 
-ACTIVITY_STATES = selectors.ACTIVITY_STATES
 ACTIVITY_HELP = (
     "What the tournament is doing now: `running` only for what runs. A ladder whose last "
     "tick started no table is `waiting`, one no scheduler tick has looked at for two ticks "
@@ -179,7 +183,7 @@ class PoolOutput(serializers.ModelSerializer):
 
 
 class ProgressOutput(serializers.Serializer):
-    """The document `tournaments.selectors.Progress.as_dict` builds (the site's live bar reads
+    """The document `tournaments.selectors.tournaments.Progress.as_dict` builds (the site's live bar reads
     the same one)."""
 
     status = serializers.CharField()
@@ -242,9 +246,9 @@ class TournamentOutput(serializers.ModelSerializer):
     def get_commitment_scheme(self, obj: Tournament) -> str:
         return COMMIT_SCHEME
 
-    def _activity(self, obj: Tournament) -> selectors.Activity:
+    def _activity(self, obj: Tournament) -> Activity:
         # A row of tournament_list carries its table counts (no query); a bare row costs one.
-        return selectors.tournament_progress(tournament=obj).activity
+        return tournament_progress(tournament=obj).activity
 
     def get_status_reason(self, obj: Tournament) -> str:
         return self._activity(obj).reason
