@@ -9,17 +9,8 @@ from typing import Any
 
 from django.core.cache import cache
 
-from tournaments.models import (
-    Deal,
-    Entrant,
-    GameSeat,
-    Tournament,
-)
-from tournaments.sealing import (
-    deals_revealed,
-    reveal_state,
-    revealed,
-)
+from tournaments.models import Deal, Entrant, GameSeat, Tournament
+from tournaments.sealing import deals_revealed, reveal_state, revealed
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from tournaments.models import (
-    Bot,
-    Entrant,
-    Game,
-    GameSeat,
-    Rating,
-    RatingPool,
-)
+from tournaments.models import Bot, Entrant, Game, GameSeat, Rating, RatingPool
 from tournaments.sealing import revealed
 
 Z95 = 1.96

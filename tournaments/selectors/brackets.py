@@ -11,16 +11,9 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from tournaments.models import (
-    Table,
-    TableSeat,
-    Tournament,
-)
+from tournaments.models import Table, TableSeat, Tournament
 from tournaments.scheduling.knockout import knockout_advance_count, knockout_plan
-from tournaments.sealing import (
-    table_results_public,
-    table_seat_result,
-)
+from tournaments.sealing import table_results_public, table_seat_result
 
 
 def tournament_bracket(*, tournament: Tournament) -> list[dict[str, Any]]:

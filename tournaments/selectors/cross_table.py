@@ -10,10 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from tournaments.models import (
-    GameSeat,
-    Tournament,
-)
+from tournaments.models import GameSeat, Tournament
 from tournaments.sealing import sealed_games
 
 

@@ -7,16 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from django.db.models import (
-    Count,
-    QuerySet,
-)
+from django.db.models import Count, QuerySet
 
-from tournaments.models import (
-    Deal,
-    Table,
-    Tournament,
-)
+from tournaments.models import Deal, Table, Tournament
 from tournaments.sealing import deals_revealed
 
 

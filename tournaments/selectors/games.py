@@ -9,25 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import (
-    Prefetch,
-    QuerySet,
-    prefetch_related_objects,
-)
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
-from tournaments.models import (
-    Bot,
-    Game,
-    GameSeat,
-    Replay,
-    Table,
-    Tournament,
-)
-from tournaments.sealing import (
-    game_check,
-    revealed,
-    sealed_games,
-)
+from tournaments.models import Bot, Game, GameSeat, Replay, Table, Tournament
+from tournaments.sealing import game_check, revealed, sealed_games
 
 
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:

@@ -6,17 +6,9 @@ so every rating change here is of a revealed game.
 
 from __future__ import annotations
 
-from django.db.models import (
-    Count,
-    QuerySet,
-)
+from django.db.models import Count, QuerySet
 
-from tournaments.models import (
-    Bot,
-    Rating,
-    RatingChange,
-    RatingPool,
-)
+from tournaments.models import Bot, Rating, RatingChange, RatingPool
 
 
 def pool_list() -> QuerySet[RatingPool]:

@@ -11,31 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import (
-    Case,
-    Count,
-    F,
-    OuterRef,
-    Q,
-    Subquery,
-    Sum,
-    When,
-)
+from django.db.models import Case, Count, F, OuterRef, Q, Subquery, Sum, When
 from django.db.models.functions import Coalesce
 
-from tournaments.models import (
-    Entrant,
-    GameSeat,
-    Rating,
-    TableSeat,
-    Tournament,
-)
+from tournaments.models import Entrant, GameSeat, Rating, TableSeat, Tournament
 from tournaments.ratings.plackett_luce import plackett_luce_fit
 from tournaments.scoring.intervals import half_width
-from tournaments.sealing import (
-    sealed_games,
-    seat_results_public,
-)
+from tournaments.sealing import sealed_games, seat_results_public
 
 
 @dataclass

@@ -4,21 +4,10 @@
 
 from __future__ import annotations
 
-from django.db.models import (
-    OuterRef,
-    Prefetch,
-    QuerySet,
-)
+from django.db.models import OuterRef, Prefetch, QuerySet
 
-from tournaments.models import (
-    Table,
-    TableSeat,
-    Tournament,
-)
-from tournaments.sealing import (
-    table_has_sealed,
-    table_results_public,
-)
+from tournaments.models import Table, TableSeat, Tournament
+from tournaments.sealing import table_has_sealed, table_results_public
 
 
 def table_list(*, tournament: Tournament) -> QuerySet[Table]:

@@ -30,12 +30,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from tournaments.models import (
-    Entrant,
-    Table,
-    TableSeat,
-    Tournament,
-)
+from tournaments.models import Entrant, Table, TableSeat, Tournament
 from tournaments.play.lifecycle import ACTIVE, CLOSED
 from tournaments.scheduling.knockout import knockout_plan
 
