@@ -5,6 +5,7 @@ from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.models import User
 
 from tournaments import models
+from tournaments.sealing import deal_seed
 
 
 class EntrantInline(admin.TabularInline):
@@ -85,7 +86,7 @@ class DealAdmin(admin.ModelAdmin):
 
     @admin.display(description="seed")
     def revealed_seed(self, obj: models.Deal) -> str:
-        return obj.public_seed or "(secret until the deal has been played at every table)"
+        return deal_seed(obj) or "(secret until the deal has been played at every table)"
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -368,8 +368,8 @@ class Deal(models.Model):
     """One deal: a secret seed drawn when the deal is created, and its public commitment.
 
     The seed stays secret until `revealed_at`: once every table of the group has played
-    the deal or is closed (docs/fair-play.md). Nothing public reads `seed` before that;
-    `__str__` never shows it.
+    the deal or is closed (docs/fair-play.md). Nothing public reads `seed` before that
+    (readers ask tournaments.sealing: `deal_revealed`, `deal_seed`); `__str__` never shows it.
     """
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="deals")
@@ -393,14 +393,6 @@ class Deal(models.Model):
 
     def __str__(self) -> str:
         return f"deal {self.group}/{self.index} of {self.tournament_id}"
-
-    @property
-    def revealed(self) -> bool:
-        return self.revealed_at is not None
-
-    @property
-    def public_seed(self) -> str | None:
-        return self.seed if self.revealed_at is not None else None
 
 
 class TableSeat(models.Model):

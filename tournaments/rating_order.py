@@ -49,6 +49,7 @@ from tournaments.models import (
 )
 from tournaments.play.lifecycle import CLOSED
 from tournaments.ratings.elo import elo_deltas
+from tournaments.sealing import is_revealed
 from tournaments.statements import Insert, Names, marks, model_from_row, statement
 
 # The rating path's statements, written out (tournaments.statements): each runs on every
@@ -226,7 +227,7 @@ def _stored_unrated(table_ids: list[int]) -> dict[int, list[DueGame]]:
         due = games.get(game_id)
         if due is None:
             due = games[game_id] = DueGame(
-                table_id, index, pool_id, [], [], revealed=revealed_at is not None, game_id=game_id
+                table_id, index, pool_id, [], [], revealed=is_revealed(revealed_at), game_id=game_id
             )
         due.bots.append(bot_id)
         due.places.append(place)

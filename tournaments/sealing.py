@@ -6,21 +6,103 @@ Two rules, every page, API view, export, log and event stream asks this module:
 - **Sealed results** (docs/fair-play.md): a game's result, moves and hands, and anything
   summed from them, are public only once its deal is revealed, i.e. played at every table
   that plays it. Before that a bot that is still to play the deal elsewhere could learn it.
+  A deal's seed is public from the same moment; its commitment always.
 - **A bot's private data** (its hosted code and versions' validation logs, its runtime
   logs, its move notes) is shown to the bot's owner only: never to other bots, other
   users, organisers or spectators, before or after the reveal.
 
-Readers filter with these functions instead of writing the predicates out (a page that
-writes its own test of `deal__revealed_at` can forget it; tests/web scan for that).
+Readers filter with these functions instead of writing the predicates out: a page that
+writes its own test of a deal's `revealed_at` can forget it, so
+tests/tournaments/test_sealing_in_one_place.py fails on any such test outside this module
+(and outside tournaments/deals.py, which decides when a deal is revealed).
+
+What is decided where: tournaments.deals writes `Deal.revealed_at` (the reveal); this module
+says what that makes public; the selectors (tournaments.selectors) and the web's own queries
+read through it; the rating order (tournaments.rating_order) rates a game only once
+`is_revealed`, since a rating change is a result too.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+)
 
-from tournaments.models import Bot, Game, Tournament
+from tournaments.models import Bot, Deal, Game, Table, TableSeat, Tournament
+from tournaments.play.lifecycle import CLOSED
+
+#: What a sealed game's pages, API answers and downloads say instead of its result.
+DEAL_WITHHELD = "withheld until this deal has been played at every table"
+
+#: A table seat's result while its table's result is sealed.
+SEALED_SEAT = {"points": None, "place": None, "advanced": None, "forfeited": None}
+
+#: A table is closed (plays no more, tournaments.play.lifecycle.CLOSED): only then can its
+#: result (its seats' totals, who advances, why it closed) be public.
+CLOSED_STATUSES = tuple(sorted(CLOSED))
+
+
+class DealWithheld(Exception):
+    """The game's deal is still to be played at another table of its group: its seed, its
+    hands, its result and every replay dealt from it stay secret until then (a 403, never
+    a 500). `what` names what was asked for: "replay" (also the proof) or "result"."""
+
+    def __init__(self, game: Game, what: str = "replay") -> None:
+        super().__init__(f"The {what} of game {game.pk} is {DEAL_WITHHELD}.")
+        self.game = game
+        self.what = what
+
+
+# --- one deal, one game ------------------------------------------------------------------
+
+
+def is_revealed(revealed_at: datetime | None) -> bool:
+    """A deal whose `revealed_at` is this is revealed: the one predicate, for rows read as
+    plain values (the rating order's and the recorder's SQL)."""
+    return revealed_at is not None
+
+
+def deal_revealed(deal: Deal) -> bool:
+    """Is this deal revealed (played at every table of its group)?"""
+    return is_revealed(deal.revealed_at)
+
+
+def game_revealed(game: Game) -> bool:
+    """Is this game's result public (its deal revealed)? Reads `game.deal`: select it."""
+    return deal_revealed(game.deal)
+
+
+def game_check(game: Game, *, what: str = "result") -> Game:
+    """The game, if its result is public; DealWithheld otherwise. Every read of one game's
+    result, replay or proof (API, page, download) calls this before reading it."""
+    if not game_revealed(game):
+        raise DealWithheld(game, what=what)
+    return game
+
+
+def deal_seed(deal: Deal) -> str | None:
+    """The deal's seed as the public sees it: None until the deal is revealed (the seed
+    gives every hand of every game dealt from it)."""
+    return deal.seed if deal_revealed(deal) else None
+
+
+def table_error_public(table: Table) -> bool:
+    """May the table's `last_error` be shown? Not while it has a sealed game (annotation
+    `sealed`, `table_list`): why it stopped or retried can tell how its sealed games went."""
+    return not getattr(table, "sealed", True)
+
+
+# --- filters on queries ------------------------------------------------------------------
 
 
 def revealed(path: str = "") -> Q:
@@ -30,12 +112,77 @@ def revealed(path: str = "") -> Q:
     return Q(**{f"{path}deal__revealed_at__isnull": False})
 
 
+def sealed(path: str = "") -> Q:
+    """Games (through `path`) whose deal is not revealed: counted, never shown."""
+    return Q(**{f"{path}deal__revealed_at__isnull": True})
+
+
+def deals_revealed(value: bool = True) -> Q:
+    """On a Deal query: the revealed deals (or, with False, the sealed ones)."""
+    return Q(revealed_at__isnull=not value)
+
+
 def sealed_games(*, tournament: Tournament) -> QuerySet[Game]:
     """The ids of the tournament's sealed games (recorded, deal not revealed), for
     `.exclude(game_id__in=...)`: a hashed subplan over the few sealed games, where joining
     every seat to its game and deal cost the 10,000-game standings 3x the time
     (benchmarks/README.md, sealed results)."""
-    return Game.objects.filter(table__tournament_id=tournament.pk, deal__revealed_at__isnull=True).values("id")
+    return Game.objects.filter(sealed(), table__tournament_id=tournament.pk).values("id")
+
+
+def sealed_game_count(*, tournament: Tournament) -> int:
+    """How many of the tournament's recorded games are sealed (1 query): a count of games
+    played, which the public may know, without their results."""
+    return Game.objects.filter(sealed(), table__tournament_id=tournament.pk).count()
+
+
+def reveal_state(*, tournament: Tournament) -> dict[str, Any]:
+    """What a statistic over the tournament's revealed games depends on (1 query): the
+    games it counts (`scored`), those withheld, the last reveal (ISO text, "-" before
+    any) and how many revealed deals have a luck baseline. A cache key made of these
+    changes whenever the counted games do (a deal is revealed only once all its games are
+    recorded), so a cached statistic never includes a sealed game."""
+    shown = revealed()
+    state = Game.objects.filter(table__tournament=tournament).aggregate(
+        scored=Count("id", filter=shown),
+        withheld=Count("id", filter=~shown),
+        last_reveal=Max("deal__revealed_at"),
+        baselines=Count("deal_id", filter=shown & Q(deal__baseline__isnull=False), distinct=True),
+    )
+    state["last_reveal"] = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
+    return state
+
+
+# --- tables ------------------------------------------------------------------------------
+
+
+def table_has_sealed(table: OuterRef) -> Exists:
+    """The table (an outer reference to its id) recorded a game whose deal is not revealed."""
+    return Exists(Game.objects.filter(sealed(), table_id=table))
+
+
+def table_results_public() -> ExpressionWrapper:
+    """On a Table query: its result (its seats' points, places, advancement, forfeits, and
+    why it closed) is public once it is closed and every game it recorded is revealed."""
+    return ExpressionWrapper(
+        Q(status__in=CLOSED_STATUSES) & ~table_has_sealed(OuterRef("pk")), output_field=BooleanField()
+    )
+
+
+def seat_results_public() -> Q:
+    """On a TableSeat query: its table's result is public (as `table_results_public`)."""
+    return Q(table__status__in=CLOSED_STATUSES) & ~table_has_sealed(OuterRef("table_id"))
+
+
+def table_seat_result(seat: TableSeat, *, public: bool) -> dict[str, Any]:
+    """A seat's result at its table as the public may see it: None everywhere until the
+    table's result is public (`table_results_public`)."""
+    if not public:
+        return dict(SEALED_SEAT)
+    return {"points": seat.points, "place": seat.place, "advanced": seat.advanced, "forfeited": seat.forfeited}
+
+
+# --- a bot's private data ----------------------------------------------------------------
 
 
 def bot_private_visible(*, user: Any, bot: Bot) -> bool:

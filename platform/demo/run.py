@@ -343,11 +343,11 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
 
 
 def tournament_progress(*, tournament_id: int):
-    """The tournament's progress document (`tournaments.selectors.Progress`), read afresh."""
-    from tournaments import selectors
+    """The tournament's progress document (`tournaments.tournament_reads.Progress`), read afresh."""
     from tournaments.models import Tournament
+    from tournaments.selectors import tournaments as tournament_reads
 
-    return selectors.tournament_progress(tournament=Tournament.objects.get(pk=tournament_id))
+    return tournament_reads.tournament_progress(tournament=Tournament.objects.get(pk=tournament_id))
 
 
 def tournament_over(status: str) -> bool:
@@ -489,8 +489,8 @@ def stall_hint(*, tournament_id: int, log_dir: Path) -> str:
 
 def demo_standings(*, tournament_id: int) -> list[dict]:
     """The tournament's standings as the site and the API show them, strikes included."""
-    from tournaments import selectors
     from tournaments.models import Tournament
+    from tournaments.selectors.standings import tournament_standings
 
     tournament = Tournament.objects.get(pk=tournament_id)
     return [
@@ -505,7 +505,7 @@ def demo_standings(*, tournament_id: int) -> list[dict]:
             "strikes": row.strikes,
             "forfeits": row.forfeits,
         }
-        for row in selectors.tournament_standings(tournament=tournament, with_strength=False)
+        for row in tournament_standings(tournament=tournament, with_strength=False)
     ]
 
 
@@ -513,12 +513,12 @@ def version_check(*, tournament_id: int, new: str = "demo-planner-v2", old: str 
     """Is version 2 better than version 1? Their difference in mean points per game with an
     approximate 95% interval (the two intervals combined as if independent), and what it
     means: the question the platform exists to answer."""
-    from tournaments import selectors
     from tournaments.models import Tournament
+    from tournaments.selectors.standings import tournament_standings
 
     rows = {
         r.bot_name: r
-        for r in selectors.tournament_standings(
+        for r in tournament_standings(
             tournament=Tournament.objects.get(pk=tournament_id), with_strength=False
         )
     }

@@ -3,7 +3,7 @@
 Under ASGI (uvicorn) one open page costs one idle coroutine and a cheap aggregate query per
 second instead of a request every two seconds. Under WSGI a streamed response is buffered
 until it ends, so pages served over WSGI never get the stream's URL and keep polling
-`progress.json` (the same JSON as the API's progress: tournaments.selectors.Progress.as_dict).
+`progress.json` (the same JSON as the API's progress: tournaments.selectors.tournaments.Progress.as_dict).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from asgiref.sync import sync_to_async
 from django.http import Http404, HttpRequest, StreamingHttpResponse
 
-from tournaments import selectors
 from tournaments.models import Tournament
+from tournaments.selectors.tournaments import tournament_progress, tournament_rows
 
 STREAM_SECONDS = 300  # then the browser's EventSource reconnects on its own
 CHECK_SECONDS = 1.0
@@ -24,10 +24,10 @@ OVER = (Tournament.Status.FINISHED, Tournament.Status.CANCELLED)
 
 
 def _progress(slug: str) -> dict | None:
-    tournament = Tournament.objects.filter(slug=slug).first()
+    tournament = tournament_rows().filter(slug=slug).first()
     if tournament is None:
         return None
-    return selectors.tournament_progress(tournament=tournament).as_dict()
+    return tournament_progress(tournament=tournament).as_dict()
 
 
 async def _events(slug: str, first: dict) -> AsyncIterator[str]:

@@ -8,7 +8,7 @@ recent changes, rating charts, a bot's results and head-to-heads, incidents, not
 Every function here runs a fixed number of queries whatever the data size (aggregates in
 the database, `select_related`/`prefetch_related` for lists), so page query counts can be
 pinned in tests and a 10,000-game tournament renders as fast as a small one. Like the
-selectors, they show only results of games whose deal is revealed (`selectors.revealed`;
+selectors, they show only results of games whose deal is revealed (`tournaments.sealing`;
 docs/fair-play.md): ratings need no filter, since a game is rated only once revealed.
 """
 
@@ -24,7 +24,7 @@ from django.db.models import Count, F, Max, Q, QuerySet, Subquery, Sum
 from django.utils import timezone
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
+from tournaments import sealing
 from tournaments.models import (
     Bot,
     Game,
@@ -35,7 +35,10 @@ from tournaments.models import (
     Replay,
     Tournament,
 )
-from tournaments.selectors import CrossTable, Progress, StandingRow
+from tournaments.selectors.cross_table import CrossTable
+from tournaments.selectors.ratings import pool_leaderboard, rating_list
+from tournaments.selectors.standings import StandingRow
+from tournaments.selectors.tournaments import Progress, tournament_progress
 
 RECENT_CHANGE_DAYS = 7
 CHART_MAX_POINTS = 240
@@ -43,9 +46,9 @@ CHART_MAX_POINTS = 240
 
 # ---------------------------------------------------------------- tournaments
 def tournaments_with_progress(*, tournaments: Iterable[Tournament]) -> list[tuple[Tournament, Progress]]:
-    """Rows of `selectors.tournament_list` with their progress, for the tournament tables of
+    """Rows of `tournament_list` with their progress, for the tournament tables of
     the home, list and organise pages (no further queries: the rows carry the counts)."""
-    return [(t, selectors.tournament_progress(tournament=t)) for t in tournaments]
+    return [(t, tournament_progress(tournament=t)) for t in tournaments]
 
 
 def cross_table_rows(
@@ -89,7 +92,7 @@ def tournament_incidents(*, tournament: Tournament, limit: int = 50) -> QuerySet
     misbehaving bots)."""
     return (
         GameSeat.objects.filter(entrant__tournament=tournament)
-        .exclude(game_id__in=selectors.sealed_games(tournament=tournament))
+        .exclude(game_id__in=sealing.sealed_games(tournament=tournament))
         .filter(Q(strikes__gt=0) | Q(forfeited=True))
         .select_related("bot", "game__table")
         .order_by("-game_id")[:limit]
@@ -120,10 +123,10 @@ def sparkline(points: list[float], *, width: int = 120, height: int = 26) -> str
 
 
 def leaderboard_rows(*, pool: RatingPool, limit: int | None = None) -> list[LeaderRow]:
-    """The API's leaderboard (`selectors.pool_leaderboard`: revoked bots left out) with
+    """The API's leaderboard (`pool_leaderboard`: revoked bots left out) with
     what the page adds. Three queries: the ratings with bots and owners, the recent change
     per bot, and the last SPARK_POINTS ratings of every bot (one window query)."""
-    ratings = list(selectors.pool_leaderboard(pool=pool)[: limit or None])
+    ratings = list(pool_leaderboard(pool=pool)[: limit or None])
     since = timezone.now() - timedelta(days=RECENT_CHANGE_DAYS)
     bot_ids = [r.bot_id for r in ratings]
     deltas = dict(
@@ -170,7 +173,7 @@ def home_leaderboards(*, per_pool: int = 5) -> list[tuple[RatingPool, list[Ratin
     pools = list(RatingPool.objects.order_by("preset", "seats"))
     ranked = (
         # ranked among the bots the leaderboards list (revoked ones are left out)
-        selectors.rating_list().annotate(
+        rating_list().annotate(
             pos=Window(RowNumber(), partition_by=[F("pool_id")], order_by=[F("rating").desc(), F("bot__name").asc()])
         )
         .select_related("bot__owner")
@@ -239,7 +242,7 @@ def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> di
 def bot_tournament_results(*, bot: Bot) -> list[dict[str, Any]]:
     """Per tournament: revealed games, points, firsts; one GROUP BY query."""
     rows = list(
-        GameSeat.objects.filter(selectors.revealed("game__"), bot=bot, entrant__isnull=False)
+        GameSeat.objects.filter(sealing.revealed("game__"), bot=bot, entrant__isnull=False)
         .values("entrant__tournament_id", "entrant__tournament__name", "entrant__tournament__slug", "entrant__tournament__status", "entrant__status")
         .annotate(games=Count("id"), points=Sum("points"), firsts=Count("id", filter=Q(place=1)), last=Max("game__recorded_at"))
         .order_by("-last")
@@ -253,7 +256,7 @@ def bot_head_to_head(*, bot: Bot, limit: int = 50) -> list[dict[str, Any]]:
     """Against each opponent, over revealed games: shared games, how often this bot finished
     ahead, point balance."""
     rows = (
-        GameSeat.objects.filter(selectors.revealed("game__"), game__seats__bot=bot)
+        GameSeat.objects.filter(sealing.revealed("game__"), game__seats__bot=bot)
         .exclude(bot=bot)
         .values("bot_id", "bot__name")
         .annotate(
@@ -287,7 +290,7 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         return cached
     # Only games whose deal is revealed: an "instant win" or a chop chain tells the tables
     # still playing that deal something about its hands.
-    replays = Replay.objects.filter(game__deal__revealed_at__isnull=False).order_by("-game_id").values_list(
+    replays = Replay.objects.filter(sealing.revealed("game__")).order_by("-game_id").values_list(
         "game_id", "data", "game__table__tournament__name"
     )[:NOTABLE_SCAN]
     picks: list[dict[str, Any]] = []
@@ -316,7 +319,7 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
             picks.append({"game_id": game_id, "tournament": tournament_name, "tags": tags, "score": score})
     upsets = (
         # Rated games are revealed ones; the filter also keeps out any rated before that rule.
-        RatingChange.objects.filter(selectors.revealed("game__"), game__seats__place=1, game__seats__bot=F("bot"))
+        RatingChange.objects.filter(sealing.revealed("game__"), game__seats__place=1, game__seats__bot=F("bot"))
         .annotate(gain=F("rating_after") - F("rating_before"))
         .filter(gain__gt=12)
         .select_related("bot", "game__table__tournament")

@@ -3,7 +3,7 @@ server-drawn SVG (a "forest plot": one row per bot, in standings order, a zero l
 
 Two bots whose intervals overlap are not clearly separated yet; the picture makes that
 visible at a glance where the table needs arithmetic. It draws from the same standings rows
-the table and the API show (`tournaments.selectors.tournament_standings`), so they cannot
+the table and the API show (`tournaments.selectors.standings.tournament_standings`), so they cannot
 disagree. Geometry only: the template `web/_standings_chart.html` writes the SVG.
 """
 

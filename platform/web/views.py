@@ -23,8 +23,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
-from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
+from tournaments import sealing
+from tournaments.models import Game, RatingPool, Replay, Tournament
+from tournaments.selectors import bots as bot_reads
+from tournaments.selectors import tournaments as tournament_reads
+from tournaments.selectors.adjusted import tournament_luck_adjusted
+from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
+from tournaments.selectors.cross_table import tournament_cross_table
+from tournaments.selectors.deals import deal_counts, deal_group_tables, deal_list
+from tournaments.selectors.games import game_get, game_list, game_replay_stored, game_seating
+from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_name, pool_list
+from tournaments.selectors.standings import tournament_standings
+from tournaments.selectors.tables import table_list
+from tournaments.selectors.tournaments import tournament_get, tournament_progress
 from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
 from web.replay_frames import replay_frames
@@ -47,8 +58,8 @@ def favicon(request: HttpRequest) -> FileResponse:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    live_rows = selectors.tournament_list(statuses=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])[:10]
-    recent = selectors.tournament_list(statuses=[Tournament.Status.FINISHED])[:8]
+    live_rows = tournament_reads.tournament_list(statuses=[Tournament.Status.RUNNING, Tournament.Status.SCHEDULED])[:10]
+    recent = tournament_reads.tournament_list(statuses=[Tournament.Status.FINISHED])[:8]
     return render(
         request,
         "web/home.html",
@@ -73,7 +84,7 @@ STATUS_FILTERS = {
 def tournament_list(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     statuses = STATUS_FILTERS.get(status)
-    page = Paginator(selectors.tournament_list(statuses=statuses), 30).get_page(request.GET.get("page"))
+    page = Paginator(tournament_reads.tournament_list(statuses=statuses), 30).get_page(request.GET.get("page"))
     status = status if statuses else ""
     prefix = f"status={status}&" if status else ""
     rows = queries.tournaments_with_progress(tournaments=page.object_list)
@@ -84,7 +95,7 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
 
 def _tournament(slug: str) -> Tournament:
     try:
-        return selectors.tournament_get(slug=slug)
+        return tournament_get(slug=slug)
     except Tournament.DoesNotExist as exc:
         raise Http404("No such tournament") from exc
 
@@ -93,32 +104,32 @@ def _tournament(slug: str) -> Tournament:
 def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
     # Plackett-Luce strengths take seconds at 10,000 games and the page does not show them.
-    standings = selectors.tournament_standings(tournament=tournament, with_strength=False)
+    standings = tournament_standings(tournament=tournament, with_strength=False)
     ctx = {
         "t": tournament,
-        "progress": selectors.tournament_progress(tournament=tournament),
+        "progress": tournament_progress(tournament=tournament),
         "standings": standings,
         "standings_chart": standings_chart(standings),
-        "adjusted": selectors.tournament_luck_adjusted(tournament=tournament) if standings else None,
+        "adjusted": tournament_luck_adjusted(tournament=tournament) if standings else None,
         "cross": None,
         "bracket": None,
         "tables": None,
-        "recent_games": list(selectors.game_list(tournament=tournament)[:10]),
+        "recent_games": list(game_list(tournament=tournament)[:10]),
         "incidents": list(queries.tournament_incidents(tournament=tournament, limit=20)),
-        "deal_counts": selectors.deal_counts(tournament=tournament),
+        "deal_counts": deal_counts(tournament=tournament),
         "can_organise": _can_organise(request, tournament),
         "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
         "sse": live.is_asgi(request),  # WSGI buffers streams: those pages poll instead
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
-        ctx["bracket"] = selectors.tournament_bracket(tournament=tournament)
-        rounds = selectors.knockout_rounds(tournament=tournament, bracket=ctx["bracket"], entrants=len(standings))
+        ctx["bracket"] = tournament_bracket(tournament=tournament)
+        rounds = knockout_rounds(tournament=tournament, bracket=ctx["bracket"], entrants=len(standings))
         ctx["ko_rounds"] = queries.knockout_round_labels(rounds=rounds)
     else:
-        tables = selectors.table_list(tournament=tournament)
+        tables = table_list(tournament=tournament)
         ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))
     if tournament.format == Tournament.Format.ROUND_ROBIN and 1 < len(standings) <= 32:
-        cross = selectors.tournament_cross_table(tournament=tournament)
+        cross = tournament_cross_table(tournament=tournament)
         ctx["cross"] = queries.cross_table_rows(cross=cross, standings=standings)
     return render(request, "web/tournament_detail.html", ctx)
 
@@ -134,7 +145,7 @@ def tournament_progress_json(request: HttpRequest, slug: str) -> JsonResponse:
     """Polled by the tournament page every few seconds (works under WSGI and ASGI): the
     API's progress document."""
     tournament = get_object_or_404(Tournament, slug=slug)
-    response = JsonResponse(selectors.tournament_progress(tournament=tournament).as_dict())
+    response = JsonResponse(tournament_progress(tournament=tournament).as_dict())
     response["Cache-Control"] = "no-store"
     return _with_notices(response, tournament)
 
@@ -150,21 +161,21 @@ def _with_notices(response: HttpResponse, tournament: Tournament) -> HttpRespons
 @require_GET
 def tournament_games(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
-    page = Paginator(selectors.game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
-    sealed = selectors.game_sealed_count(tournament=tournament)
+    page = Paginator(game_list(tournament=tournament), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    sealed = sealing.sealed_game_count(tournament=tournament)
     return render(request, "web/tournament_games.html", {"t": tournament, "page": page, "sealed": sealed})
 
 
 @require_GET
 def leaderboards(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/leaderboards.html", {"pools": list(selectors.pool_list())})
+    return render(request, "web/leaderboards.html", {"pools": list(pool_list())})
 
 
 def _pool(slug: str) -> RatingPool:
-    preset, _, seats = slug.rpartition("-")
-    if not preset or not seats.isdigit():
-        raise Http404("No such rating pool")
-    return get_object_or_404(RatingPool, preset=preset, seats=int(seats))
+    try:
+        return pool_by_name(name=slug)
+    except (PoolNameInvalid, RatingPool.DoesNotExist) as exc:
+        raise Http404("No such rating pool") from exc
 
 
 @require_GET
@@ -180,13 +191,13 @@ def leaderboard(request: HttpRequest, pool: str) -> HttpResponse:
 
 @require_GET
 def bot_list(request: HttpRequest) -> HttpResponse:
-    page = Paginator(selectors.bot_list(), 60).get_page(request.GET.get("page"))
+    page = Paginator(bot_reads.bot_list(), 60).get_page(request.GET.get("page"))
     return render(request, "web/bot_list.html", {"page": page})
 
 
 @require_GET
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(selectors.bot_list(), name=name)
+    bot = get_object_or_404(bot_reads.bot_list(), name=name)
     history = queries.rating_history(bot=bot)
     for s in history:
         s["chart"] = queries.svg_chart(s["points"])
@@ -196,41 +207,35 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         {
             "bot": bot,
             "versions": list(bot.versions.order_by("-first_seen_at")),
-            "ratings": list(Rating.objects.filter(bot=bot).select_related("pool")),
+            "ratings": list(bot_ratings(bot=bot)),
             "history": history,
             "results": queries.bot_tournament_results(bot=bot),
             "h2h": queries.bot_head_to_head(bot=bot),
-            "recent_games": list(selectors.game_list(bot=bot)[:15]),
-            "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
+            "recent_games": list(game_list(bot=bot)[:15]),
+            "is_owner": sealing.bot_private_visible(user=request.user, bot=bot),
         },
     )
 
 
 @require_GET
 def bot_games(request: HttpRequest, name: str) -> HttpResponse:
-    bot = get_object_or_404(selectors.bot_list(), name=name)
-    page = Paginator(selectors.game_list(bot=bot), GAMES_PER_PAGE).get_page(request.GET.get("page"))
+    bot = get_object_or_404(bot_reads.bot_list(), name=name)
+    page = Paginator(game_list(bot=bot), GAMES_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "web/bot_games.html", {"bot": bot, "page": page})
-
-
-def _game(game_id: int) -> Game:
-    return get_object_or_404(
-        Game.objects.select_related("table__tournament", "deal"), id=game_id
-    )
 
 
 def _proof_url(request: HttpRequest, game: Game) -> str:
     return request.build_absolute_uri(reverse("api:game-proof", args=[game.pk]))
 
 
-def _withheld_page(request: HttpRequest, game: Game) -> HttpResponse:
+def _withheld_page(request: HttpRequest, withheld: sealing.DealWithheld) -> HttpResponse:
     """A game whose deal is still being played elsewhere: who sat where, its commitment,
     and why its result and replay are sealed (403: no place, point, strike or hand)."""
-    seats = list(game.seats.select_related("bot").order_by("seat"))
+    game = withheld.game
     return render(
         request, "web/game_withheld.html",
-        {"game": game, "t": game.table.tournament, "seats": seats, "withheld": selectors.DEAL_WITHHELD,
-         "proof_url": _proof_url(request, game)},
+        {"game": game, "t": game.table.tournament, "seats": game_seating(game=game),
+         "withheld": sealing.DEAL_WITHHELD, "proof_url": _proof_url(request, game)},
         status=403,
     )
 
@@ -239,7 +244,7 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
     """The game's replay (engine's reader), its timing log, and why the replay cannot be
     read (None when it can: the page then shows the result without the move-by-move view)."""
     try:
-        replay = Replay.objects.get(game=game)
+        replay = game_replay_stored(game=game)
     except Replay.DoesNotExist as exc:
         raise Http404("This game has no stored replay") from exc
     timing = None
@@ -259,10 +264,13 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
 
 @require_GET
 def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _game(game_id)
-    if not game.deal.revealed:
-        return _withheld_page(request, game)
-    seats = list(game.seats.select_related("bot", "version").order_by("seat"))
+    try:
+        game = game_get(game_id=game_id)
+    except Game.DoesNotExist as exc:
+        raise Http404("No such game") from exc
+    except sealing.DealWithheld as withheld:
+        return _withheld_page(request, withheld)
+    seats = list(game.seats.all())
     replay, timing, problem = _replay_and_timing(game)
     names = {s.seat: s.bot.name for s in seats}
     frames = replay_frames(
@@ -300,14 +308,18 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
 
 @require_GET
 def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
-    game = _game(game_id)
-    if not game.deal.revealed:
+    try:
+        replay = game_replay_stored(game=game_id)
+    except Game.DoesNotExist as exc:
+        raise Http404("No such game") from exc
+    except sealing.DealWithheld as withheld:
+        game = withheld.game
         return _with_notices(HttpResponseForbidden(
-            f"The replay of game {game.pk} is {selectors.DEAL_WITHHELD}.\n", content_type="text/plain"
+            f"The replay of game {game.pk} is {sealing.DEAL_WITHHELD}.\n", content_type="text/plain"
         ), game.table.tournament)
-    replay = Replay.objects.filter(game=game).first()
-    if replay is None:
-        raise Http404("This game has no stored replay")
+    except Replay.DoesNotExist as exc:
+        raise Http404("This game has no stored replay") from exc
+    game = replay.game
     try:
         replay.read()  # the engine's reader checks it; the text is served as it was stored
         text = replay.decoded_text()
@@ -327,12 +339,12 @@ DEALS_PER_PAGE = 200
 def tournament_deals(request: HttpRequest, slug: str) -> HttpResponse:
     """The deal commitments (published before play) and the seeds revealed so far."""
     tournament = _tournament(slug)
-    page = Paginator(selectors.deal_list(tournament=tournament), DEALS_PER_PAGE).get_page(request.GET.get("page"))
-    tables = selectors.deal_group_tables(tournament=tournament, groups={d.group for d in page.object_list})
+    page = Paginator(deal_list(tournament=tournament), DEALS_PER_PAGE).get_page(request.GET.get("page"))
+    tables = deal_group_tables(tournament=tournament, groups={d.group for d in page.object_list})
     return render(
         request, "web/tournament_deals.html",
-        {"t": tournament, "page": page, "rows": [(d, tables.get(d.group, [])) for d in page.object_list],
-         "counts": selectors.deal_counts(tournament=tournament)},
+        {"t": tournament, "page": page, "rows": [(d, tables.get(d.group, []), sealing.deal_seed(d)) for d in page.object_list],
+         "counts": deal_counts(tournament=tournament)},
     )
 
 

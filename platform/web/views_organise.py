@@ -15,8 +15,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from tournaments import selectors
 from tournaments.models import Tournament
+from tournaments.selectors.tournaments import tournament_list
 from tournaments.services import tournaments as tournament_services
 from tournaments.services.accounts import (
     house_bot_for,
@@ -50,7 +50,7 @@ def _error_text(exc: Exception) -> str:
 @login_required
 def organise(request: HttpRequest) -> HttpResponse:
     _require_organiser(request)
-    mine = selectors.tournament_list()
+    mine = tournament_list()
     if not request.user.is_staff:
         mine = mine.filter(organiser=request.user)
     return render(request, "web/organise.html", {"rows": queries.tournaments_with_progress(tournaments=mine[:100])})
@@ -121,10 +121,10 @@ def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def tournament_collusion(request: HttpRequest, slug: str) -> HttpResponse:
-    """The collusion report (tournaments/selectors_collusion.py): the tournament's organiser
+    """The collusion report (tournaments/selectors/collusion.py): the tournament's organiser
     and staff only; over the games whose deal is revealed."""
     from tournaments.scoring.collusion import DEFAULT_ALPHA
-    from tournaments.selectors_collusion import tournament_collusion as collusion_read
+    from tournaments.selectors.collusion import tournament_collusion as collusion_read
 
     tournament = _own_tournament(request, slug)
     alpha = DEFAULT_ALPHA

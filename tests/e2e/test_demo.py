@@ -119,8 +119,8 @@ def fetch_json(url: str) -> dict:
 def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) -> None:
     from bots_sdk.fairplay import deal_commitment
     from bots_sdk.rules import deal, replay_game
-    from tournaments import selectors
     from tournaments.models import Bot, Deal, Game, GameSeat, Rating, TableSeat, Tournament
+    from tournaments.selectors.standings import tournament_standings
     from tournaments.services.ratings import ratings_recompute
 
     need_chromium()  # the replay check drives it
@@ -206,7 +206,7 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     progress = fetch_json(f"{api}/tournaments/{tournament.slug}/progress/")
     assert (progress["status"], progress["games_done"]) == ("finished", planned)
     assert fetch_json(f"{site}/tournaments/{tournament.slug}/progress.json")["games_done"] == planned
-    standings = selectors.tournament_standings(tournament=tournament)
+    standings = tournament_standings(tournament=tournament)
     served = fetch_json(f"{api}/tournaments/{tournament.slug}/standings/")
     assert [(r["bot_name"], r["points"], r["games"]) for r in served] == [
         (r.bot_name, r.points, r.games) for r in standings

@@ -76,8 +76,8 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     from django.db import connection
 
     from bots_sdk.rules import replay_game
-    from tournaments import selectors
     from tournaments.models import Game, GameSeat, Table, Tournament
+    from tournaments.selectors.standings import tournament_standings
     from tournaments.services.accounts import bot_create
     from tournaments.services.ratings import ratings_recompute
     from tournaments.services.tournaments import (
@@ -186,7 +186,7 @@ def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, t
     assert not GameSeat.objects.filter(game__table=table, forfeited=True).exclude(
         bot__name=VICTIM
     ).exists()
-    standings = {r.bot_name: r for r in selectors.tournament_standings(tournament=tournament)}
+    standings = {r.bot_name: r for r in tournament_standings(tournament=tournament)}
     assert standings[VICTIM].forfeits > 0
     assert all(standings[f"e2e-bot-{n}"].forfeits == 0 for n in range(SEATS - 1))
     assert Counter(r.games for r in standings.values()) == Counter({planned: SEATS})

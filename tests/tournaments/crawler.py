@@ -30,6 +30,16 @@ def _patterns(resolver, prefix: str = "") -> list[tuple[str, object]]:
     return out
 
 
+def game_routes() -> list[str]:
+    """Every public route that serves one game (its page, API answers, downloads), as a
+    path with `<game_id>` to fill in."""
+    routes = []
+    for route, _ in _patterns(get_resolver()):
+        if not route.startswith(("admin", "^")) and re.search(r"<(?:\w+:)?game_id>", route):
+            routes.append("/" + re.sub(r"<(?:\w+:)?game_id>", "<game_id>", route))
+    return routes
+
+
 def seed_urls() -> list[str]:
     """Every route, each parameter filled with every value that exists."""
     values = {

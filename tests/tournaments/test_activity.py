@@ -1,4 +1,4 @@
-"""What a tournament is doing now (selectors.Activity; issue 21, blocker 1): "Running" is
+"""What a tournament is doing now (Activity; issue 21, blocker 1): "Running" is
 shown only for what runs. A ladder nothing ticks says so, with what to start; one whose
 last tick started no table says why; a scheduled start whose time passed long ago says
 nothing started it — on its page, in the lists, in progress.json and in the API."""
@@ -13,8 +13,12 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tournaments import selectors
 from tournaments.models import Table, Tournament
+from tournaments.selectors.tournaments import (
+    ACTIVITY_STATES,
+    tick_overdue_s,
+    tournament_activity,
+)
 from tournaments.services.accounts import bot_create, house_bot_for
 from tournaments.services.ladder import ladder_tick
 from tournaments.services.tournaments import tournament_create, tournament_entrant_add
@@ -145,9 +149,9 @@ def test_running_is_shown_only_for_what_runs(status, fmt, ticked_ago, started_ag
         status=status, format=fmt, ticked_at=ago(ticked_ago), started_at=ago(started_ago),
         starts_at=None if starts_in is None else NOW + timedelta(seconds=starts_in), status_reason=reason,
     )
-    activity = selectors.tournament_activity(tournament=t, open_tables=open_tables, now=NOW)
-    assert activity.state in selectors.ACTIVITY_STATES and activity.label
-    overdue = selectors.tick_overdue_s()
+    activity = tournament_activity(tournament=t, open_tables=open_tables, now=NOW)
+    assert activity.state in ACTIVITY_STATES and activity.label
+    overdue = tick_overdue_s()
     if activity.label == "Running":
         assert activity.state == "running" and status == Tournament.Status.RUNNING
         if fmt == Tournament.Format.LADDER:

@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from tests.celery_helpers import isolated_celery_worker
 from tests.needs import need_postgresql
 from tests.tournaments.test_worker import ORGANIZER_TOKEN, wait_for
-from tournaments import selectors
 from tournaments.models import Deal, Game, Tournament
+from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.services.accounts import bot_create
 from tournaments.services.tournaments import (
     tournament_create,
@@ -64,12 +64,12 @@ def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee
         assert Game.objects.filter(table__tournament=tournament).count() == 20
         assert deals.count() and not deals.filter(revealed_at__isnull=True).exists()
         assert not deals.filter(baseline__isnull=False).exists()
-        before = selectors.tournament_luck_adjusted(tournament=tournament)
+        before = tournament_luck_adjusted(tournament=tournament)
         assert before.games_scored == 20 and before.deals_with_baseline == 0
         # The baselines wait on the analysis queue; a worker consuming it computes them.
         with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False,
                           queues=[settings.TIENLEN_ANALYSIS_QUEUE]):
             wait_for(lambda: not deals.filter(baseline__isnull=True).exists(), 120, "the luck baselines")
-    after = selectors.tournament_luck_adjusted(tournament=tournament)
+    after = tournament_luck_adjusted(tournament=tournament)
     assert after.games_scored == 20 and after.deals_with_baseline == deals.count()
     assert all(row.compared == row.games for row in after.rows)

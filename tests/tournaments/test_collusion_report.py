@@ -1,5 +1,5 @@
 """The collusion report: its statistics (tournaments.scoring.collusion), its read
-(tournaments.selectors_collusion: sealed, query counts pinned) and who may see it (the
+(tournaments.selectors.collusion: sealed, query counts pinned) and who may see it (the
 tournament's organiser and staff; a spectator editing URLs gets nothing)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.scoring.adjusted import GameRow
 from tournaments.scoring.collusion import collusion_report, holm
-from tournaments.selectors_collusion import tournament_collusion
+from tournaments.selectors.collusion import tournament_collusion
 from tournaments.services.recording import deal_baselines_compute, table_game_record
 
 PLACE_POINTS = [2, 1, -1, -2]

@@ -23,11 +23,11 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.tournaments.test_sybil_accounts import platform, play_to_the_end  # noqa: F401 - a fixture
-from tournaments import selectors
 from tournaments.models import Deal, GameSeat
 from tournaments.scheduling.round_robin import round_robin_schedule
 from tournaments.scoring.adjusted import GameRow, adjusted_standings
 from tournaments.scoring.baseline import deal_baseline, house_bot_class, play_deal
+from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.services.accounts import bot_create
 from tournaments.services.tournaments import tournament_create, tournament_entrant_add
 
@@ -110,7 +110,7 @@ def test_the_platforms_luck_adjusted_standings_correct_for_counterparts(platform
     for bot in bots:  # entry order is the seeding of unrated bots: entrant i is KINDS[i]
         tournament_entrant_add(tournament=tournament, bot=bot)
     play_to_the_end(tournament)
-    shown = {r.bot_name: r for r in selectors.tournament_luck_adjusted(tournament=tournament).rows}
+    shown = {r.bot_name: r for r in tournament_luck_adjusted(tournament=tournament).rows}
     baselines = dict(Deal.objects.filter(tournament=tournament).values_list("pk", "baseline"))
     games: dict[int, tuple[int, list[int], list[int]]] = {}
     for game_id, deal_id, name, points in (

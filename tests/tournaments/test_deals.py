@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments.deals import deals_reveal
 from tournaments.models import Deal, Game, Table, Tournament
+from tournaments.sealing import deal_revealed, deal_seed
 from tournaments.services.accounts import bot_create
 from tournaments.services.ladder import ladder_tick
 from tournaments.services.recording import table_game_record, table_games_record
@@ -68,7 +69,7 @@ def test_every_table_commits_to_fresh_secret_deals_when_it_is_created(organiser,
     assert all(len(s) == 32 and set(s) <= HEX32 for s in seeds)  # 128 bits from `secrets`
     assert not any(tournament.salt in s or s in tournament.salt for s in seeds)
     assert all(d.commitment == commit(tournament.salt, d.seed) for d in deals)
-    assert not any(d.revealed for d in deals)
+    assert not any(deal_revealed(d) for d in deals)
     assert len(tournament.salt) == 32 and not tournament.reproducible
     assert tournament.fair_play_notices == []
     # Another tournament with the same settings gets other salt and deals.
@@ -81,7 +82,7 @@ def test_str_and_repr_of_a_deal_never_show_its_seed(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots[:4], seats_per_table=4)
     deal = Deal.objects.filter(tournament=tournament).first()
     assert deal.seed not in str(deal) and deal.seed not in repr(deal)
-    assert deal.public_seed is None
+    assert deal_seed(deal) is None
 
 
 def test_an_organiser_seed_makes_deals_reproducible_and_labelled(organiser, bots) -> None:
@@ -184,9 +185,9 @@ def test_rotation_plays_one_deal_in_every_seat_and_reveals_it_after_the_last_rot
     assert plan.deal_seeds == [deals[0].seed] * 4 + [deals[1].seed] * 4
     for i in range(3):
         table_game_record(table_id=table.pk, result=make_result(i, [0, 1, 2, 3], seed=deals[0].seed))
-        assert not Deal.objects.get(pk=deals[0].pk).revealed  # rotations still to play know it
+        assert not deal_revealed(Deal.objects.get(pk=deals[0].pk))  # rotations still to play know it
     table_game_record(table_id=table.pk, result=make_result(3, [0, 1, 2, 3], seed=deals[0].seed))
-    assert Deal.objects.get(pk=deals[0].pk).revealed and not Deal.objects.get(pk=deals[1].pk).revealed
+    assert deal_revealed(Deal.objects.get(pk=deals[0].pk)) and not deal_revealed(Deal.objects.get(pk=deals[1].pk))
     assert set(Game.objects.filter(table=table).values_list("deal_id", flat=True)) == {deals[0].pk}
     # A resumed rotation table gets the seeds of the games it still has to play.
     plan = table_plan(table_id=table.pk)
@@ -254,15 +255,15 @@ def test_a_shared_deal_stays_secret_until_every_table_of_its_group_played_it(org
     deal = lambda i: Deal.objects.get(tournament=tournament, group=a.deal_group, index=i)  # noqa: E731
     table_game_record(table_id=a.pk, result=make_result(0, [0, 1, 2, 3]))
     table_game_record(table_id=a.pk, result=make_result(1, [0, 1, 2, 3]))
-    assert not deal(0).revealed  # table b has yet to play it
+    assert not deal_revealed(deal(0))  # table b has yet to play it
     table_game_record(table_id=b.pk, result=make_result(0, [3, 2, 1, 0]))
-    assert deal(0).revealed and not deal(1).revealed
+    assert deal_revealed(deal(0)) and not deal_revealed(deal(1))
     assert Game.objects.get(table=a, index=0).deal_id == Game.objects.get(table=b, index=0).deal_id
     # A closed table plays no more: the others decide alone.
     table_complete(table_id=b.pk, status=Table.Status.FAILED, error="referee rejected it")
-    assert deal(1).revealed and not deal(2).revealed
+    assert deal_revealed(deal(1)) and not deal_revealed(deal(2))
     table_complete(table_id=a.pk)
-    assert all(deal(i).revealed for i in range(4))
+    assert all(deal_revealed(deal(i)) for i in range(4))
 
 
 def test_cancelling_reveals_every_deal_nobody_will_play(organiser, bots) -> None:

@@ -19,8 +19,8 @@ from rest_framework.test import APIClient
 from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
 from tests.tournaments.memorising_bot import Memory, memorising_bot
-from tournaments import selectors
 from tournaments.models import Deal, Game, GameSeat, Table, Tournament
+from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.services.accounts import bot_create
 from tournaments.services.ladder import ladder_tick
 from tournaments.services.recording import deal_baselines_compute, table_game_record
@@ -164,19 +164,19 @@ def test_luck_adjusted_standings_are_cached_until_a_reveal_or_a_baseline_changes
     first, second = next(iter(group_tables(tournament).values()))
     record_table(first)
     record_table(second)
-    before = selectors.tournament_luck_adjusted(tournament=tournament)
+    before = tournament_luck_adjusted(tournament=tournament)
     assert before.games_scored == 8 and before.deals_with_baseline == 0
     # Both tables finished alike: with only counterparts, every adjusted score is 0.
     assert all(r.adjusted_mean == 0 for r in before.rows)
     with django_assert_num_queries(2):  # the cache key and the names; no seat is read
-        again = selectors.tournament_luck_adjusted(tournament=tournament)
+        again = tournament_luck_adjusted(tournament=tournament)
     assert again == before
     bot = first.seats.get(seat=0).entrant.bot
     bot.name = "renamed-bot"
     bot.save(update_fields=["name"])
-    assert "renamed-bot" in {r.bot_name for r in selectors.tournament_luck_adjusted(tournament=tournament).rows}
+    assert "renamed-bot" in {r.bot_name for r in tournament_luck_adjusted(tournament=tournament).rows}
     deal_baselines_compute(tournament_id=tournament.pk)
-    after = selectors.tournament_luck_adjusted(tournament=tournament)
+    after = tournament_luck_adjusted(tournament=tournament)
     assert after.deals_with_baseline == 4 and any(r.adjusted_mean != 0 for r in after.rows)
 
 
@@ -265,7 +265,7 @@ def test_a_memorising_bot_learns_nothing_in_a_whole_default_tournament(settings)
     assert overlapped
     # Every deal was played at both tables of its group, revealed, and has a baseline.
     assert not Deal.objects.filter(tournament=tournament, revealed_at__isnull=True).exists()
-    adjusted = selectors.tournament_luck_adjusted(tournament=tournament)
+    adjusted = tournament_luck_adjusted(tournament=tournament)
     deals = Deal.objects.filter(tournament=tournament).count()
     assert adjusted.games_scored == 56 and adjusted.games_withheld == 0 and adjusted.deals_with_baseline == deals
     assert all(r.compared == r.games == 28 for r in adjusted.rows)

@@ -7,8 +7,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.tournaments.conftest import make_result
-from tournaments import selectors
 from tournaments.models import Entrant, Table, Tournament
+from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
+from tournaments.selectors.standings import tournament_standings
 from tournaments.services.accounts import bot_create
 from tournaments.services.recording import table_game_record
 from tournaments.services.tables import table_complete
@@ -60,10 +61,10 @@ def run_to_the_end(tournament: Tournament) -> Table:
 
 def test_round_one_shows_its_real_table_sizes(five_bot_knockout) -> None:
     t = five_bot_knockout
-    bracket = selectors.tournament_bracket(tournament=t)
+    bracket = tournament_bracket(tournament=t)
     assert [r["table_sizes"] for r in bracket] == [[3, 2]]
     assert not bracket[0]["final"]
-    rounds = selectors.knockout_rounds(tournament=t, bracket=bracket, entrants=5)
+    rounds = knockout_rounds(tournament=t, bracket=bracket, entrants=5)
     # The table of 3 sends 2 through, the table of 2 sends 1: a final of 3, planned.
     assert [(r["round"], r["table_sizes"], r["games"], r["final"], r["planned"]) for r in rounds] == [
         (1, [3, 2], [3, 2], False, False),
@@ -102,7 +103,7 @@ def test_knockout_standings_rank_by_round_reached_before_points(five_bot_knockou
     t = five_bot_knockout
     run_to_the_end(t)
     with django_assert_num_queries(2):
-        rows = selectors.tournament_standings(tournament=t, with_strength=False)
+        rows = tournament_standings(tournament=t, with_strength=False)
     # k3 reached the final but lost all its games there: fewer points than k1, who went out
     # in round 1. By points it would rank below k1; by the round reached it ranks above.
     points = {r.bot_name: r.points for r in rows}
@@ -122,12 +123,12 @@ def test_a_running_knockout_ranks_those_still_in_above_those_out(five_bot_knocko
     first = t.tables.get(round=1, number=1)
     play(first, ["k4", "k3", "k2", "k1", "k0"])
     table_complete(table_id=first.pk)
-    rows = selectors.tournament_standings(tournament=t, with_strength=False)
+    rows = tournament_standings(tournament=t, with_strength=False)
     out = {r.bot_name for r in rows if r.status == "eliminated"}
     assert out == set()  # nobody is out before the whole round is over
     second = t.tables.get(round=1, number=2)
     play(second, ["k2", "k1"])
     table_complete(table_id=second.pk)
-    rows = selectors.tournament_standings(tournament=t, with_strength=False)
+    rows = tournament_standings(tournament=t, with_strength=False)
     names = [r.bot_name for r in rows]
     assert set(names[:3]) == {"k4", "k3", "k2"} and set(names[3:]) == {"k0", "k1"}

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import selectors
 from tournaments.models import Game, GameSeat, Rating, RatingChange, RatingPool, Replay, Table
+from tournaments.selectors.tournaments import tournament_progress
 from tournaments.services.recording import table_game_record
 from tournaments.services.tables import table_plan
 
@@ -117,4 +117,4 @@ def test_unrated_tournaments_leave_ratings_alone(organiser, bots) -> None:
     table = first_table(tournament)
     table_game_record(table_id=table.pk, result=make_result(0, [0, 1, 2, 3]))
     assert not Rating.objects.exists()
-    assert selectors.tournament_progress(tournament=tournament).games_done == 1
+    assert tournament_progress(tournament=tournament).games_done == 1

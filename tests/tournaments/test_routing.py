@@ -21,10 +21,10 @@ from django.db import connection
 from referee_service.pool import BotSlots, RefereeReport
 from tests.celery_helpers import isolated_celery_worker
 from tests.needs import need_postgresql
-from tournaments import selectors
 from tournaments.models import Game, Referee, Table, Tournament
 from tournaments.play import routing
 from tournaments.play.pool import referee_heartbeat
+from tournaments.selectors.tournaments import tournament_progress
 from tournaments.services.accounts import bot_create
 from tournaments.services.ratings import ratings_recompute
 from tournaments.services.tournaments import (
@@ -243,7 +243,7 @@ def test_tables_go_to_referees_where_their_bots_are_and_none_where_no_bot_is(poo
     # the bot that reaches one referee got all its tables, there; nobody's went to ref-c
     assert {t.referee for t in with_bot0} == {"ref-a"}
     assert {t.referee for t in tables} <= {"ref-a", "ref-b"}
-    progress = selectors.tournament_progress(tournament=tournament)
+    progress = tournament_progress(tournament=tournament)
     assert progress.games_done == progress.games_planned == 20
     assert made[0][0].game_seats.count() == 16 and not made[0][0].game_seats.filter(forfeited=True).exists()
     assert Game.objects.filter(table__tournament=tournament).count() == 20

@@ -14,6 +14,11 @@ game's own addresses answer 403 exactly as another sealed game's do. Then the sa
 knockout table that plays its last game ahead of its group and closes (its advancement
 must stay sealed). Finally the other tables play the deals: the results appear and the
 games are rated in plan order, as `recompute_ratings` reproduces.
+
+A second walk checks the site against tournaments.sealing itself: every address that
+serves one game answers as `sealing.game_revealed` says (the revealed game's result,
+replay, seed and rating change show; the sealed one's do not, and no other page links to
+it or counts it), and the standings sum exactly the games `sealing.revealed` lets through.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from django.core.management import call_command
 from django.test import AsyncClient, Client
 
 from tests.tournaments.conftest import running_round_robin
-from tests.tournaments.crawler import crawl
+from tests.tournaments.crawler import crawl, game_routes
 from tests.tournaments.local_play import table_play_locally
-from tournaments.models import Game, RatingChange, Table, Tournament
+from tournaments import sealing
+from tournaments.models import Entrant, Game, GameSeat, RatingChange, Replay, Table, Tournament
 from tournaments.services.tables import table_complete
 from tournaments.services.tournaments import (
     tournament_create,
@@ -254,3 +260,99 @@ def test_a_game_on_a_sealed_deal_changes_nothing_public_but_the_count_of_games_p
     out = io.StringIO()
     call_command("recompute_ratings", "--pool", rr.pool.slug, stdout=out)
     assert "changed 0 ratings, max difference 0" in out.getvalue()
+
+
+def _json(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _game_ids_in(doc: Any) -> set[int]:
+    """Every game id a JSON answer mentions (keys "game" and "game_id", and the ids of
+    game lists)."""
+    found: set[int] = set()
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            if key in ("game", "game_id") and isinstance(value, int):
+                found.add(value)
+            found |= _game_ids_in(value)
+        if "finishing_order" in doc and isinstance(doc.get("id"), int):
+            found.add(doc["id"])
+    elif isinstance(doc, list):
+        for item in doc:
+            found |= _game_ids_in(item)
+    return found
+
+
+def test_every_address_of_a_game_answers_as_the_sealing_module_says(organiser, house_bots) -> None:
+    # Table a plays deals 0 and 1, table b (the same deal group) deal 0: a's first game is
+    # revealed and rated, its second sealed.
+    rr = running_round_robin(organiser, house_bots, name="Sealing cup", seats_per_table=4, duplicate_sets=1)
+    a = rr.tables.order_by("round", "number").first()
+    b = rr.tables.exclude(pk=a.pk).get(deal_group=a.deal_group)
+    table_play_locally(table_id=a.pk, games=2)
+    table_play_locally(table_id=b.pk, games=1)
+    games = list(Game.objects.select_related("deal").order_by("id"))
+    shown = Game.objects.select_related("deal").get(table=a, index=0)
+    hidden = Game.objects.select_related("deal").get(table=a, index=1)
+    assert sealing.game_revealed(shown) and not sealing.game_revealed(hidden)
+    assert RatingChange.objects.filter(game=shown).exists() and not RatingChange.objects.filter(game=hidden).exists()
+
+    pages = public_view()
+    routes = game_routes()
+    assert {"/games/<game_id>/", "/games/<game_id>/replay.json", "/api/v1/games/<game_id>/",
+            "/api/v1/games/<game_id>/replay/", "/api/v1/games/<game_id>/proof/"} <= set(routes)
+
+    # 1. Each game's own addresses: 200 with its result if revealed, 403 with none of it if not.
+    own: dict[int, set[str]] = {}
+    for game in games:
+        seats = list(game.seats.order_by("seat"))
+        replay_text = Replay.objects.get(game=game).decoded_text()
+        own[game.pk] = {route.replace("<game_id>", str(game.pk)) for route in routes}
+        for url in own[game.pk]:
+            status, body = pages[url]
+            if sealing.game_revealed(game):
+                assert status == 200, url
+                doc = _json(body)
+                if url.endswith("/replay.json"):
+                    assert body == replay_text, url
+                elif url.endswith("/replay/"):
+                    assert doc == Replay.objects.get(game=game).read(), url
+                elif url.endswith("/proof/"):
+                    assert doc["deal"]["seed"] == game.deal.seed and doc["game"]["points"] == game.points, url
+                elif doc is not None:
+                    assert doc["points"] == game.points and doc["deal"]["seed"] == game.deal.seed, url
+                else:  # the page: every seat's place and seat number in the result table
+                    assert all(f"<td>{s.place}</td><td>{s.seat}</td>" in body for s in seats), url
+            else:
+                assert status == 403, url
+                assert game.deal.seed not in body, url
+                assert replay_text not in body and '"moves"' not in body and '"points"' not in body, url
+                assert not any(f"<td>{s.place}</td><td>{s.seat}</td>" in body for s in seats), url
+
+    # 2. Nothing else links to, lists or rates a sealed game, or shows its deal's seed;
+    # the revealed game is listed and rated.
+    for url, (_status, body) in pages.items():
+        for game in games:
+            if sealing.game_revealed(game) or url in own[game.pk]:
+                continue
+            assert f"/games/{game.pk}/" not in body, f"{url} links to sealed game {game.pk}"
+            assert game.deal.seed not in body, f"{url} shows the seed of sealed game {game.pk}'s deal"
+            assert game.pk not in _game_ids_in(_json(body)), f"{url} mentions sealed game {game.pk}"
+    listed = f"/games/{shown.pk}/"
+    assert listed in pages[f"/tournaments/{rr.slug}/games/"][1]
+    assert shown.pk in _game_ids_in(_json(pages[f"/api/v1/tournaments/{rr.slug}/games/"][1]))
+    bot = shown.seats.select_related("bot").first().bot
+    history = pages[f"/api/v1/bots/{bot.name}/ratings/{rr.pool.slug}/"][1]
+    assert _game_ids_in(_json(history)) == {shown.pk, *(g.pk for g in games if sealing.game_revealed(g)
+                                                        and g.seats.filter(bot=bot).exists())}
+
+    # 3. The standings sum the games the module lets through, and only those.
+    standings = {row["bot_name"]: row for row in _json(pages[f"/api/v1/tournaments/{rr.slug}/standings/"][1])}
+    for entrant in Entrant.objects.filter(tournament=rr).select_related("bot"):
+        seats = GameSeat.objects.filter(sealing.revealed("game__"), entrant=entrant)
+        row = standings[entrant.bot.name]
+        assert row["games"] == seats.count(), entrant.bot.name
+        assert row["points"] == sum(seats.values_list("points", flat=True)), entrant.bot.name

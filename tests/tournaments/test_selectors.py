@@ -7,8 +7,14 @@ import random
 import pytest
 
 from tests.tournaments.conftest import make_result, running_round_robin
-from tournaments import selectors
 from tournaments.models import GameSeat, RatingPool, Table, TableSeat, Tournament
+from tournaments.selectors.bots import bot_page, head_to_head
+from tournaments.selectors.brackets import tournament_bracket
+from tournaments.selectors.cross_table import tournament_cross_table
+from tournaments.selectors.games import game_list, game_replay
+from tournaments.selectors.ratings import bot_rating_history, pool_leaderboard
+from tournaments.selectors.standings import tournament_standings
+from tournaments.selectors.tournaments import tournament_list, tournament_progress
 from tournaments.services.recording import table_game_record
 from tournaments.services.tables import table_complete
 from tournaments.services.tournaments import (
@@ -43,7 +49,7 @@ def played(organiser, bots):
 def test_round_robin_finishes_and_reports_progress(played, django_assert_num_queries) -> None:
     assert played.status == "finished"
     with django_assert_num_queries(1):
-        progress = selectors.tournament_progress(tournament=played)
+        progress = tournament_progress(tournament=played)
     assert progress.tables_done == progress.tables_total == 14
     assert progress.games_done == progress.games_planned == 14 * 4
     assert progress.percent == 100.0
@@ -51,10 +57,10 @@ def test_round_robin_finishes_and_reports_progress(played, django_assert_num_que
 
 def test_progress_of_a_list_row_needs_no_query(played, django_assert_num_queries) -> None:
     with django_assert_num_queries(1):
-        row = selectors.tournament_list().get(pk=played.pk)
+        row = tournament_list().get(pk=played.pk)
     with django_assert_num_queries(0):
-        progress = selectors.tournament_progress(tournament=row)
-    assert progress == selectors.tournament_progress(tournament=played)
+        progress = tournament_progress(tournament=row)
+    assert progress == tournament_progress(tournament=played)
     assert progress.as_dict()["percent"] == 100.0 and progress.fraction == 1.0
 
 
@@ -65,14 +71,14 @@ def test_progress_counts_failed_and_cancelled_tables_as_done(played, django_asse
     Table.objects.filter(pk=third.pk).update(status=Table.Status.RUNNING, games_recorded=2)
     Tournament.objects.filter(pk=played.pk).update(status=Tournament.Status.RUNNING)
     with django_assert_num_queries(1):
-        progress = selectors.tournament_progress(tournament=played)
+        progress = tournament_progress(tournament=played)
     assert (progress.tables_total, progress.tables_done, progress.tables_running, progress.tables_failed) == (14, 13, 1, 1)
     # Closed tables plan the games they recorded (they will play no more); the running one all 4.
     assert (progress.games_done, progress.games_planned) == (11 * 4 + 1 + 0 + 2, 11 * 4 + 1 + 0 + 4)
     # Once the last table closes, the bar is full even though two tables ended early.
     Table.objects.filter(pk=third.pk).update(status=Table.Status.DONE, games_recorded=4)
     Tournament.objects.filter(pk=played.pk).update(status=Tournament.Status.FINISHED)
-    progress = selectors.tournament_progress(tournament=played)
+    progress = tournament_progress(tournament=played)
     assert progress.status == "finished" and progress.percent == 100.0 and progress.tables_done == 14
 
 
@@ -96,19 +102,19 @@ def test_progress_of_a_running_knockout_counts_rounds_not_created_yet(organiser,
     Table.objects.filter(pk=round1[1].pk).update(status=Table.Status.DONE)
     assert not tournament.tables.filter(round=2).exists()
     with django_assert_num_queries(1):
-        progress = selectors.tournament_progress(tournament=tournament)
+        progress = tournament_progress(tournament=tournament)
     assert (progress.tables_done, progress.tables_total) == (2, 3)
     assert (progress.games_done, progress.games_planned) == (6, 9)
     assert progress.percent == 66.7
     with django_assert_num_queries(1):
-        row = selectors.tournament_list().get(pk=tournament.pk)
+        row = tournament_list().get(pk=tournament.pk)
     with django_assert_num_queries(0):
-        assert selectors.tournament_progress(tournament=row) == progress
+        assert tournament_progress(tournament=row) == progress
 
 
 def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_assert_num_queries) -> None:
     with django_assert_num_queries(3):  # entrants, sums per entrant, every game's order
-        rows = selectors.tournament_standings(tournament=played)
+        rows = tournament_standings(tournament=played)
     assert [r.bot_name for r in rows[:2]] == ["bot7", "bot6"]
     assert rows[-1].bot_name == "bot0"
     assert all(r.games == 28 for r in rows)  # each bot: 7 tables x 4 games
@@ -128,9 +134,9 @@ def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_
 
 
 def test_standings_without_strength_are_the_same_rows_in_two_queries(played, django_assert_num_queries) -> None:
-    full = selectors.tournament_standings(tournament=played)
+    full = tournament_standings(tournament=played)
     with django_assert_num_queries(2):  # entrants (with forfeits and ratings), sums per entrant
-        fast = selectors.tournament_standings(tournament=played, with_strength=False)
+        fast = tournament_standings(tournament=played, with_strength=False)
     assert all(r.strength is None for r in fast)
     strength_fields = {"strength", "strength_low", "strength_high"}
     for a, b in zip(full, fast, strict=True):
@@ -144,7 +150,7 @@ def test_standings_count_strikes_and_forfeited_tables(played, django_assert_num_
     seat = table.seats.select_related("entrant").get(seat=0)
     TableSeat.objects.filter(pk=seat.pk).update(forfeited=True)
     GameSeat.objects.filter(game__table=table, entrant=seat.entrant).update(strikes=2, forfeited=True)
-    row = next(r for r in selectors.tournament_standings(tournament=played, with_strength=False)
+    row = next(r for r in tournament_standings(tournament=played, with_strength=False)
                if r.entrant_id == seat.entrant_id)
     assert row.forfeits == 1  # one table, however many games the stand-in played there
     assert row.strikes == 2 * table.games_planned
@@ -176,14 +182,14 @@ def test_cross_table_matches_its_definition_with_shared_places(played) -> None:
     # A shared last place (frozen players) in one game: that tie counts half.
     games = list(played.tables.order_by("number").first().games.order_by("index"))[:1]
     GameSeat.objects.filter(game__in=games, place__gte=3).update(place=3)
-    cross = selectors.tournament_cross_table(tournament=played)
+    cross = tournament_cross_table(tournament=played)
     assert cross.cells == _cross_table_reference(played)
     assert any(cell["score"] % 1 for row in cross.cells.values() for cell in row.values())
 
 
 def test_cross_table_of_a_tournament_without_games(organiser, bots) -> None:
     tournament = running_round_robin(organiser, bots, seats_per_table=4)
-    cross = selectors.tournament_cross_table(tournament=tournament)
+    cross = tournament_cross_table(tournament=tournament)
     assert len(cross.entrants) == 8
     assert all(cell == {"games": 0, "score": 0.0, "points": 0, "above": 0, "below": 0}
                for row in cross.cells.values() for cell in row.values())
@@ -191,7 +197,7 @@ def test_cross_table_of_a_tournament_without_games(organiser, bots) -> None:
 
 def test_cross_table_is_pairwise_and_symmetric(played, django_assert_num_queries) -> None:
     with django_assert_num_queries(2):
-        cross = selectors.tournament_cross_table(tournament=played)
+        cross = tournament_cross_table(tournament=played)
     ids = [e["entrant_id"] for e in cross.entrants]
     for a in ids:
         for b in ids:
@@ -205,7 +211,7 @@ def test_cross_table_is_pairwise_and_symmetric(played, django_assert_num_queries
 
 def test_bracket_lists_rounds_tables_and_seats(played, django_assert_num_queries) -> None:
     with django_assert_num_queries(2):
-        bracket = selectors.tournament_bracket(tournament=played)
+        bracket = tournament_bracket(tournament=played)
     # Every table carries its round of the schedule: 7 rounds of 2 disjoint tables.
     assert [b["round"] for b in bracket] == list(range(1, 8))
     assert all(len(b["tables"]) == 2 for b in bracket)
@@ -217,11 +223,11 @@ def test_bracket_lists_rounds_tables_and_seats(played, django_assert_num_queries
 
 def test_tournament_list_and_leaderboard_query_counts(played, django_assert_num_queries) -> None:
     with django_assert_num_queries(1):
-        rows = list(selectors.tournament_list())
+        rows = list(tournament_list())
     assert rows[0].entrant_count == 8 and rows[0].tables_done == 14
     pool = RatingPool.objects.get(preset="south", seats=4)
     with django_assert_num_queries(1):
-        board = list(selectors.pool_leaderboard(pool=pool))
+        board = list(pool_leaderboard(pool=pool))
     assert [r.bot.name for r in board][:1] == ["bot7"]
     assert board[0].bot.owner.username == "owner7"
 
@@ -229,21 +235,21 @@ def test_tournament_list_and_leaderboard_query_counts(played, django_assert_num_
 def test_bot_page_head_to_head_and_games(played, bots, django_assert_num_queries) -> None:
     bot = bots[7]
     with django_assert_num_queries(4):
-        page = selectors.bot_page(bot=bot)
+        page = bot_page(bot=bot)
         assert page.ratings[0].pool.seats == 4
         assert page.tournaments[0].tournament.slug == played.slug
         assert page.recent_games[0].game.table.tournament.slug == played.slug
     with django_assert_num_queries(1):
-        h2h = selectors.head_to_head(bot_a=bots[7], bot_b=bots[0])
+        h2h = head_to_head(bot_a=bots[7], bot_b=bots[0])
     assert h2h.games == 12 and h2h.a_above > h2h.b_above
     with django_assert_num_queries(2):
-        games = list(selectors.game_list(tournament=played)[:20])
+        games = list(game_list(tournament=played)[:20])
         names = [s.bot.name for g in games for s in g.seats.all()]
     assert len(names) == 80
     with django_assert_num_queries(1):
-        replay = selectors.game_replay(game_id=games[0].pk)
+        replay = game_replay(game_id=games[0].pk)
     assert replay["result"]["points"] == games[0].points
     pool = RatingPool.objects.get(preset="south", seats=4)
-    history = list(selectors.bot_rating_history(bot=bot, pool=pool))
+    history = list(bot_rating_history(bot=bot, pool=pool))
     assert len(history) == 28
     assert history[-1].rating_after == page.ratings[0].rating

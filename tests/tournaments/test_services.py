@@ -8,8 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from tests.tournaments.conftest import make_result
-from tournaments import selectors
 from tournaments.models import Entrant, Rating, Table, Tournament
+from tournaments.selectors.tournaments import tournament_progress
 from tournaments.services.ladder import ladder_tick
 from tournaments.services.ratings import rating_pool_get
 from tournaments.services.recording import table_game_record
@@ -53,7 +53,7 @@ def test_knockout_seeds_by_rating_and_advances_the_best_to_a_final(organiser, bo
     assert Entrant.objects.get(tournament=tournament, bot=bots[3]).seed_rank == 1
     round1 = list(tournament.tables.filter(round=1))
     assert len(round1) == 2
-    progress = selectors.tournament_progress(tournament=tournament)
+    progress = tournament_progress(tournament=tournament)
     assert (progress.tables_total, progress.games_planned) == (3, 12)  # the final is counted
     for table in round1:
         play_table(table, strength)
@@ -73,7 +73,7 @@ def test_knockout_seeds_by_rating_and_advances_the_best_to_a_final(organiser, bo
     assert not again.tournament_finished and again.tables_to_play == []
     tournament.refresh_from_db()
     assert tournament.status == "finished"
-    progress = selectors.tournament_progress(tournament=tournament)
+    progress = tournament_progress(tournament=tournament)
     assert (progress.tables_done, progress.tables_total, progress.games_done) == (3, 3, 12)
     winner = final.seats.get(place=1)
     assert winner.entrant.bot.name == "bot7"

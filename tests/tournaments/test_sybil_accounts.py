@@ -26,9 +26,9 @@ from django.contrib.auth.models import User
 
 from tests.needs import need_postgresql
 from tests.tournaments.memorising_bot import Memory, memorising_bot
-from tournaments import selectors
 from tournaments.isolation import bot_isolated
 from tournaments.models import Deal, Game, GameSeat, Table, Tournament
+from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.services.accounts import bot_create
 from tournaments.services.tournaments import (
     tournament_create,
@@ -161,7 +161,7 @@ def test_sign_up_accounts_pooling_what_they_see_never_know_a_card_from_another_t
     # No bot played a deal twice; every deal is revealed and has a baseline.
     per_bot_deal = Counter(GameSeat.objects.filter(game__table__tournament=tournament).values_list("bot_id", "game__deal_id"))
     assert max(per_bot_deal.values()) == 1
-    adjusted = selectors.tournament_luck_adjusted(tournament=tournament)
+    adjusted = tournament_luck_adjusted(tournament=tournament)
     assert adjusted.games_withheld == 0 and adjusted.games_scored == 33 * 4
     assert all(r.compared == r.games == 44 for r in adjusted.rows)
 
@@ -191,7 +191,7 @@ def test_a_field_of_remote_bots_only_gets_independent_deals_and_luck_adjusted_st
     assert Game.objects.filter(table__tournament=tournament).values("deal_id").distinct().count() == 56
     assert memory.predicted_cards == 0 and memory.games_started == 56 * 4
     # Luck-adjusted standings: every game compared with its deal's baseline (no counterparts).
-    adjusted = selectors.tournament_luck_adjusted(tournament=tournament)
+    adjusted = tournament_luck_adjusted(tournament=tournament)
     assert adjusted.deals_with_baseline == 56 and adjusted.games_scored == 56
     assert all(r.compared == r.games == 28 for r in adjusted.rows)
     baselines = dict(Deal.objects.filter(tournament=tournament).values_list("pk", "baseline"))

@@ -159,8 +159,7 @@ def test_the_sets_of_table_statuses_are_written_only_in_the_lifecycle() -> None:
     import tournaments
 
     root = Path(tournaments.__file__).parent
-    # selectors.py still names two of its own; the selectors' split imports the lifecycle's.
-    allowed = {root / "play" / "lifecycle.py", root / "selectors.py"}
+    allowed = {root / "play" / "lifecycle.py"}
     offenders = []
     for path in root.rglob("*.py"):
         if "migrations" in path.parts or path in allowed:

@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from tests.tournaments.conftest import make_result
-from tournaments import selectors
 from tournaments.models import GameSeat, Table, TableSeat, Tournament
 from tournaments.play.lifecycle import table_wait, tables_claim_stale
+from tournaments.selectors.standings import tournament_standings
 from tournaments.services.recording import table_game_record
 from tournaments.services.tables import table_complete, table_plan, table_seats_forfeit
 from tournaments.services.tournaments import (
@@ -69,7 +69,7 @@ def test_a_bot_forfeited_mid_table_never_advances_even_with_the_most_points(orga
     # The only table is the final: its winner, the best seat that did not forfeit, alone
     # goes through.
     assert [s for s in range(4) if by_seat[s].advanced] == [1]
-    rows = {r.bot_id: r for r in selectors.tournament_standings(tournament=tournament, with_strength=False)}
+    rows = {r.bot_id: r for r in tournament_standings(tournament=tournament, with_strength=False)}
     assert rows[seats[0]].forfeits == 1  # one forfeited table, not one per game after it
     assert all(rows[seats[s]].forfeits == 0 for s in (1, 2, 3))
 

@@ -18,8 +18,10 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.celery_helpers import isolated_celery_worker
-from tournaments import selectors
 from tournaments.models import Deal, Game, GameSeat, RatingChange, Table, TableSeat, Tournament
+from tournaments.selectors.games import game_replay
+from tournaments.selectors.standings import tournament_standings
+from tournaments.selectors.tournaments import tournament_progress
 from tournaments.services.accounts import bot_create
 from tournaments.services.recording import table_games_record
 from tournaments.services.tournaments import (
@@ -109,7 +111,7 @@ def test_a_round_robin_runs_through_worker_and_referee(worker, referee, people) 
         tournament_start(tournament=tournament)
         wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", what="the finish")
     tournament.refresh_from_db()
-    progress = selectors.tournament_progress(tournament=tournament)
+    progress = tournament_progress(tournament=tournament)
     assert (progress.tables_done, progress.tables_total) == (5, 5)  # (5,4,3) design: 5 tables
     assert progress.games_done == progress.games_planned == 20
     games = list(Game.objects.filter(table__tournament=tournament).order_by("table_id", "index"))
@@ -119,10 +121,10 @@ def test_a_round_robin_runs_through_worker_and_referee(worker, referee, people) 
     from bots_sdk.rules import replay_game
 
     for game in games:
-        replay = selectors.game_replay(game_id=game.pk)
+        replay = game_replay(game_id=game.pk)
         replayed = replay_game(replay)
         assert list(replayed.points) == game.points
-    standings = selectors.tournament_standings(tournament=tournament)
+    standings = tournament_standings(tournament=tournament)
     assert sum(r.points for r in standings) == 0
     assert {r.games for r in standings} == {16}
     assert RatingChange.objects.count() == 80
@@ -207,7 +209,7 @@ def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
     assert "forfeit" in table.last_error
     forfeited = {s.entrant.bot.name: s.forfeited for s in table.seats.select_related("entrant__bot")}
     assert forfeited == {"h0": False, "h1": False, "h2": False, "never-connects": True}
-    rows = {r.bot_name: r for r in selectors.tournament_standings(tournament=tournament)}
+    rows = {r.bot_name: r for r in tournament_standings(tournament=tournament)}
     assert rows["never-connects"].forfeits == 1 and rows["h0"].forfeits == 0
     # The others still play their games: the stand-in house bot takes the forfeited seat.
     assert table.status == "done" and table.games_recorded == table.games_planned == 4

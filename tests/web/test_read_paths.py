@@ -8,10 +8,12 @@ knockout rounds, failed tables not counted as done); these checks keep them from
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import pkgutil
 from pathlib import Path
 
-from tournaments import selectors
+from tournaments import sealing, selectors
 from web import queries
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,4 +48,7 @@ def test_web_queries_do_not_redefine_a_selector() -> None:
             and obj.__module__ == module.__name__
         }
 
-    assert public(queries) & public(selectors) == set()
+    reads = [importlib.import_module(m.name) for m in pkgutil.iter_modules(selectors.__path__, "tournaments.selectors.")]
+    assert len(reads) >= 8
+    for module in [sealing, *reads]:
+        assert public(queries) & public(module) == set(), module.__name__

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.tournaments.conftest import make_result, running_round_robin
 from tests.web.factories import make_user
-from tournaments import selectors
+from tournaments.selectors.standings import tournament_standings
 from tournaments.services.accounts import bot_create
 from tournaments.services.recording import table_game_record
 from web.standings_chart import standings_chart
@@ -88,5 +88,5 @@ def test_the_page_draws_what_the_api_serves(client):
         assert r["points_low"] == pytest.approx(r["points_mean"] - r["points_ci"])
         assert r["points_high"] == pytest.approx(r["points_mean"] + r["points_ci"])
         assert f'{r["points_mean"]:+.2f} ± {r["points_ci"]:.2f}' in svg
-    standings = selectors.tournament_standings(tournament=tournament, with_strength=False)
+    standings = tournament_standings(tournament=tournament, with_strength=False)
     assert len(standings) == len(api)

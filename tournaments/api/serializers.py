@@ -11,7 +11,7 @@ from rest_framework.reverse import reverse
 from bots_sdk.fairplay import COMMIT_SCHEME, DEAL_ALGORITHM
 from bots_sdk.rules import PRESETS
 from referee_service.house import house_bot_names
-from tournaments import selectors
+from tournaments import sealing
 from tournaments.models import (
     ApiToken,
     Bot,
@@ -26,8 +26,12 @@ from tournaments.models import (
     Tournament,
     name_validator,
 )
+from tournaments.selectors.tournaments import (
+    ACTIVITY_STATES,
+    Activity,
+    tournament_progress,
+)
 
-ACTIVITY_STATES = selectors.ACTIVITY_STATES
 ACTIVITY_HELP = (
     "What the tournament is doing now: `running` only for what runs. A ladder whose last "
     "tick started no table is `waiting`, one no scheduler tick has looked at for two ticks "
@@ -179,7 +183,7 @@ class PoolOutput(serializers.ModelSerializer):
 
 
 class ProgressOutput(serializers.Serializer):
-    """The document `tournaments.selectors.Progress.as_dict` builds (the site's live bar reads
+    """The document `tournaments.selectors.tournaments.Progress.as_dict` builds (the site's live bar reads
     the same one)."""
 
     status = serializers.CharField()
@@ -242,9 +246,9 @@ class TournamentOutput(serializers.ModelSerializer):
     def get_commitment_scheme(self, obj: Tournament) -> str:
         return COMMIT_SCHEME
 
-    def _activity(self, obj: Tournament) -> selectors.Activity:
+    def _activity(self, obj: Tournament) -> Activity:
         # A row of tournament_list carries its table counts (no query); a bare row costs one.
-        return selectors.tournament_progress(tournament=obj).activity
+        return tournament_progress(tournament=obj).activity
 
     def get_status_reason(self, obj: Tournament) -> str:
         return self._activity(obj).reason
@@ -260,14 +264,17 @@ class TournamentOutput(serializers.ModelSerializer):
 class DealOutput(serializers.ModelSerializer):
     """A deal as the public sees it: the commitment always, the seed once revealed."""
 
-    seed = serializers.CharField(
-        source="public_seed", allow_null=True,
+    seed = serializers.SerializerMethodField(
         help_text="Null until the deal has been played at every table of its group.",
     )
 
     class Meta:
         model = Deal
         fields = ["group", "index", "commitment", "seed", "revealed_at"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_seed(self, obj: Deal) -> str | None:
+        return sealing.deal_seed(obj)
 
 
 class EntrantOutput(serializers.Serializer):
@@ -367,11 +374,9 @@ class TableSeatOutput(serializers.ModelSerializer):
         fields = ["seat", "bot", "points", "place", "advanced", "forfeited"]
 
     def to_representation(self, instance):
-        from tournaments.selectors import table_seat_result
-
         # The seats are prefetched with their table, which `table_list` annotates.
         public = bool(getattr(instance.table, "results_public", False))
-        return {**super().to_representation(instance), **table_seat_result(instance, public=public)}
+        return {**super().to_representation(instance), **sealing.table_seat_result(instance, public=public)}
 
 
 class TableOutput(serializers.ModelSerializer):
@@ -396,8 +401,8 @@ class TableOutput(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        if getattr(instance, "sealed", True):
-            data["last_error"] = ""  # why it stopped or retried can tell how its sealed games went
+        if not sealing.table_error_public(instance):
+            data["last_error"] = ""
         return data
 
 
@@ -442,15 +447,13 @@ class GameOutput(serializers.ModelSerializer):
 
     @extend_schema_field(GameDealOutput)
     def get_deal(self, obj: Game) -> dict:
-        from tournaments.selectors import DEAL_WITHHELD
-
         deal, tournament = obj.deal, obj.table.tournament
         proof = _url(self, "api:game-proof", obj.pk)
         return GameDealOutput({
             "group": deal.group, "index": deal.index, "algorithm": DEAL_ALGORITHM,
             "commitment_scheme": COMMIT_SCHEME, "salt": tournament.salt,
-            "commitment": deal.commitment, "seed": deal.public_seed, "revealed_at": deal.revealed_at,
-            "withheld": None if deal.revealed else DEAL_WITHHELD,
+            "commitment": deal.commitment, "seed": sealing.deal_seed(deal), "revealed_at": deal.revealed_at,
+            "withheld": None if sealing.deal_revealed(deal) else sealing.DEAL_WITHHELD,
             "proof_url": proof, "verify": f"tienlen-bot verify-replay {proof}",
         }).data
 

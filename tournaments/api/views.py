@@ -27,10 +27,34 @@ from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
+from tournaments import sealing
 from tournaments.api import serializers as s
 from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
-from tournaments.models import ApiToken, Bot, Game, RatingPool, Replay, Tournament
+from tournaments.models import Bot, Game, RatingPool, Replay, Tournament
+from tournaments.selectors.accounts import api_tokens
+from tournaments.selectors.adjusted import tournament_luck_adjusted
+from tournaments.selectors.bots import bot_find, bot_list, bot_page, head_to_head
+from tournaments.selectors.brackets import tournament_bracket
+from tournaments.selectors.cross_table import tournament_cross_table
+from tournaments.selectors.deals import deal_list
+from tournaments.selectors.games import game_get, game_list, game_proof, game_replay
+from tournaments.selectors.ratings import (
+    PoolNameInvalid,
+    bot_rating_history,
+    pool_by_name,
+    pool_leaderboard,
+    pool_list,
+)
+from tournaments.selectors.standings import tournament_standings
+from tournaments.selectors.tables import table_list
+from tournaments.selectors.tournaments import (
+    tournament_get,
+    tournament_list,
+    tournament_notices,
+    tournament_progress,
+    tournament_rows,
+    tournament_slug_taken,
+)
 from tournaments.services.accounts import (
     api_token_create,
     api_token_revoke,
@@ -77,16 +101,14 @@ class ServiceAPIView(GenericAPIView):
         return tournament
 
     def tournament(self, slug: str, queryset: QuerySet | None = None) -> Tournament:
-        return self.noted(get_object_or_404(Tournament if queryset is None else queryset, slug=slug))
+        return self.noted(get_object_or_404(tournament_rows() if queryset is None else queryset, slug=slug))
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         if self._notices is None and "slug" in self.kwargs:
             # A view that read its tournament another way: one small query, so that no
             # response about a labelled tournament goes without its label.
-            found = Tournament.objects.filter(slug=self.kwargs["slug"]).only(
-                "organiser_seed", "deal_format", "allow_same_owner"
-            ).first()
+            found = tournament_notices(slug=self.kwargs["slug"])
             self._notices = found.fair_play_notices if found is not None else []
         if self._notices:
             response[self.FAIR_PLAY_HEADER] = "; ".join(self._notices)
@@ -132,14 +154,14 @@ class IsOrganiser(permissions.BasePermission):
 
 
 def _own_tournament(request: Request, slug: str) -> Tournament:
-    tournament = get_object_or_404(Tournament, slug=slug)
+    tournament = get_object_or_404(tournament_rows(), slug=slug)
     if not user_can_manage_tournament(user=request.user, tournament=tournament):
         raise exceptions.PermissionDenied("Only this tournament's organiser can do this.")
     return tournament
 
 
 def _own_bot(request: Request, name: str) -> Bot:
-    bot = get_object_or_404(Bot, name=name)
+    bot = get_object_or_404(bot_list(), name=name)
     if bot.owner_id != request.user.pk:
         raise exceptions.PermissionDenied("Only the bot's owner can do this.")
     return bot
@@ -192,7 +214,7 @@ class ApiTokenListView(ServiceAPIView):
 
     @extend_schema(responses=s.ApiTokenOutput(many=True), summary="Your API tokens (prefixes only)")
     def get(self, request):
-        return self.page(ApiToken.objects.filter(user=request.user).order_by("-created_at"), s.ApiTokenOutput)
+        return self.page(api_tokens(user=request.user), s.ApiTokenOutput)
 
     @extend_schema(
         request=s.ApiTokenInput,
@@ -213,7 +235,7 @@ class ApiTokenRevokeView(ServiceAPIView):
 
     @extend_schema(request=None, responses={204: None}, summary="Revoke one of your API tokens")
     def delete(self, request, token_id: int):
-        token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+        token = get_object_or_404(api_tokens(user=request.user), pk=token_id)
         api_token_revoke(token=token)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -233,8 +255,8 @@ class BotListView(ServiceAPIView):
     def get(self, request):
         mine = request.query_params.get("mine") in ("1", "true", "yes")
         if mine and request.user.is_authenticated:
-            return self.page(selectors.bot_list(owner=request.user), s.BotOwnerOutput)
-        return self.page(selectors.bot_list(), s.BotOutput)
+            return self.page(bot_list(owner=request.user), s.BotOwnerOutput)
+        return self.page(bot_list(), s.BotOutput)
 
     @extend_schema(request=s.BotCreateInput, responses={201: s.BotCreatedOutput}, summary="Register a bot (its token is shown once)")
     def post(self, request):
@@ -250,8 +272,8 @@ class BotDetailView(ServiceAPIView):
 
     @extend_schema(responses=s.BotOwnerOutput, summary="A bot (owners also see the token prefix)")
     def get(self, request, name: str):
-        bot = get_object_or_404(selectors.bot_list(), name=name)
-        out = s.BotOwnerOutput if bot.owner_id == request.user.pk else s.BotOutput
+        bot = get_object_or_404(bot_list(), name=name)
+        out = s.BotOwnerOutput if sealing.bot_private_visible(user=request.user, bot=bot) else s.BotOutput
         return Response(out(bot).data)
 
     @extend_schema(request=s.BotUpdateInput, responses=s.BotOwnerOutput, summary="Edit your bot's description")
@@ -284,8 +306,8 @@ class BotRevokeView(ServiceAPIView):
 class BotRatingsView(ServiceAPIView):
     @extend_schema(responses=s.BotRatingOutput(many=True), summary="A bot's rating in every pool")
     def get(self, request, name: str):
-        bot = get_object_or_404(Bot, name=name)
-        return Response(s.BotRatingOutput(selectors.bot_page(bot=bot, recent=0).ratings, many=True).data)
+        bot = get_object_or_404(bot_list(), name=name)
+        return Response(s.BotRatingOutput(bot_page(bot=bot, recent=0).ratings, many=True).data)
 
 
 class BotRatingHistoryView(ServiceAPIView):
@@ -297,8 +319,8 @@ class BotRatingHistoryView(ServiceAPIView):
         summary="A bot's rating history in a pool, per game",
     )
     def get(self, request, name: str, pool: str):
-        bot = get_object_or_404(Bot, name=name)
-        return self.page(selectors.bot_rating_history(bot=bot, pool=_pool(pool)), s.RatingChangeOutput)
+        bot = get_object_or_404(bot_list(), name=name)
+        return self.page(bot_rating_history(bot=bot, pool=_pool(pool)), s.RatingChangeOutput)
 
 
 class BotGamesView(ServiceAPIView):
@@ -306,16 +328,16 @@ class BotGamesView(ServiceAPIView):
 
     @extend_schema(responses=s.GameOutput(many=True), summary="A bot's games, newest first")
     def get(self, request, name: str):
-        bot = get_object_or_404(Bot, name=name)
-        return self.page(selectors.game_list(bot=bot), s.GameOutput)
+        bot = get_object_or_404(bot_list(), name=name)
+        return self.page(game_list(bot=bot), s.GameOutput)
 
 
 class HeadToHeadView(ServiceAPIView):
     @extend_schema(responses=s.HeadToHeadOutput, summary="How two bots fared in the games they shared")
     def get(self, request, name: str, other: str):
-        a = get_object_or_404(Bot, name=name)
-        b = get_object_or_404(Bot, name=other)
-        return Response(s.HeadToHeadOutput(selectors.head_to_head(bot_a=a, bot_b=b)).data)
+        a = get_object_or_404(bot_list(), name=name)
+        b = get_object_or_404(bot_list(), name=other)
+        return Response(s.HeadToHeadOutput(head_to_head(bot_a=a, bot_b=b)).data)
 
 
 # --- tournaments -----------------------------------------------------------------------
@@ -363,13 +385,13 @@ class TournamentListView(ServiceAPIView):
             if value and value not in choices:
                 raise exceptions.ValidationError({name: [f"Unknown {name}; choose from {', '.join(choices)}."]})
             filters[name] = value
-        qs = selectors.tournament_list(**filters)
+        qs = tournament_list(**filters)
         return self.page(qs, s.TournamentOutput)
 
     @extend_schema(request=s.TournamentCreateInput, responses={201: s.TournamentOutput}, summary="Create a tournament (organisers)")
     def post(self, request):
         data = dict(_input(s.TournamentCreateInput, request))
-        if "slug" in data and Tournament.objects.filter(slug=data["slug"]).exists():
+        if "slug" in data and tournament_slug_taken(slug=data["slug"]):
             raise exceptions.ValidationError({"slug": "A tournament with this slug exists."})
         tournament = tournament_create(organiser=request.user, **data)
         return Response(s.TournamentOutput(tournament).data, status=status.HTTP_201_CREATED)
@@ -378,7 +400,7 @@ class TournamentListView(ServiceAPIView):
 class TournamentDetailView(ServiceAPIView):
     @extend_schema(responses=s.TournamentOutput, summary="A tournament")
     def get(self, request, slug: str):
-        tournament = self.tournament(slug, selectors.tournament_list())
+        tournament = self.tournament(slug, tournament_list())
         return Response(s.TournamentOutput(tournament).data)
 
 
@@ -386,7 +408,7 @@ class TournamentProgressView(ServiceAPIView):
     @extend_schema(responses=s.ProgressOutput, summary="Tables done / total and games done, now")
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return Response(selectors.tournament_progress(tournament=tournament).as_dict())
+        return Response(tournament_progress(tournament=tournament).as_dict())
 
 
 class TournamentEntrantsView(ServiceAPIView):
@@ -406,7 +428,7 @@ class TournamentEntrantsView(ServiceAPIView):
     def post(self, request, slug: str):
         tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.EntrantInput, request)
-        bot = Bot.objects.filter(name=data["bot"]).first()
+        bot = bot_find(name=data["bot"])
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
         entrant = tournament_entrant_add(tournament=tournament, bot=bot)
@@ -419,7 +441,7 @@ class TournamentEntrantDeleteView(ServiceAPIView):
     @extend_schema(request=None, responses={204: None}, summary="Remove an entrant before the start")
     def delete(self, request, slug: str, bot: str):
         tournament = self.noted(_own_tournament(request, slug))
-        tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(Bot, name=bot))
+        tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(bot_list(), name=bot))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -431,7 +453,7 @@ class LadderJoinView(ServiceAPIView):
     def post(self, request, slug: str):
         tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
-        bot = Bot.objects.filter(name=data["bot"]).first()
+        bot = bot_find(name=data["bot"])
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
         entrant = ladder_join(tournament=tournament, bot=bot, user=request.user)
@@ -446,7 +468,7 @@ class LadderLeaveView(ServiceAPIView):
     def post(self, request, slug: str):
         tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
-        bot = get_object_or_404(Bot, name=data["bot"])
+        bot = get_object_or_404(bot_list(), name=data["bot"])
         ladder_leave(tournament=tournament, bot=bot, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -477,7 +499,7 @@ class TournamentStandingsView(ServiceAPIView):
     @extend_schema(responses=s.StandingOutput(many=True), summary="Standings with 95% intervals and Plackett-Luce strength")
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return Response(s.StandingOutput(selectors.tournament_standings(tournament=tournament), many=True).data)
+        return Response(s.StandingOutput(tournament_standings(tournament=tournament), many=True).data)
 
 
 class TournamentLuckAdjustedView(ServiceAPIView):
@@ -487,7 +509,7 @@ class TournamentLuckAdjustedView(ServiceAPIView):
     )
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return Response(s.LuckAdjustedOutput(selectors.tournament_luck_adjusted(tournament=tournament)).data)
+        return Response(s.LuckAdjustedOutput(tournament_luck_adjusted(tournament=tournament)).data)
 
 
 class TournamentCrossTableView(ServiceAPIView):
@@ -500,7 +522,7 @@ class TournamentCrossTableView(ServiceAPIView):
     )
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        table = selectors.tournament_cross_table(tournament=tournament)
+        table = tournament_cross_table(tournament=tournament)
         cells = {str(a): {str(b): cell for b, cell in row.items()} for a, row in table.cells.items()}
         return Response({"entrants": table.entrants, "cells": cells})
 
@@ -522,10 +544,10 @@ class TournamentBracketView(ServiceAPIView):
     )
     def get(self, request, slug: str):
         try:
-            tournament = self.noted(selectors.tournament_get(slug=slug))
+            tournament = self.noted(tournament_get(slug=slug))
         except Tournament.DoesNotExist as exc:
             raise exceptions.NotFound("No such tournament.") from exc
-        return Response({"rounds": selectors.tournament_bracket(tournament=tournament), "winner": tournament.winner})
+        return Response({"rounds": tournament_bracket(tournament=tournament), "winner": tournament.winner})
 
 
 class TournamentTablesView(ServiceAPIView):
@@ -534,7 +556,7 @@ class TournamentTablesView(ServiceAPIView):
     @extend_schema(responses=s.TableOutput(many=True), summary="Tables of a tournament")
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return self.page(selectors.table_list(tournament=tournament), s.TableOutput)
+        return self.page(table_list(tournament=tournament), s.TableOutput)
 
 
 class TournamentGamesView(ServiceAPIView):
@@ -543,17 +565,19 @@ class TournamentGamesView(ServiceAPIView):
     @extend_schema(responses=s.GameOutput(many=True), summary="Games of a tournament, newest first")
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return self.page(selectors.game_list(tournament=tournament), s.GameOutput)
+        return self.page(game_list(tournament=tournament), s.GameOutput)
 
 
 # --- pools, games ----------------------------------------------------------------------
 
 
 def _pool(slug: str) -> RatingPool:
-    preset, _, seats = slug.rpartition("-")
-    if not seats.isdigit():
-        raise exceptions.NotFound("Pools are named <preset>-<seats>, e.g. south-4.")
-    return get_object_or_404(RatingPool, preset=preset, seats=int(seats))
+    try:
+        return pool_by_name(name=slug)
+    except PoolNameInvalid as exc:
+        raise exceptions.NotFound(str(exc)) from None
+    except RatingPool.DoesNotExist as exc:
+        raise exceptions.NotFound("No such rating pool.") from exc
 
 
 class PoolListView(ServiceAPIView):
@@ -561,7 +585,7 @@ class PoolListView(ServiceAPIView):
 
     @extend_schema(responses=s.PoolOutput(many=True), summary="Rating pools (preset x seats)")
     def get(self, request):
-        return self.page(RatingPool.objects.order_by("preset", "seats"), s.PoolOutput)
+        return self.page(pool_list(), s.PoolOutput)
 
 
 class PoolLeaderboardView(ServiceAPIView):
@@ -577,7 +601,7 @@ class PoolLeaderboardView(ServiceAPIView):
         if not re.fullmatch(r"[0-9]{1,9}", raw):
             raise exceptions.ValidationError({"min_games": ["Must be a whole number from 0 to 999999999."]})
         min_games = int(raw)
-        qs: QuerySet = selectors.pool_leaderboard(pool=_pool(pool), min_games=min_games)
+        qs: QuerySet = pool_leaderboard(pool=_pool(pool), min_games=min_games)
         return self.page(qs, s.RatingOutput)
 
 
@@ -586,13 +610,13 @@ class DealWithheldError(exceptions.APIException):
     default_code = "deal_withheld"
 
 
-def _withheld(exc: selectors.DealWithheld) -> DealWithheldError:
+def _withheld(exc: sealing.DealWithheld) -> DealWithheldError:
     """403 with the reason: the game exists, its deal is still being played elsewhere.
     Nothing of the game's result is in the message."""
     game = exc.game
     deals = reverse("api:deals", args=[game.table.tournament.slug])
     return DealWithheldError(
-        f"The {exc.what} of game {game.pk} is {selectors.DEAL_WITHHELD}; the commitment to its "
+        f"The {exc.what} of game {game.pk} is {sealing.DEAL_WITHHELD}; the commitment to its "
         f"deal (group {game.deal.group}, deal {game.deal.index}) is public at {deals}?group={game.deal.group}."
     )
 
@@ -606,15 +630,13 @@ class ReplayUnreadable(exceptions.APIException):
 
 
 def _game_notices(view: ServiceAPIView, game_id: int) -> None:
-    tournament = Tournament.objects.filter(tables__games__id=game_id).only(
-        "organiser_seed", "deal_format", "allow_same_owner"
-    ).first()
+    tournament = tournament_notices(game_id=game_id)
     if tournament is not None:
         view.noted(tournament)
 
 
 _WITHHELD_RESPONSE = OpenApiResponse(
-    description=f"The game's deal is {selectors.DEAL_WITHHELD} (code deal_withheld): its result, "
+    description=f"The game's deal is {sealing.DEAL_WITHHELD} (code deal_withheld): its result, "
     "replay and proof are sealed until then."
 )
 _UNREADABLE_RESPONSE = OpenApiResponse(
@@ -630,10 +652,10 @@ class GameDetailView(ServiceAPIView):
     )
     def get(self, request, game_id: int):
         try:
-            game = selectors.game_get(game_id=game_id)
+            game = game_get(game_id=game_id)
         except Game.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             self.noted(exc.game.table.tournament)
             raise _withheld(exc) from None
         self.noted(game.table.tournament)
@@ -648,10 +670,10 @@ class GameReplayView(ServiceAPIView):
     def get(self, request, game_id: int):
         _game_notices(self, game_id)
         try:
-            return Response(selectors.game_replay(game_id=game_id))
+            return Response(game_replay(game_id=game_id))
         except Replay.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             raise _withheld(exc) from None
         except ReplayError as exc:
             raise ReplayUnreadable(f"{exc}.") from None
@@ -666,10 +688,10 @@ class GameProofView(ServiceAPIView):
     def get(self, request, game_id: int):
         _game_notices(self, game_id)
         try:
-            return Response(selectors.game_proof(game_id=game_id))
+            return Response(game_proof(game_id=game_id))
         except (Game.DoesNotExist, Replay.DoesNotExist) as exc:
             raise exceptions.NotFound("No such game.") from exc
-        except selectors.DealWithheld as exc:
+        except sealing.DealWithheld as exc:
             raise _withheld(exc) from None
         except ReplayError as exc:
             raise ReplayUnreadable(f"{exc}.") from None
@@ -699,4 +721,4 @@ class TournamentDealsView(ServiceAPIView):
             if params["revealed"] not in ("true", "false", "1", "0"):
                 raise exceptions.ValidationError({"revealed": "Must be true or false."})
             revealed = params["revealed"] in ("true", "1")
-        return self.page(selectors.deal_list(tournament=tournament, group=group, revealed=revealed), s.DealOutput)
+        return self.page(deal_list(tournament=tournament, group=group, revealed=revealed), s.DealOutput)

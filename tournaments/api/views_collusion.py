@@ -1,5 +1,5 @@
 """The collusion report in the API: the tournament's organiser and staff only
-(tournaments/selectors_collusion.py; docs/fair-play.md, "Collusion at one table")."""
+(tournaments/selectors/collusion.py; docs/fair-play.md, "Collusion at one table")."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from tournaments.api.views import ServiceAPIView, _own_tournament
 from tournaments.scoring.collusion import DEFAULT_ALPHA
-from tournaments.selectors_collusion import tournament_collusion
+from tournaments.selectors.collusion import tournament_collusion
 
 
 class CollusionPairOutput(serializers.Serializer):

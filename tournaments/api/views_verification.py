@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.auth import get_user_model
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
@@ -13,6 +12,7 @@ from rest_framework import permissions, serializers
 from rest_framework.response import Response
 
 from tournaments.api.views import ServiceAPIView
+from tournaments.selectors.accounts import users
 from tournaments.services import verification
 
 
@@ -58,7 +58,7 @@ class AccountApprovalView(ServiceAPIView):
         # string (a URL's %00 was a 500), and nothing else can name an account anyway.
         if not _USERNAME.fullmatch(username):
             raise Http404("No such account.")
-        return get_object_or_404(get_user_model(), username=username)
+        return get_object_or_404(users(), username=username)
 
     @extend_schema(responses=VerificationOutput, summary="An account's verification (staff)")
     def get(self, request, username: str):

@@ -41,7 +41,7 @@ where BH's extra power is small. Only pairs that could communicate are tested (b
 remote bots: house bots are the platform's own code); the others are listed, untested.
 The false-positive rate and the power are measured in benchmarks/collusion_bench.py.
 
-Pure functions over numbers (numpy), no Django: tournaments/selectors_collusion.py reads
+Pure functions over numbers (numpy), no Django: tournaments/selectors/collusion.py reads
 the games.
 """
 

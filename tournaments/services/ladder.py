@@ -95,7 +95,7 @@ def ladder_tick(
             same_owner_ok=same_owner_ok,
         )
         # Every tick notes itself (one UPDATE per ladder per tick): a ladder no tick looks
-        # at says so on its page (selectors.tournament_activity) instead of "Running".
+        # at says so on its page (tournaments.selectors.tournaments.tournament_activity) instead of "Running".
         Tournament.objects.filter(pk=tournament.pk).update(status_reason=reason[:500], ticked_at=timezone.now())
         return created
 

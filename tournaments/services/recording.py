@@ -32,6 +32,7 @@ from tournaments.models import (
 from tournaments.play.lifecycle import table_progress, table_progress_save
 from tournaments.play.referee import FinishedGame
 from tournaments.rating_order import DueGame, ratings_apply, ratings_take_due
+from tournaments.sealing import deals_revealed, is_revealed
 from tournaments.services.ratings import rating_pool_get
 from tournaments.statements import Insert, Names, marks, models_insert, statement
 from tournaments.table_rows import table_with_tournament
@@ -113,7 +114,7 @@ def _record_batch(
     per_deal = games_per_deal(tournament=tournament, games_planned=table.games_planned)
     rows = _deals_of(tournament.pk, table.deal_group, {r.game_index // per_deal for r in results})
     deals = {index: (pk, seed) for pk, index, seed, _ in rows}
-    revealed = {index for _, index, _, revealed_at in rows if revealed_at is not None}
+    revealed = {index for _, index, _, revealed_at in rows if is_revealed(revealed_at)}
     unique: dict[int, FinishedGame] = {}
     error = None
     for result in results:
@@ -281,7 +282,7 @@ def deal_baselines_compute(*, tournament_id: int, limit: int = 500) -> int:
         with transaction.atomic():
             claimed = list(
                 Deal.objects.select_for_update(skip_locked=True)
-                .filter(tournament_id=tournament_id, revealed_at__isnull=False, baseline__isnull=True)
+                .filter(deals_revealed(), tournament_id=tournament_id, baseline__isnull=True)
                 .annotate(players=Subquery(players))
                 .filter(players__isnull=False)
                 .order_by("pk")

@@ -14,6 +14,7 @@ from datetime import datetime
 from tournaments.models import Deal, Tournament
 from tournaments.play import routing
 from tournaments.play.lifecycle import tables_forgotten
+from tournaments.sealing import deals_revealed
 from tournaments.services.ladder import ladder_tick
 
 #: Tournaments whose lost baselines one tick re-enqueues at most.
@@ -44,7 +45,7 @@ def tick_run(*, now: datetime) -> TickWork:
     work.tables_forgotten = tables_forgotten(now=now)
     # Revealed deals with games and no baseline yet: their task was lost.
     work.baselines_behind = list(
-        Deal.objects.filter(revealed_at__isnull=False, baseline__isnull=True, games__isnull=False)
+        Deal.objects.filter(deals_revealed(), baseline__isnull=True, games__isnull=False)
         .order_by("tournament_id").values_list("tournament_id", flat=True).distinct()[:BASELINES_BEHIND_PER_TICK]
     )
     return work

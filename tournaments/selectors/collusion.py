@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, Max, Q
 
 from tournaments.isolation import bot_isolated
-from tournaments.models import Deal, Entrant, Game, GameSeat, Tournament
+from tournaments.models import Deal, Entrant, GameSeat, Tournament
 from tournaments.scoring.adjusted import GameRow
 from tournaments.scoring.collusion import DEFAULT_ALPHA, METHOD, CollusionReport, collusion_report
+from tournaments.sealing import deals_revealed, reveal_state, revealed
 
 COLLUSION_CACHE_S = 24 * 3600
 
@@ -67,15 +67,8 @@ class Collusion:
 def tournament_collusion(*, tournament: Tournament, alpha: float = DEFAULT_ALPHA) -> Collusion:
     """The report over the tournament's revealed games (only organisers and staff may be
     shown it: the caller checks)."""
-    revealed = Q(deal__revealed_at__isnull=False)
-    state = Game.objects.filter(table__tournament=tournament).aggregate(
-        scored=Count("id", filter=revealed),
-        withheld=Count("id", filter=~revealed),
-        last_reveal=Max("deal__revealed_at"),
-        baselines=Count("deal_id", filter=revealed & Q(deal__baseline__isnull=False), distinct=True),
-    )
-    last = state["last_reveal"].isoformat() if state["last_reveal"] else "-"
-    key = f"collusion:v1:{tournament.pk}:{state['scored']}:{last}:{state['baselines']}:{alpha!r}"
+    state = reveal_state(tournament=tournament)
+    key = f"collusion:v1:{tournament.pk}:{state['scored']}:{state['last_reveal']}:{state['baselines']}:{alpha!r}"
     entrants = {
         # "isolated": cannot communicate out of band (tournaments.isolation), so cannot
         # collude by sharing hands; only pairs of two bots that can are tested.
@@ -107,11 +100,11 @@ def tournament_collusion(*, tournament: Tournament, alpha: float = DEFAULT_ALPHA
 def _compute(tournament: Tournament, entrants: dict[int, tuple[str, bool]], *, alpha: float,
              with_baselines: bool) -> CollusionReport:
     baselines = dict(
-        Deal.objects.filter(tournament=tournament, revealed_at__isnull=False, baseline__isnull=False)
+        Deal.objects.filter(deals_revealed(), tournament=tournament, baseline__isnull=False)
         .values_list("pk", "baseline")
     ) if with_baselines else {}
     seats = (
-        GameSeat.objects.filter(game__table__tournament=tournament, game__deal__revealed_at__isnull=False)
+        GameSeat.objects.filter(revealed("game__"), game__table__tournament=tournament)
         .order_by("game_id", "seat")
         .values_list("game_id", "entrant_id", "points", "game__deal_id")
     )
