@@ -18,3 +18,13 @@ settings.load_profile("tienlen")
 # handler again, so children start with the default disposition and install theirs.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_runtest_setup(item) -> None:
+    """A browser test without chromium skips (fails with TIENLEN_REQUIRE_SERVERS) before its
+    fixtures start a server: the skip is raised here, in tests/needs.py, so pytest's summary
+    folds every browser test's skip into one line instead of one line per test."""
+    if item.get_closest_marker("browser"):
+        from tests.needs import need_chromium
+
+        need_chromium()
