@@ -28,7 +28,6 @@ import logging
 import signal
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import grpc
 
@@ -44,7 +43,14 @@ from bots_sdk.connecting import (
 )
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, client_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
-from bots_sdk.referee_link import PROTOCOL_VERSION, SDK_NAME, SDK_VERSION, Leaving, RefereeLink
+from bots_sdk.referee_link import (
+    PROTOCOL_VERSION,
+    SDK_NAME,
+    SDK_VERSION,
+    Call,
+    Leaving,
+    RefereeLink,
+)
 from bots_sdk.table_messages import MAX_MIN_ANSWER_MS, TableMessages, TableState
 from bots_sdk.tally import ClientStats, ErrorTally
 
@@ -148,7 +154,7 @@ class BotClient(TableMessages):
         return self.links[0].welcome if self.links else None
 
     @property
-    def _call(self) -> Any:  # the given referee's stream (a test cancels it to drop it)
+    def _call(self) -> Call | None:  # the given referee's stream (a test cancels it to drop it)
         return self.links[0].call if self.links else None
 
     # ------------------------------------------------------------------ lifecycle
