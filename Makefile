@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test lint demo proto bench
+.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test test-fast lint demo proto bench
 
 # The engine is compiled with mypyc at install time (setup.py): a changed engine source
 # reinstalls, so the compiled build never lags behind it (a stale one is not used anyway).
@@ -32,17 +32,27 @@ $(STAMP): pyproject.toml $(ENGINE_SOURCES)
 
 setup: $(STAMP)
 
-# Browser tests drive Debian's chromium (Playwright never downloads a browser here).
+# $(call apt_install,COMMAND,PACKAGE,WHAT NEEDS IT): install Debian's PACKAGE when COMMAND is
+# missing. Where apt-get cannot (not root, not Debian) that is one line and the tests that need
+# it skip, each group of them with one line in pytest's summary (tests/needs.py); with
+# TIENLEN_REQUIRE_SERVERS set (CI) it is an error, apt-get's output shown.
+define apt_install
+	@command -v $(1) >/dev/null 2>&1 || { \
+	  echo "installing Debian's $(2) for $(3)"; \
+	  log=$$( { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2); } 2>&1 ) || \
+	  if [ -n "$$TIENLEN_REQUIRE_SERVERS" ]; then \
+	    echo "$$log"; echo "could not install $(2), and TIENLEN_REQUIRE_SERVERS is set"; exit 1; \
+	  else echo "could not install Debian's $(2) (apt-get needs root on Debian): $(3) will be skipped"; fi; }
+endef
+
+# Browser tests drive Debian's chromium (Playwright never downloads a browser here), or the
+# one TIENLEN_CHROMIUM names (tests/needs.py).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "installing Debian's chromium for the browser tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	$(call apt_install,$${TIENLEN_CHROMIUM:-chromium},chromium,the browser tests)
 
 # Hosted bots run in Debian's bubblewrap (docs/hosting.md); the sandbox tests use the real one.
 bubblewrap:
-	@command -v bwrap >/dev/null 2>&1 || { \
-	  echo "installing Debian's bubblewrap for the hosted-bot sandbox tests"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
+	$(call apt_install,bwrap,bubblewrap,the hosted-bot sandbox tests)
 
 # The fixed runtimes hosted bots run on (docs/hosting.md), built once into var/ (a few
 # minutes the first time: the SDK with its compiled engine, and npm ci); the sandbox tests
@@ -54,16 +64,8 @@ hosting-runtimes: setup
 	  else echo "could not build the hosted-bot runtimes: their tests will be skipped"; fi
 
 # No Docker engine here: Debian's docker-compose (v1) still validates docker/compose.yml.
-# Without apt (or root) the deploy test that needs it is skipped on a laptop; with
-# TIENLEN_REQUIRE_SERVERS set (CI) it would fail, so the install failing is an error there.
 compose-check-tool:
-	@command -v docker-compose >/dev/null 2>&1 || { \
-	  echo "installing Debian's docker-compose to validate docker/compose.yml"; \
-	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -qq docker-compose >/dev/null; } || \
-	  if [ -n "$$TIENLEN_REQUIRE_SERVERS" ]; then \
-	    echo "could not install docker-compose, and TIENLEN_REQUIRE_SERVERS is set"; exit 1; \
-	  else echo "could not install docker-compose: its compose check will be skipped"; fi; }
+	$(call apt_install,docker-compose,docker-compose,the compose file check)
 
 # ruff everywhere; mypy --strict on the engine, the SDK and the referee (pyproject's
 # [tool.mypy]); the import layers (pyproject's [tool.importlinter], platform/ on the path).
@@ -77,6 +79,14 @@ lint: setup
 test: setup chromium bubblewrap hosting-runtimes compose-check-tool lint
 	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(PYTEST_ARGS)
 	TIENLEN_ENGINE=python $(BIN)/pytest tests/engine -q
+
+# A part in minutes for a change to the engine, the SDK or the referee (README, "Tests"):
+# their tests but the slow ones and the two that install (the SDK's own virtual environment,
+# the JavaScript bot's npm ci); no lint, no servers, no browser. PYTEST_ARGS adds options.
+FAST_TESTS := tests/engine tests/sdk tests/referee -m "not slow and not browser" \
+  --ignore=tests/sdk/test_sdk_install.py --ignore=tests/sdk/test_javascript_example.py
+test-fast: setup
+	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(FAST_TESTS) $(PYTEST_ARGS)
 
 # The main job (README: `make demo`): a real round robin between real bot processes.
 # Without DATABASE_URL it runs on its own SQLite database in var/demo/, started afresh each

@@ -1,4 +1,4 @@
-"""Counterparts: do identical bots get the same luck-adjusted score? (issue 25)
+"""Counterparts: do identical bots get the same luck-adjusted score?
 
     .venv/bin/python benchmarks/counterpart_bias_bench.py --tournaments 200 --jobs 2
 
@@ -6,7 +6,7 @@ A round robin of house bots at tables of 4 with the platform's schedule (field d
 every entrant isolated, so each round is a deal group) is played many times with fresh
 deals by the engine (tournaments.scoring.baseline.play_deal), and scored by the
 platform's own code (tournaments.scoring.adjusted) twice: uncorrected (points minus the
-mean of the counterparts' points and the baseline: the estimator before issue 25) and
+mean of the counterparts' points and the baseline: the estimator before the correction) and
 corrected for the counterparts' strength (the platform's now). For every pair of
 identical bots (same kind), D = the difference of their mean adjusted scores in one
 tournament; over the tournaments its mean and standard error say whether the schedule

@@ -11,7 +11,7 @@ deals), once per deal format:
 - rotation: each table plays one deal in its 4 seat rotations (the old default; leaks);
 - field: the tables of a round (a deal group) play the same 4 deals seat for seat, each
   bot once per deal — among isolated bots only: at most one table of a group seats remote
-  bots (tournaments.scheduling.deal_groups, issue 25), so the field format is played three
+  bots (tournaments.scheduling.deal_groups: remote bots may pool what they see), so the field format is played three
   times, with the same bots marked all house (isolated), half remote (every other entrant
   of the lineup) and all remote (every table its own deals: independent deals in effect).
 
@@ -26,7 +26,7 @@ Each format's games are then scored by every estimator that applies to it:
 - field duplicate + baseline: points - the mean of those counterparts' points (each less
   its own adjusted mean, the correction for counterparts' strength) and the baseline (the
   platform's luck-adjusted score, tournaments.scoring.adjusted); "uncorrected": the same
-  without the correction (the estimator before issue 25).
+  without the correction (the estimator the platform used before the correction).
 
 For every heuristic entrant h and greedy entrant g, D = mean score per game of h - of g
 in one tournament. Its spread over replicates, sd(D), is what a tournament of 56 games

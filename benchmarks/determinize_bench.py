@@ -10,7 +10,7 @@ per microsecond of CPU:
 
 next to one random playout from that position through the engine (what a search does with
 each deal), so the cost of dealing reads as a share of a simulation. A fixed pure-Python
-loop measured in the same run makes runs on a busy machine comparable. Bar (issue 16):
+loop measured in the same run makes runs on a busy machine comparable. Bar (what a search bot needs):
 hundreds of samples per move, i.e. a few hundred microseconds each at most.
 
     .venv/bin/python benchmarks/determinize_bench.py [--positions 30] [--samples 200]

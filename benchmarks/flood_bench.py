@@ -1,6 +1,6 @@
 """A canary table's games/s with and without one bot token flooding through many streams.
 
-The attack of issue 11: one token opens many streams (60 by default) and sends pings on
+The attack the per-bot limits answer: one token opens many streams (60 by default) and sends pings on
 each just under the old per-stream limit (190/s each, 11,400/s in all), reading the
 pongs; refused streams retry every second. The referee runs in its own process
 (`python -m referee_service`, as deployed), the canary's two remote bots in another and

@@ -1,4 +1,4 @@
-"""Does a house bot's timing tell a remote bot what is in its hand? (issue 25)
+"""Does a house bot's timing tell a remote bot what is in its hand?
 
 The audit's measurement, from a remote bot's side of the wire at real tables on the real
 referee: the referee runs as deployed (`python -m referee_service` of the checkout under

@@ -12,7 +12,7 @@
     .venv/bin/python benchmarks/referee_bench.py [--quick]
     .venv/bin/python benchmarks/referee_bench.py --ring-budget   # what per-move work costs
 
-Bars (issue 3): (b) <= 1.5 x (a); (c) at 16 tables >= 40 % of its ping-pong ceiling.
+Bars (set when the referee was first measured): (b) <= 1.5 x (a); (c) at 16 tables >= 40 % of its ping-pong ceiling.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What reading a replay costs: the one reader (`bots_sdk.rules.replay_read`) against a bare
 `json.loads`, and the full re-simulation (`replay_game`), per replay.
 
-Every page, API answer and tool reads replays through `replay_read` (issue 12 item 7), which
+Every page, API answer and tool reads replays through `replay_read` (the one replay reader), which
 parses and checks the shape; this says what the check adds to the parse. Replays are real
 records of random 4-player south games (about 4 KB of JSON each), read from text and from
 the platform's stored form (zlib).

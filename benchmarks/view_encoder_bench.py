@@ -4,8 +4,8 @@ MoveRequest of the seat to move, after every move of recorded random 4-player ga
 It is part of the referee's own work per move (referee_bench.py's (d) and (e)), measured
 here without gRPC or other processes, so a change of a microsecond shows through the noise
 of a shared machine. `--tree LABEL=PATH[:python]` (repeatable) measures another checkout
-in its own process next to this one (a tree whose encoder still has `record()`, before
-issue 12's one-encoder change, is driven the way its referee drove it); the trees take
+in its own process next to this one (a tree whose encoder still has `record()`, from before
+the one-encoder change, is driven the way its referee drove it); the trees take
 turns round after round (`--rounds`) and each keeps its best.
 
     .venv/bin/python benchmarks/view_encoder_bench.py                # this tree, ~10 s
@@ -42,7 +42,8 @@ def measure(games: int, repeats: int) -> dict[str, Any]:
             script.append(k)
             game.pass_turn() if k == len(plays) else game.play(plays[k])
         scripts.append(script)
-    # Before issue 12 the table told its encoder each move (record); now it reads the log.
+    # Before the one-encoder change the table told its encoder each move (record); now it
+    # reads the log.
     told = hasattr(ViewEncoder, "record")
 
     def one_run() -> float:

@@ -33,11 +33,11 @@ from bots_sdk.bot import (
     TableInfo,
     TableResult,
     normalize_move,
-    safe_move,
+    play_safe_move,
 )
 from bots_sdk.cards import Card
 from bots_sdk.liveview import COUNTS_REFS, LiveView, seal
-from bots_sdk.rules import Game, SeatView
+from bots_sdk.rules import Game
 from bots_sdk.stats import GameRecord
 
 _HOOKS = ("on_table_start", "on_game_start", "on_game_end", "on_table_end")
@@ -165,7 +165,7 @@ class _Runner:
 
     def __init__(self, config: ArenaConfig) -> None:
         from bots_sdk.loader import load_bot_class
-        from bots_sdk.rules import PRESETS, Game, IllegalMove
+        from bots_sdk.rules import PRESETS, IllegalMove
 
         self.config = config
         self.classes: list[type[Bot]] = [load_bot_class(s) for s in config.lineup.specs]
@@ -260,7 +260,7 @@ class _Runner:
                 moves[seat] += 1
                 fallbacks[seat] += 1
                 errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}; fallback played")
-                self._fallback(game, view)
+                play_safe_move(game, view)
                 seal(view, held=1)
                 view = None
                 continue
@@ -282,7 +282,7 @@ class _Runner:
                 rejected[seat] += 1
                 shown = "pass" if cards is None else " ".join(str(c) for c in cards)
                 errors.append(f"{labels[seat]}: illegal move {shown} (the referee rejects it: {exc}); fallback played")
-                self._fallback(game, game.view(seat))
+                play_safe_move(game, game.view(seat))
         points = tuple(game.points)
         order = tuple(game.finishing_order)
         want_replay = cfg.replays_dir is not None or any("on_game_end" in h for h in hooks)
@@ -304,14 +304,6 @@ class _Runner:
             moves=tuple(moves),
         )
         return record, replay
-
-    @staticmethod
-    def _fallback(game: Game, sv: SeatView) -> None:
-        cards = safe_move(sv.can_pass, sv.legal_plays())
-        if cards is None:
-            game.pass_turn()
-        else:
-            game.play(list(cards))
 
 
 def _replay_name(task: GameTask) -> str:

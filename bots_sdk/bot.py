@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Final, TypeAlias
 
 from bots_sdk.cards import DECK, Card, parse_cards
-from bots_sdk.rules import GameState, SeatView
+from bots_sdk.rules import Game, GameState, SeatView
 from bots_sdk.rules.view import FIELDS as SEAT_VIEW_FIELDS
 from bots_sdk.rules.view import Plays
 
@@ -30,6 +30,7 @@ __all__ = [
     "View",
     "call_hook",
     "normalize_move",
+    "play_safe_move",
     "safe_move",
 ]
 
@@ -301,6 +302,20 @@ def safe_move(can_pass: bool, legal_plays: Plays) -> tuple[Card, ...] | None:
         return None
     best = min(legal_plays, key=lambda p: (max(c.index for c in p), len(p)))
     return tuple(best)
+
+
+def play_safe_move(game: Game, view: SeatView | GameState | None = None) -> tuple[Card, ...] | None:
+    """Play `safe_move` for the player to move in `game`: the fallback the referee plays for
+    a seat that did not answer properly, which the local arena and `tienlen-bot check`
+    play the same way (docs/protocol.md). `view`, the mover's view when the caller has one,
+    spares working out its legal plays again. Returns the cards played (None: a pass)."""
+    state = game if view is None else view
+    cards = safe_move(state.can_pass, state.legal_plays())
+    if cards is None:
+        game.pass_turn()
+    else:
+        game.play(list(cards))
+    return cards
 
 
 async def call_hook(result: Any) -> Any:

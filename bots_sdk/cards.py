@@ -1,4 +1,4 @@
-"""Cards of the 52-card deck and their text and integer encodings (RULES.md §1).
+"""Cards of the 52-card deck and their text and integer encodings (docs/rules.md §1).
 
 A card is one of 52 interned singletons: ``Card("3S") is Card(0)``. Interning makes
 equality an identity test and lets the engine index tables by ``card.index`` without
@@ -17,7 +17,7 @@ SUIT_TEXT: Final = ("S", "C", "D", "H")
 SUIT_SYMBOL: Final = ("♠", "♣", "♦", "♥")
 SUIT_NAME: Final = ("spades", "clubs", "diamonds", "hearts")
 
-#: The deck table, the one the whole platform uses: the text of card index i (RULES.md §1:
+#: The deck table, the one the whole platform uses: the text of card index i (docs/rules.md §1:
 #: index = rank * 4 + suit, 3S = 0 ... 2H = 51) and back. The referee's wire conversions, the
 #: view encoder and the web import these instead of keeping their own copies.
 CARD_TEXT: Final[tuple[str, ...]] = tuple(r + s for r in RANK_TEXT for s in SUIT_TEXT)

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from bots_sdk.bot import Bot, View, normalize_move, safe_move
+from bots_sdk.bot import Bot, View, normalize_move, play_safe_move
 from bots_sdk.netcheck import RefereeUnavailable, referee_command, round_trip
-from bots_sdk.rules import PRESETS, Game, IllegalMove, SeatView, deal
+from bots_sdk.rules import PRESETS, Game, IllegalMove, deal
 
 __all__ = ["CheckReport", "certify"]
 
@@ -71,7 +71,7 @@ def _play_game(game: Game, bot_seat: int, bot: Bot, probe: _Probe, label: str, r
         except Exception as exc:
             probe.times.append(time.perf_counter() - t0)
             probe.errors.append(f"{label}: play() raised {type(exc).__name__}: {exc}")
-            _fallback(game, sv)
+            play_safe_move(game, sv)
             continue
         probe.times.append(time.perf_counter() - t0)
         probe.moves += 1
@@ -83,7 +83,7 @@ def _play_game(game: Game, bot_seat: int, bot: Bot, probe: _Probe, label: str, r
         except IllegalMove as exc:
             shown = "pass" if cards is None else " ".join(map(str, cards))
             probe.errors.append(f"{label}: illegal move {shown}: {exc}")
-            _fallback(game, sv)
+            play_safe_move(game, sv)
     if loop is not None:
         loop.close()
 
@@ -98,14 +98,6 @@ def _distinct(errors: list[str]) -> list[str]:
             seen.add(kind)
             out.append(e)
     return out
-
-
-def _fallback(game: Game, sv: SeatView) -> None:
-    cards = safe_move(sv.can_pass, sv.legal_plays())
-    if cards is None:
-        game.pass_turn()
-    else:
-        game.play(list(cards))
 
 
 def _local_stage(

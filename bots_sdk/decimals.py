@@ -5,7 +5,7 @@ you would type) to the given places, halves away from zero. So 17/8 = 2.125 read
 everywhere and 2.675 reads 2.68, although the nearest binary double of 2.675 lies just
 below it. It is the rule of Django's `floatformat` (the site used it) and of hand
 arithmetic; Python's `format(x, ".2f")` rounds the binary value half to even instead and
-printed +2.12 for the same 17/8 in `tienlen-bot arena` (issue 14). The CLI, the arena's
+printed +2.12 for the same 17/8 in `tienlen-bot arena`, where the site showed +2.13. The CLI, the arena's
 statistics, the demo's tables and the web templates (the `decimal` filter) all call
 `format_decimal`.
 """

@@ -1,7 +1,7 @@
 """Determinization for search bots: deal the cards a seat cannot see, consistently with
 everything it has seen, uniformly at random.
 
-A seat sees its own hand, every public move and every card count (RULES.md §2). The other
+A seat sees its own hand, every public move and every card count (docs/rules.md §2). The other
 hands (and, with 2-3 players, the undealt cards) are hidden. A search bot that wants to
 simulate "what happens if I play this" has to fill them in. Doing that by shuffling the
 unseen cards is almost right; what the public game *implies* beyond the counts makes the

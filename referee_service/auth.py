@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import importlib
 import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
+
+from referee_service.plugins import plugin_load
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,17 +167,8 @@ def load_token_store(spec: str) -> TokenStore:
         raise ValueError(
             f"--token-store {spec!r}: use 'env', 'file:PATH' or 'module:Class'"
         )
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ValueError(f"--token-store {spec!r}: cannot import {name}: {exc}") from None
-    cls = getattr(module, arg, None)
-    if cls is None:
-        raise ValueError(f"--token-store {spec!r}: {name} has no attribute {arg}")
-    store = cls()
-    if not callable(getattr(store, "authenticate_bot", None)):
-        raise ValueError(f"--token-store {spec!r}: {arg} has no authenticate_bot(token)")
-    return cast(TokenStore, store)  # a plug-in: its one method is checked just above
+    store = plugin_load("--token-store", spec, ("authenticate_bot",))
+    return cast(TokenStore, store)  # a plug-in: its one method is checked by plugin_load
 
 
 def bearer_token(metadata: Iterable[tuple[str, Any]] | None) -> str | None:

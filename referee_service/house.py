@@ -11,7 +11,7 @@ one, started on first use). On the loop it would hold everything for its whole b
 (50 ms a move by default); offloaded, other tables do not notice it
 (`benchmarks/house_bench.py`, recorded in benchmarks/README.md).
 
-**Pacing** (issue 25). A remote bot at the table sees how long the house seats took
+**Pacing**. A remote bot at the table sees how long the house seats took
 between its answer and its next move request. A bot that thinks only when it has a choice
 would tell it whether a passing house seat held a legal play (`search`: 108 ms against
 6 ms, measured from a remote bot's side). So at a table with a remote seat still playing,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import socket
 import threading
@@ -27,6 +26,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, runtime_checkable
+
+from referee_service.plugins import plugin_load
 
 log = logging.getLogger("referee_service.pool")
 
@@ -115,18 +116,8 @@ def load_pool_registry(spec: str, token_store: Any = None) -> PoolRegistry | Non
     name, _, attr = spec.partition(":")
     if not name or not attr:
         raise ValueError(f"--pool {spec!r}: use 'auto', 'none' or 'module:Class'")
-    try:
-        module = importlib.import_module(name)
-    except ImportError as exc:
-        raise ValueError(f"--pool {spec!r}: cannot import {name}: {exc}") from None
-    cls = getattr(module, attr, None)
-    if cls is None:
-        raise ValueError(f"--pool {spec!r}: {name} has no attribute {attr}")
-    registry = cls()
-    for method in ("heartbeat", "leave"):
-        if not callable(getattr(registry, method, None)):
-            raise ValueError(f"--pool {spec!r}: {attr} has no {method}() method")
-    return cast(PoolRegistry, registry)  # a plug-in: its methods are checked just above
+    registry = plugin_load("--pool", spec, ("heartbeat", "leave"))
+    return cast(PoolRegistry, registry)  # a plug-in: its methods are checked by plugin_load
 
 
 def default_advertise(listen: str, port: int) -> str:

@@ -22,7 +22,8 @@ from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from referee_service.ratelimit import TokenBucket
 
 if TYPE_CHECKING:
-    from referee_service.table import RemoteParticipant, TableRunner
+    from referee_service.remote_seat import RemoteParticipant
+    from referee_service.table import TableRunner
 
 log = logging.getLogger("referee_service.sessions")
 

@@ -97,3 +97,13 @@ def _leaves_nothing_behind(request):
             problems.append(f"logging handler(s) left on logger {name or 'root'!r}: {added}")
     if problems:
         pytest.fail(f"{request.node.nodeid} left behind:\n  " + "\n  ".join(problems), pytrace=False)
+
+
+def pytest_runtest_setup(item) -> None:
+    """A browser test without chromium skips (fails with TIENLEN_REQUIRE_SERVERS) before its
+    fixtures start a server: the skip is raised here, in tests/needs.py, so pytest's summary
+    folds every browser test's skip into one line instead of one line per test."""
+    if item.get_closest_marker("browser"):
+        from tests.needs import need_chromium
+
+        need_chromium()

@@ -16,7 +16,9 @@ from typing import NoReturn
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Debian's chromium, or the one TIENLEN_CHROMIUM names (another distribution's, Playwright's).
+CHROMIUM = (os.environ.get("TIENLEN_CHROMIUM") or shutil.which("chromium")
+            or "/usr/bin/chromium")
 _VENV_BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
 
 
@@ -41,9 +43,11 @@ def need_postgresql(why: str) -> None:
 
 
 def need_chromium() -> str:
-    """Debian's chromium, which the browser tests drive through Playwright."""
-    if not Path(CHROMIUM).exists():
-        unavailable("Debian chromium is not installed (make chromium)")
+    """Debian's chromium, which the browser tests drive through Playwright. Missing, every
+    browser test skips with the same reason, so pytest's summary says it in one line."""
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        unavailable(f"no chromium at {CHROMIUM}: the browser tests need it "
+                    "(make chromium, or TIENLEN_CHROMIUM=/path/to/chromium)")
     return CHROMIUM
 
 

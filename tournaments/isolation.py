@@ -4,7 +4,7 @@ A deal played at several tables (field duplicates, docs/organiser-guide.md) is s
 if no bot at one of those tables can tell a bot at another what it was dealt or saw. A
 remote bot is a process the platform does not control: its author can connect it to
 anything, and the owner rule sees accounts, not people (free sign-up: one person, many
-accounts, one process pooling what every bot is sent — issue 25). So **every bot that is
+accounts, one process pooling what every bot is sent). So **every bot that is
 not isolated is presumed able to talk to every other one**, and the scheduler lets at most
 one table of a deal group seat such bots (tournaments.scheduling.deal_groups).
 

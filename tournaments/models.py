@@ -177,7 +177,7 @@ SAME_OWNER_NOTICE = "one owner's bots may share a table"
 
 class Tournament(models.Model):
     class DealFormat(models.TextChoices):
-        """How a table's games get their deals (DESIGN.md §2; docs/fair-play.md). The
+        """How a table's games get their deals (docs/fair-play.md). The
         default, field, was chosen by measurement (benchmarks/README.md, deal formats)."""
 
         FIELD = "field", "Field duplicates: each deal at several tables, each bot once"

@@ -2,7 +2,7 @@
 
 Elo depends on the order games are applied. Workers finish tables in whatever order the
 machine's load gives, so rating games as they were recorded made the same seeded
-tournament end with different ratings on different runs (issue 14: up to 2.8 Elo between
+tournament end with different ratings on different runs (up to 2.8 Elo between
 identical runs). Here a tournament's games are rated in its **plan order** — round, table
 number, game index — and each game is rated as soon as its deal is revealed and every game
 planned before it is rated or never will be (its table is closed: done, failed or

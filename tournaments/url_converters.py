@@ -3,7 +3,7 @@
 A URL part that cannot name a row gives a plain 404 before any query, whatever the
 database: Django's `int` and `str` converters accept 99999999999999999999 (SQLite raises
 OverflowError on it) and NUL bytes (PostgreSQL refuses them in text), which made such URLs
-answer 500 (issue 14). Registered once, on import, by the URL modules that use them.
+answer 500. Registered once, on import, by the URL modules that use them.
 """
 
 from __future__ import annotations

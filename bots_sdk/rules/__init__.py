@@ -1,7 +1,7 @@
 """The Tiến Lên rules engine: combinations, legal plays, games, tables, replays.
 
 Pure Python and standard library only, so bots, the referee and offline tools all run
-exactly the same rules (RULES.md is the authority; docs/rules.md the user guide).
+exactly the same rules (docs/rules.md is the authority, cited by section).
 """
 
 from bots_sdk import engine_build

@@ -1,4 +1,4 @@
-"""The six combinations, their keys, normal beats and chops (RULES.md §3, §5, §9).
+"""The six combinations, their keys, normal beats and chops (docs/rules.md §3, §5, §9).
 
 Internally a combination is a plain tuple ``(kind, size, key, mask)``: ``mask`` is the
 52-bit set of its cards, ``key`` the index of its strongest card and ``size`` the number
@@ -132,7 +132,7 @@ def same_likeness(a: Combo, b: Combo) -> bool:
 
 
 def chop_value(combo: Combo, opts: Options) -> int:
-    """Points a chopped (or stuck) 2, pair of 2s or bomb is worth (RULES.md §6.4)."""
+    """Points a chopped (or stuck) 2, pair of 2s or bomb is worth (docs/rules.md §6.4)."""
     cat = category(combo)
     if cat in (CAT_2, CAT_22):
         m = combo[3]

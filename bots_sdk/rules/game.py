@@ -1,4 +1,4 @@
-"""One game of Tiến Lên: turns, rounds, the pass lock, offers and the end (RULES.md §4-§9).
+"""One game of Tiến Lên: turns, rounds, the pass lock, offers and the end (docs/rules.md §4-§9).
 
 State is kept as small integers (52-bit hand masks, a bitmask of locked-out seats) so a
 turn costs a few microseconds; the public surface (cards, dicts, views) is built on demand.
@@ -70,7 +70,7 @@ def _text(mask: int) -> str:
 
 
 class Game:
-    """A game from given hands. See RULES.md; the public API is in docs/engine.md.
+    """A game from given hands. See docs/rules.md; the public API is in docs/engine.md.
 
     Everything outside this module reads a game through its public properties (the
     ``state.GameState`` protocol); the underscore fields are this class's own.
@@ -904,7 +904,7 @@ class Game:
 
     # ------------------------------------------------------------------ views, replays
     def view(self, seat: object) -> SeatView:
-        """What ``seat`` may know now (RULES.md §2): its own hand and the public game."""
+        """What ``seat`` may know now (docs/rules.md §2): its own hand and the public game."""
         return seat_view(self, seat)
 
     def replay(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Legal-play generation: every distinct card set a seat may play now (RULES.md §3-§5).
+"""Legal-play generation: every distinct card set a seat may play now (docs/rules.md §3-§5).
 
 Speed matters here (bots and benchmarks call it every turn), so:
 - a hand is a 52-bit integer, one 4-bit suit set ("nibble") per rank, and per-nibble tables

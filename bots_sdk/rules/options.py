@@ -1,4 +1,4 @@
-"""Every rule that differs by region, as option values of one rule set (RULES.md §9).
+"""Every rule that differs by region, as option values of one rule set (docs/rules.md §9).
 
 The engine has no per-region branches: a preset is only a named ``Options`` value, and a
 replay records every option so a game can be re-simulated even if a preset changes.
@@ -40,7 +40,7 @@ INSTANT_WIN_NAMES = (
 
 @dataclass(frozen=True)
 class Options:
-    """All rule options. Field docs name the RULES.md section they implement."""
+    """All rule options. Field docs name the docs/rules.md section they implement."""
 
     # §4 / §9 hue: the card that must open a starting game (0 = 3S, 1 = 3C).
     start_card: int = 0

@@ -1,4 +1,4 @@
-"""Hand evaluations used by scoring: stuck penalties and instant wins (RULES.md §6.4, §7).
+"""Hand evaluations used by scoring: stuck penalties and instant wins (docs/rules.md §6.4, §7).
 
 The finishing payments themselves live in ``settlement``; this module only answers
 "what is this hand worth" questions, on 52-bit hand masks.
@@ -21,7 +21,7 @@ def stuck_points(hand: int, opts: Options, empowered_three: bool = False,
                  empowered_sixes: bool = False) -> int:
     """Penalty for the 2s and bombs left in ``hand``: the best disjoint decomposition.
 
-    Each card counts once (RULES.md §6.4 decision): of every way to split the hand into
+    Each card counts once (docs/rules.md §6.4 decision): of every way to split the hand into
     disjoint 2s and bombs, the one with the highest total is charged, so a player is never
     charged twice for one card nor less than the hand's worst reading.
     """
@@ -128,7 +128,7 @@ def _quick_instant(name: str, hand: int) -> bool:
 
 
 def instant_win_kind(hand: int, names: tuple[str, ...]) -> str | None:
-    """The first of ``names`` (RULES.md §7 hand kinds) that the 13-card ``hand`` is."""
+    """The first of ``names`` (docs/rules.md §7 hand kinds) that the 13-card ``hand`` is."""
     if not names:
         return None
     if _QUICK.issuperset(names):

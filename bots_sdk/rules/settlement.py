@@ -1,4 +1,4 @@
-"""End-of-game payments in integer points (RULES.md §6, §7, §9).
+"""End-of-game payments in integer points (docs/rules.md §6, §7, §9).
 
 Kept apart from the turn logic because every preset's scoring differences meet here:
 places, frozen players, stuck cards, đền bài, blind three, the four-pair bonus. It is a

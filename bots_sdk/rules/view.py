@@ -1,4 +1,4 @@
-"""What one seat may know (RULES.md §2): its own hand and the public game, nothing else.
+"""What one seat may know (docs/rules.md §2): its own hand and the public game, nothing else.
 
 Other seats' cards never enter a view, and neither do declined offers (a decline would
 reveal that the seat held a qualifying bomb); a bot can be handed a view as-is. The hiding

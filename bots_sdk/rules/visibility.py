@@ -1,4 +1,4 @@
-"""The hiding rules (RULES.md §2, §9 offers): what one seat may see beyond the public game.
+"""The hiding rules (docs/rules.md §2, §9 offers): what one seat may see beyond the public game.
 
 One function holds them all, so every encoding of a seat's view (the engine's ``SeatView``,
 the referee's protobuf encoders) hides exactly the same things:

@@ -1,4 +1,4 @@
-"""Ladders and scheduled starts in the demo's own process set (issue 21, blocker 1): with
+"""Ladders and scheduled starts in the demo's own process set: with
 nothing to start by hand, a ladder created and started from the demo's site plays tables
 (Celery beat is one of the demo's processes); a ladder that cannot play says why on its
 page and in the Organise list, never "Running"; a tournament scheduled a few seconds ahead

@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 SEATS = 4
 DUPLICATE_SETS = 3  # 12 games of about a second each
-RESUME_WITHIN_S = 60.0  # issue 13: with default settings
+RESUME_WITHIN_S = 60.0  # the bar with default settings (915 s before table leases)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Issue 13 end to end: a round robin over a pool of referees, on PostgreSQL and Redis, with
+"""A referee pool end to end: a round robin over a pool of referees, on PostgreSQL and Redis, with
 real processes: three referees, two Celery workers (and beat), six SDK bot processes each
 given ONE referee address. The tournament spreads over every referee; one referee is
 SIGKILLed mid-table and a new one joins; one worker is SIGKILLed. It must finish on its

@@ -1,4 +1,4 @@
-"""The engine is a bounded package (issue 12 item 1): it imports only the standard library
+"""The engine is a bounded package: it imports only the standard library
 and itself, with no import cycle and no import hidden inside a function; it works without
 gRPC, protobuf or Django installed; and nothing outside it reads a game's private fields."""
 

@@ -1,4 +1,4 @@
-"""The two builds of the engine (issue 16 item 1): the mypyc-compiled modules that setup.py
+"""The two builds of the engine: the mypyc-compiled modules that setup.py
 builds at install time, and the pure-Python source they are compiled from. `make test` runs
 the whole suite on the compiled build (TIENLEN_ENGINE=mypyc) and tests/engine again on the
 Python one (TIENLEN_ENGINE=python); these tests check that the choice is real and safe."""

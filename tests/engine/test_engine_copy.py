@@ -1,4 +1,4 @@
-"""``Game.copy()``: an independent game at the same position (issue 12 follow-up: the search
+"""``Game.copy()``: an independent game at the same position (the search
 bot tries several moves from one position; the compiled Game cannot be pickled)."""
 
 from __future__ import annotations

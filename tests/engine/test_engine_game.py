@@ -1,4 +1,4 @@
-"""Engine unit tests for the Southern game: rounds, scoring, errors (RULES.md §4-§7, §10)."""
+"""Engine unit tests for the Southern game: rounds, scoring, errors (docs/rules.md §4-§7, the worked examples of §13)."""
 
 from __future__ import annotations
 

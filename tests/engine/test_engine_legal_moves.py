@@ -1,4 +1,4 @@
-"""Legal-move generation checked against a naive oracle written straight from RULES.md.
+"""Legal-move generation checked against a naive oracle written straight from docs/rules.md.
 
 The oracle enumerates every subset of the mover's hand and keeps those that form a
 combination (§3) and answer the table (normal beat §3 or chop §5/§9) — slow, obvious code

@@ -1,4 +1,4 @@
-"""Engine unit tests for the regional presets (RULES.md §9): one option set each."""
+"""Engine unit tests for the regional presets (docs/rules.md §9): one option set each."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The engine's read API (issue 12 item 1) and its one hiding function (issue 12 item 4):
+"""The engine's read API and its one hiding function:
 what settlement, replays, views, the referee's encoder and the web read from a game."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_masks_moves_and_undealt_agree_with_the_card_views() -> None:
 
 
 def test_chops_name_the_plays_that_chopped() -> None:
-    # RULES.md §10 example 8: A 2H, B chops with a three-pair sequence, C chops B with
+    # docs/rules.md §13, example 8: A 2H, B chops with a three-pair sequence, C chops B with
     # four of a kind; nothing after that chops.
     g = make_game("2H 3S KS", "5S 5C 6D 6H 7S 7C 4S", "JS JC JD JH 8S 3C", "9S 10S QS")
     run(g, "A 2H")

@@ -96,7 +96,7 @@ def _expected_plays(game: Game, hand: list[Card], table) -> set[frozenset[Card]]
 
 
 def stuck_value(hand: list[Card], opts) -> int:
-    """RULES.md §6.4 by brute force: the best total over disjoint 2s and bombs.
+    """docs/rules.md §6.4 by brute force: the best total over disjoint 2s and bombs.
 
     Bombs other than 2s only care about how many cards of each rank are left, so a search
     over rank counts finds the best disjoint set; a stuck 3S (hue, danang) is one card.

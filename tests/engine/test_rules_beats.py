@@ -1,4 +1,4 @@
-"""RULES.md §3 (normal beats), §5 (the southern chop table) and the chop tables and beat
+"""docs/rules.md §3 (normal beats), §5 (the southern chop table) and the chop tables and beat
 restrictions of the presets in §9, all through `beats(play, table, preset)`."""
 
 from __future__ import annotations

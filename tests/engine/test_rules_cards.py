@@ -1,4 +1,4 @@
-"""RULES.md §1: the deck, card strength, colours and the two card encodings."""
+"""docs/rules.md §1: the deck, card strength, colours and the two card encodings."""
 
 from __future__ import annotations
 

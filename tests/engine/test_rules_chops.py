@@ -1,4 +1,4 @@
-"""RULES.md §5 and §6.5: chops in play, chop chains, when they are settled, the went-out
+"""docs/rules.md §5 and §6.5: chops in play, chop chains, when they are settled, the went-out
 exception, and how the presets change what a same-type higher bomb is worth."""
 
 from __future__ import annotations

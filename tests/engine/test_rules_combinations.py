@@ -1,4 +1,4 @@
-"""RULES.md §3: which card sets are combinations, their kind and their key."""
+"""docs/rules.md §3: which card sets are combinations, their kind and their key."""
 
 from __future__ import annotations
 

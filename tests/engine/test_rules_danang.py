@@ -1,4 +1,4 @@
-"""RULES.md §9 `danang`: out-of-turn chops of a pair of 2s, the four-pair bonus, the
+"""docs/rules.md §9 `danang`: out-of-turn chops of a pair of 2s, the four-pair bonus, the
 no-freeze rule, stealing the lead, blind three and stuck 3♠ (the chop table is in
 test_rules_beats.py)."""
 

@@ -1,4 +1,4 @@
-"""RULES.md §2: the portable deal `tienlen-deal-v1`, checked against an independent
+"""docs/rules.md §10 (and §2): the portable deal `tienlen-deal-v1`, checked against an independent
 reference written from the spec in docs/contracts.md / docs/rules.md alone, and against
 fixed vectors (the same ones docs/rules.md prints for other languages)."""
 

@@ -1,4 +1,4 @@
-"""RULES.md §9 `hue`: 3♣ opens, stealing the lead, split bombs, the blind three, stuck 3♠
+"""docs/rules.md §9 `hue`: 3♣ opens, stealing the lead, split bombs, the blind three, stuck 3♠
 (the chop table and the went-out exception are in test_rules_beats / test_rules_chops)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RULES.md §7 (instant wins, tới trắng) and the instant-win differences of the presets."""
+"""docs/rules.md §7 (instant wins, tới trắng) and the instant-win differences of the presets."""
 
 from __future__ import annotations
 

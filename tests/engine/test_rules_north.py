@@ -1,4 +1,4 @@
-"""RULES.md §9 `north`: like beats like in play, no pair sequences, places when going out on
+"""docs/rules.md §9 `north`: like beats like in play, no pair sequences, places when going out on
 a 2 (cấm về heo), freezing and stuck cards, and đền cả làng (the beat tables themselves are
 in test_rules_beats.py)."""
 
@@ -127,7 +127,7 @@ def test_no_den_ca_lang_when_someone_else_moves_first() -> None:
     assert_points(g, [2, 0, -2])
 
 
-# --- thua nhì (RULES.md §9 north, issue 14 item 5): only where §6.2 creates it -----------
+# --- thua nhì (docs/rules.md §9 north): only where §6.2 creates it -----------
 
 
 def test_issue_example_one_frozen_never_makes_the_second_pay_thua_nhi() -> None:

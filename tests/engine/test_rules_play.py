@@ -1,4 +1,4 @@
-"""RULES.md §4: who leads, rounds, the pass lock and skips, hưởng sái, finishing, and what
+"""docs/rules.md §4: who leads, rounds, the pass lock and skips, hưởng sái, finishing, and what
 an illegal move does (a clear error and no change)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""RULES.md §6.1 (places), §6.2 (frozen, cóng), §6.3 (đền bài) and §6.4 (stuck cards with
+"""docs/rules.md §6.1 (places), §6.2 (frozen, cóng), §6.3 (đền bài) and §6.4 (stuck cards with
 the best disjoint decomposition), played out on hand-crafted endgames."""
 
 from __future__ import annotations

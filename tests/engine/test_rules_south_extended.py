@@ -1,4 +1,4 @@
-"""RULES.md §9 `south_extended`: free four-pair chops offered out of turn (the extra instant
+"""docs/rules.md §9 `south_extended`: free four-pair chops offered out of turn (the extra instant
 wins are in test_rules_instant_wins.py)."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_free_chop_of_a_last_play_keeps_the_went_out_exception() -> None:
 
 
 def test_free_four_pair_chop_is_an_option_by_the_name_rules_md_gives_it() -> None:
-    # RULES.md §5: "which is the option `free_four_pair_chop` (off in `south`)".
+    # docs/rules.md §5 names the option `free_four_pair_chop` (off in `south`).
     g = make_game(*HANDS, preset="south", options={"free_four_pair_chop": True})
     run(g, "A 3S; B 4S; C pass; D 5S; A 2H")
     assert g.to_move == 2 and g.offer

@@ -1,4 +1,4 @@
-"""RULES.md §8: what a table carries from one game to the next (who leads, whether the next
+"""docs/rules.md §8: what a table carries from one game to the next (who leads, whether the next
 game is a starting game) and the running totals."""
 
 from __future__ import annotations

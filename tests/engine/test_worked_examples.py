@@ -1,4 +1,4 @@
-"""The worked examples of RULES.md §10, one test each, played on a real Game where they
+"""The worked examples of docs/rules.md §13, one test each, played on a real Game where they
 describe play, so they check what a bot or spectator would actually see."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fair load (issue 11): one bot token flooding through many streams must not slow an
+"""Fair load: one bot token flooding through many streams must not slow an
 unrelated table. Everything runs as deployed: the referee in its own process (`python -m
 referee_service`), the canary table's two remote bots in another, the flooder in a third
 (the parts of benchmarks/flood_bench.py, which records the full measurement)."""
@@ -25,7 +25,7 @@ def flood_bench() -> ModuleType:
 
 
 @pytest.mark.parametrize("streams, rate", [
-    (60, 190),  # issue 11's attack: many streams, each just under the old per-stream limit
+    (60, 190),  # the flood attack: many streams, each just under the old per-stream limit
     (4, 20_000),  # as many streams as allowed, each as fast as gRPC lets it write
 ])
 async def test_a_flood_from_one_token_leaves_another_table_within_20_percent(

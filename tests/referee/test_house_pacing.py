@@ -1,4 +1,4 @@
-"""Where the referee paces its house bots, and where it must not (issue 25).
+"""Where the referee paces its house bots, and where it must not.
 
 Pacing costs time, so it applies only while someone can observe it: a remote seat still
 playing. A table of house bots only (the benchmarks, the demo's house tables) keeps its

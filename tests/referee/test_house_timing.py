@@ -1,4 +1,4 @@
-"""House bots leak nothing through timing (issue 25).
+"""House bots leak nothing through timing.
 
 Measured as the audit did, from a remote bot's side of the wire: the referee runs as
 deployed (`python -m referee_service`, house bots in its worker pool), two remote bots sit

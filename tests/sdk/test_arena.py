@@ -77,7 +77,7 @@ def test_replays_are_the_platforms_format_and_re_simulate(tmp_path):
 
 
 def test_bad_bots_get_fallbacks_not_strikes_and_the_games_still_finish(bot_file):
-    """The referee's words (issue 14.6): a bot that raises or answers an illegal move gets the
+    """The referee's words: a bot that raises or answers an illegal move gets the
     fallback move, as the SDK client sends it on the referee, where no strike is recorded."""
     path = bot_file(
         """

@@ -271,7 +271,7 @@ def test_run_fails_at_once_with_one_line_when_the_first_connection_cannot_work(w
     ],
 )
 def test_arena_fails_when_a_bot_never_makes_a_legal_move(tmp_path, body, raised, rejected):
-    """Issue 14.6: such a bot used to show hundreds of "strikes" and the arena exited 0 (the
+    """Such a bot used to show hundreds of "strikes" and the arena exited 0 (the
     referee records no strike for it: the SDK answers with the fallback move)."""
     bot = tmp_path / "broken_bot.py"
     bot.write_text(

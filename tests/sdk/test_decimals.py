@@ -1,4 +1,4 @@
-"""One rounding rule for every number shown (bots_sdk.decimals; issue 14.6: the CLI printed
+"""One rounding rule for every number shown (bots_sdk.decimals: the CLI printed
 +2.12 and the site 2.13 for 17/8)."""
 
 from __future__ import annotations

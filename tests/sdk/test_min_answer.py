@@ -1,4 +1,4 @@
-"""`min_answer_ms`: a bot's opt-in to pace its own answers (issue 25).
+"""`min_answer_ms`: a bot's opt-in to pace its own answers.
 
 The other seats at a table see how long a seat took between their answer and their next
 request. A bot that answers forced moves at once and thinks when it has a choice tells

@@ -1,4 +1,4 @@
-"""The SDK installed alone (issue 12 item 6): a bot author's install, from a clean virtual
+"""The SDK installed alone: a bot author's install, from a clean virtual
 environment with the command the README, the bot guide and the site show, brings the SDK,
 the engine and `tienlen-bot` with gRPC and protobuf only, and a bot written with it plays
 locally and on the platform's referee.

@@ -102,7 +102,9 @@ def test_the_move_clock_caps_the_search(monkeypatch):
     assert bot.wall_limit_ms(View(game.view(game.to_move), time_left_ms=30)) == 0
     start = time.perf_counter()
     bot.play(View(game.view(game.to_move), time_left_ms=200))
-    assert (time.perf_counter() - start) * 1000 < 200
+    # stopped by the clock (~85 ms of wall time), not the 5 s budget; the bound is generous
+    # so that a loaded machine, which only stretches a rollout's overrun, never fails it
+    assert (time.perf_counter() - start) * 1000 < 2500
     deals = bot.stats["deals"]
     bot.play(View(game.view(game.to_move), time_left_ms=20))  # no time: the prior's move
     assert bot.stats["deals"] == deals
@@ -121,7 +123,7 @@ def test_the_house_deadline_caps_the_search(monkeypatch):
     bot.house_deadline = time.monotonic() + 0.1
     start = time.perf_counter()
     bot.play(View(game.view(game.to_move)))
-    assert (time.perf_counter() - start) * 1000 < 1000  # not the 5 s budget
+    assert (time.perf_counter() - start) * 1000 < 2500  # not the 5 s budget (generous: load)
     bot.house_deadline = time.monotonic() - 1  # already past: the prior's move, at once
     deals = bot.stats["deals"]
     bot.play(View(game.view(game.to_move)))
@@ -132,9 +134,8 @@ def test_forced_and_winning_moves_are_not_searched(monkeypatch):
     monkeypatch.setattr(SearchBot, "budget_ms", 1000.0)
     game = Game([parse_cards("5S 5C"), parse_cards("3S 9H")], starting=False, leader=0)
     bot = SearchBot(seed=3)
-    start = time.perf_counter()
     assert sorted(str(c) for c in bot.play(View(game.view(0)))) == ["5C", "5S"]  # goes out
-    assert (time.perf_counter() - start) < 0.5 and bot.stats["deals"] == 0
+    assert bot.stats["deals"] == 0  # not one deal searched (what a timer would only suggest)
 
 
 def test_budget_setting_is_checked(monkeypatch):

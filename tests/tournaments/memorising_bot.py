@@ -1,6 +1,6 @@
 """A bot that remembers every hand it was dealt and every play it saw, and at each game
 start predicts its opponents' cards from that memory: what a serious competitor would do
-with duplicate deals that repeat (issue 11). Instances share one `Memory` (one bot
+with duplicate deals that repeat. Instances share one `Memory` (one bot
 playing several tables at once, or one owner pooling the memory of several bots).
 
 Prediction: the deal is recognised when the new hand is a hand remembered in full (its

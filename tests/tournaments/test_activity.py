@@ -1,4 +1,4 @@
-"""What a tournament is doing now (Activity; issue 21, blocker 1): "Running" is
+"""What a tournament is doing now (tournaments.selectors.tournaments.Activity): "Running" is
 shown only for what runs. A ladder nothing ticks says so, with what to start; one whose
 last tick started no table says why; a scheduled start whose time passed long ago says
 nothing started it — on its page, in the lists, in progress.json and in the API."""

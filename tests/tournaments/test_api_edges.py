@@ -1,5 +1,5 @@
-"""Ids and parameters that do not fit the database get a clear 4xx (issue 14.6); the sweep
-over every URL is tests/web/test_url_edges.py, these are the cases named in the issue and
+"""Ids and parameters that do not fit the database get a clear 4xx, not a 500; the sweep
+over every URL is tests/web/test_url_edges.py, these are the cases first reported and
 the answers a client sees."""
 
 from __future__ import annotations

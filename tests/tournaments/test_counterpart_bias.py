@@ -1,4 +1,4 @@
-"""Identical bots get indistinguishable luck-adjusted scores (issue 25).
+"""Identical bots get indistinguishable luck-adjusted scores.
 
 The schedule cannot give every pair the same number of counterpart games (8 entrants in
 2-table deal groups: 0-2 tables per pair), and a counterpart's points on the same cards
@@ -89,7 +89,7 @@ def test_identical_bots_adjusted_scores_are_indistinguishable_over_many_tourname
         _, z = z_of([m[a] - m[b] for m in corrected])
         assert abs(z) < 3, (a, b, z)
     if uneven >= 2:
-        # The same games scored as before issue 25: the bot compared more often with greedy
+        # The same games scored without the correction: the bot compared more often with greedy
         # counterparts looks clearly worse than its identical twin.
         old = [{r.entrant: r.adjusted_mean for r in adjusted_standings(rows, correct_counterparts=False)} for rows in played]
         mean, z = z_of([m[x] - m[y] for m in old])

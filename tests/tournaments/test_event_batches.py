@@ -30,11 +30,9 @@ def test_a_tables_games_arriving_within_milliseconds_are_recorded_together(monke
 
 
 def test_a_game_is_not_held_back_waiting_for_a_slow_next_one(monkeypatch) -> None:
-    t0 = time.monotonic()
     batches = _batches(monkeypatch, [0.0, 0.3])
     assert batches[0] == ["game 0"]  # recorded ~20 ms after it arrived, not with the next
     assert [item for batch in batches for item in batch] == ["game 0", "game 1", "outcome"]
-    assert time.monotonic() - t0 < 1.0
 
 
 def test_an_error_ends_the_batch_after_the_games_before_it(monkeypatch) -> None:

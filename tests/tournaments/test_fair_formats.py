@@ -85,7 +85,7 @@ def test_field_knockout_rounds_and_ladder_ticks_share_deals_between_disjoint_tab
 @pytest.mark.django_db
 def test_remote_bots_never_share_a_deal_across_tables_in_any_format(organiser, bots) -> None:
     """Remote bots of eight different accounts: any two may be one person pooling what
-    they see (issue 25), so every table is a deal group of its own — independent secret
+    they see, so every table is a deal group of its own — independent secret
     deals — in round robins, knockout rounds and ladder ticks."""
     rr = running_round_robin(organiser, bots, seats_per_table=4, duplicate_sets=1)
     assert rr.deal_format == Tournament.DealFormat.FIELD
@@ -250,7 +250,7 @@ def test_a_memorising_bot_learns_nothing_in_a_whole_default_tournament(settings)
     seats = GameSeat.objects.filter(game__table__tournament=tournament)
     per_bot_deal = Counter(seats.values_list("bot_id", "game__deal_id"))
     assert max(per_bot_deal.values()) == 1
-    # (A single owner may share a table, DESIGN.md §2, but never two tables of one group.)
+    # (A single owner may share a table, but never two tables of one group.)
     memo_ids = {b.pk for b, _ in mine}
     groups = defaultdict(set)
     for table_id, group in seats.filter(bot_id__in=memo_ids).values_list("game__table_id", "game__table__deal_group"):

@@ -1,4 +1,4 @@
-"""No two bots that can communicate share a deal across tables (issue 25).
+"""No two bots that can communicate share a deal across tables.
 
 Every remote bot is presumed able to talk to every other (the owner rule sees accounts,
 not people), so in every deal group at most one table seats bots that are not isolated
@@ -197,7 +197,7 @@ def assert_no_group_seats_two_remote_tables(tournament) -> int:
 
 @pytest.mark.django_db
 def test_the_issue_field_round_robin(organiser, sybil_field) -> None:
-    """Issue 25's field: 12 entrants, 33 tables in 11 rounds; before, the four sybils sat
+    """The field of the sybil audit: 12 entrants, 33 tables in 11 rounds; before, the four sybils sat
     in the same deal group in 11 of 11 groups."""
     house, sybils = sybil_field
     t = running_round_robin(organiser, [*sybils, *house], seats_per_table=4, duplicate_sets=1)

@@ -1,4 +1,4 @@
-"""Knockout results (issue 14.4): the final has one winner, its losers are out, each round
+"""Knockout results: the final has one winner, its losers are out, each round
 shows its real table sizes, and standings rank by the round reached before points."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Ladder ticks: the anchor is drawn among the bots that waited longest, so tables spread
-evenly over the bots; a tick that starts no table says why, on the page and in the API
-(issue 14.3)."""
+evenly over the bots; a tick that starts no table says why, on the page and in the API."""
 
 from __future__ import annotations
 

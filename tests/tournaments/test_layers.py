@@ -1,5 +1,5 @@
 """The domain app stays below the web: it imports neither the site, nor the demo tooling,
-nor reverses the site's URL names (issue 12: layers are enforced, not claimed)."""
+nor reverses the site's URL names (layers are enforced, not claimed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An anonymous client cannot compute any unplayed deal from anything public (issue 11).
+"""An anonymous client cannot compute any unplayed deal from anything public.
 
 The audit computed every hand of pending tables from the API (the tournament seed and
 `<seed>/r1/t1` table seeds were published, game seeds were `<table seed>/game/i`). Here a

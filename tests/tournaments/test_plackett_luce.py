@@ -2,7 +2,7 @@
 
 Orders are drawn from the Plackett-Luce model itself (sorting strength + Gumbel noise is
 an exact sampler), so the truth is known: intervals must shrink like 1/√games and cover
-the true relative strengths about 95% of the time (issue 14: they were ±1,100-1,700 Elo
+the true relative strengths about 95% of the time (they once were ±1,100-1,700 Elo
 whatever the number of games, so every "coverage" was trivially 100%).
 """
 
@@ -34,7 +34,7 @@ def half_widths(fit) -> list[float]:
 def test_equal_bots_get_the_textbook_half_width_at_every_size() -> None:
     # Four equal bots, all at every table: the observed information of one game is
     # 3/16 + 2/9 + 1/4 per bot; relative to the field's mean the half-widths are 59, 19
-    # and 6 Elo at 40, 400 and 4,000 games (the independent check quoted in issue 14).
+    # and 6 Elo at 40, 400 and 4,000 games (an independent check of the formula).
     rng = np.random.default_rng(11)
     expected = {40: 59.0, 400: 18.7, 4000: 5.9}
     for games, width in expected.items():

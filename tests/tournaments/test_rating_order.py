@@ -1,4 +1,4 @@
-"""Ratings do not depend on the order in which games were recorded (issue 14.2).
+"""Ratings do not depend on the order in which games were recorded.
 
 The same seeded round robin is recorded in different orders — plan order, tables in
 reverse, random interleavings with random batch sizes, and concurrent workers on

@@ -126,7 +126,7 @@ def test_standings_rank_the_strongest_first_with_intervals(played, bots, django_
     assert top.strength_low < top.strength < top.strength_high
     assert rows[0].strength > rows[-1].strength
     # 28 games per bot of nearly deterministic orders: intervals of a few hundred Elo (not
-    # ±1,100-1,700 whatever the data, issue 14), and the best and worst bots clearly apart.
+    # the ±1,100-1,700 an earlier fit gave whatever the data), and the best and worst bots clearly apart.
     assert all(50 < (r.strength_high - r.strength_low) / 2 < 500 for r in rows)
     assert rows[0].strength_low > rows[-1].strength_high
     assert top.rating > 1500 > rows[-1].rating

@@ -1,4 +1,4 @@
-"""Sign-up accounts of one person never learn a deal from another table (issue 25).
+"""Sign-up accounts of one person never learn a deal from another table.
 
 Sign-up is open and the owner rule sees accounts, not people: one person with two or four
 free accounts, one bot each, and one process pooling what every bot is sent. Before, in
@@ -122,7 +122,7 @@ def remote_tables(tournament: Tournament) -> set[int]:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("accounts", [2, 4])
 def test_sign_up_accounts_pooling_what_they_see_never_know_a_card_from_another_table(platform, accounts) -> None:
-    """Issue 25's field: 12 entrants at tables of 4 (33 tables in 11 rounds, 4 games a
+    """The field of the sybil audit: 12 entrants at tables of 4 (33 tables in 11 rounds, 4 games a
     table): `accounts` sybils of one person, an honest remote bot, house bots."""
     from bots_sdk.examples.greedy import GreedyBot
 

@@ -1,4 +1,4 @@
-"""Every API URL opened in a browser: the browsable API renders it (issue 15: several list
+"""Every API URL opened in a browser: the browsable API renders it (several list
 endpoints answered 500 to `Accept: text/html` while JSON clients got 200, so no test saw it).
 
 Each URL pattern of `tournaments.api.urls` has a sample address below; a pattern added

@@ -1,4 +1,4 @@
-"""Becoming an organiser and getting an API token (issue 15): the token page, HTTP basic
+"""Becoming an organiser and getting an API token: the token page, HTTP basic
 authentication on the token endpoint, and the `create_api_token` / `make_organiser`
 commands. Every token must work against the API as its user, and stop once revoked."""
 

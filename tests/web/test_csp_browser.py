@@ -1,5 +1,5 @@
 """Real Chromium on every kind of page: nothing is loaded from another host, and the
-Content-Security-Policy is never violated (issue 15: the API docs were blank offline because
+Content-Security-Policy is never violated (the API docs were blank offline because
 Swagger UI came from a CDN).
 
 The policy is the enforcement; this test is the proof that our own pages live within it:

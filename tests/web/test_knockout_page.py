@@ -1,4 +1,4 @@
-"""The knockout page (issue 14.4): each round's real table sizes in the header, the winner
+"""The knockout page: each round's real table sizes in the header, the winner
 in a banner, and — live, in real Chromium — the Cancel button gone and the winner shown
 the moment the final ends, without a reload."""
 

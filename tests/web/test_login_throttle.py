@@ -1,4 +1,4 @@
-"""Sign-in throttling (django-axes) and the sign-up check (issue 15: 25 wrong passwords in a
+"""Sign-in throttling (django-axes) and the sign-up check (once 25 wrong passwords in a
 row, then the right one worked; sign-up had no limit)."""
 
 from __future__ import annotations

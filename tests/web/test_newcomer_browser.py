@@ -1,4 +1,4 @@
-"""A newcomer in real Chromium (issue 21, blocker 2): signs up on a site that lets everyone
+"""A newcomer in real Chromium: signs up on a site that lets everyone
 organise (as `make demo`'s does), registers a bot, creates a tournament of their bot, three
 of the demo's bots and house bots from the web form, and Start passes the owner rule. On
 the way the form refuses, before saving anything, a field the owner rule cannot seat and

@@ -1,4 +1,4 @@
-"""A newcomer's first tournament from the web (issue 21, blocker 2): house bots any
+"""A newcomer's first tournament from the web: house bots any
 organiser may enter, the demo's bots usable by a newcomer's bot, the owner rule checked by
 the form before the draft is saved (naming the conflict and the ways out), and
 `allow_same_owner` for comparing one's own v1 and v2. Hostile cases: a bot named like a

@@ -1,5 +1,5 @@
 """The replay viewer in real Chromium ignores URL parameters it cannot read and keeps
-drawing (issue 14.6: ?seat=%E0%A4%A threw URIError and the board stayed empty)."""
+drawing (once ?seat=%E0%A4%A threw URIError and the board stayed empty)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The site rounds like the terminal (issue 14.6): 17/8 reads 2.13 on the tournament page,
+"""The site rounds like the terminal: 17/8 reads 2.13 on the tournament page,
 in its standings picture, and in `tienlen-bot arena` alike."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The standings picture (issue 15): each bot's points per game with its 95% interval, drawn
+"""The standings picture: each bot's points per game with its 95% interval, drawn
 on the server as SVG on the tournament page, from the same rows the API serves."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every URL of the site and the API, with every path id and every query parameter replaced
-by values that do not fit the database: a clear 4xx, never a 500 (issue 14.6).
+by values that do not fit the database: a clear 4xx, never a 500.
 
 The URL list is read from the resolver, so a route added later is swept too. Each path
 parameter in turn gets each bad value (the others stay valid), as an anonymous visitor and

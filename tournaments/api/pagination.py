@@ -11,7 +11,7 @@ MAX_OFFSET = 2**31 - 1
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
     """DRF's limit/offset paging, but a limit above `max_limit` is cut to it and an offset
     past 2^31 - 1 is a 400 naming the parameter: unbounded, `?offset=99999999999999999999`
-    reached PostgreSQL as "bigint out of range" (a 500; issue 14). A malformed value keeps
+    reached PostgreSQL as "bigint out of range" (a 500). A malformed value keeps
     DRF's meaning (the default)."""
 
     max_limit = 1000

@@ -18,7 +18,7 @@ Two ways to apply a transition, both checked against the same table:
   `tables_claim_stale`, `tables_cancel`): `WHERE status IN (the event's sources)`, so racing
   writers cannot both win; only when no row matched is the table read again to say why.
 
-The lease (issue 13). The attempt playing a table holds its lease: `lease_owner` (a token
+The lease. The attempt playing a table holds its lease: `lease_owner` (a token
 made per attempt, `lease_owner_new`) and `lease_expires_at`, always on the database's clock
 so workers whose clocks disagree judge alike. `start` takes it only when it is free or
 expired (else `LeaseHeld`: another live attempt plays the table); the holder renews it

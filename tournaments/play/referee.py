@@ -69,7 +69,8 @@ class TablePlan:
     deadline_passed: bool
     games_planned: int = 0
     attempts: int = 0
-    # The secret seed of every game still to play, from first_game_index (DESIGN.md §1).
+    # The secret seed of every game still to play, from first_game_index (docs/fair-play.md:
+    # each stays secret until its deal is revealed).
     deal_seeds: list[str] = field(default_factory=list, repr=False)
     starting_games: bool = False
     # The referee the table's previous attempt was routed to (Table.referee; "" at first).

@@ -13,7 +13,7 @@ pseudo-inverse of the observed Fisher information (plus the regulariser's, which
 shift-invariant too) on the subspace of centred strengths. Half-widths therefore shrink
 like 1/√games; an earlier version inverted `info + 0.01·I`, which gave the unidentified
 common shift a variance of ~100/n nats² and every bot a ±1,100-1,700 Elo interval
-whatever the number of games (issue 14).
+whatever the number of games.
 """
 
 from __future__ import annotations

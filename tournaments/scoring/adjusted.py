@@ -13,7 +13,7 @@ compared with a strong counterpart (or one facing weak opponents) a bot looks we
 and no schedule gives every pair the same number of counterpart games (8 entrants in
 2-table groups: 0-2 per pair; remote tables share deals only with tables of house bots,
 tournaments.scheduling.deal_groups). Uncorrected, identical bots got significantly
-different adjusted scores (issue 25: +0.35 points a game, z 2.0). So each counterpart's
+different adjusted scores (+0.35 points a game, z 2.0). So each counterpart's
 points are first reduced by its expected skill term at its table,
 
     π(o) = φ[its bot] - mean of φ over its opponents at that table   (zero-sum, as points)
@@ -93,7 +93,7 @@ def _first_pass(games: Sequence[GameRow]) -> tuple[list[list[float]], list[list[
 def adjusted_scores(games: Sequence[GameRow], *, correct_counterparts: bool = True) -> list[list[float]]:
     """Each game's adjusted score per seat (same order as `games`): counterparts corrected
     for their strength (module docstring), or not (`correct_counterparts=False`: the
-    estimator before issue 25, kept to measure its bias)."""
+    estimator before the correction, kept to measure its bias)."""
     return _scored(games, correct_counterparts=correct_counterparts)[0]
 
 

@@ -7,7 +7,7 @@ independent draws (each bot plays each deal once). Both use the same rule, Stude
     mean ± t(0.975, n - 1) · s / √n        (s the sample standard deviation, n games)
 
 so the same points read the same interval everywhere (before, the standings used 1.96
-and the luck-adjusted table t: "1.42 ± 0.53" and "1.42 ± 0.52" on one page, issue 25).
+and the luck-adjusted table t: "1.42 ± 0.53" and "1.42 ± 0.52" on one page).
 With fewer than two games there is no interval (infinite half-width).
 """
 
