@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tests.logsafe import preserved_logging
 from tests.needs import need_postgresql
 from tests.web.factories import (
     load_replay,
@@ -102,17 +103,20 @@ def asgi_server(transactional_db):
     from django.core.asgi import get_asgi_application
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(ASGIStaticFilesHandler(get_asgi_application()),
-                                          host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    # django.setup() (in get_asgi_application) and uvicorn's Config both configure logging
+    # for the process: kept as it was for the tests after this one.
+    with preserved_logging():
+        server = uvicorn.Server(uvicorn.Config(ASGIStaticFilesHandler(get_asgi_application()),
+                                              host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        for _ in range(100):
+            if server.started:
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+        server.should_exit = True
+        thread.join(10)
 
 
 @pytest.mark.browser
