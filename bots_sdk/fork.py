@@ -197,7 +197,10 @@ class Answer:
     cards: tuple[Card, ...] | None
     error: str | None = None  # raised, or an illegal answer (then `cards` is the fallback)
     think_ms: float = 0.0
-    hook_errors: tuple[str, ...] = ()  # on_table_start / on_game_start raised
+    hook_errors: tuple[str, ...] = ()  # a hook or an earlier turn raised
+    #: The bot's earlier turns, asked again before the fork: (move number, whether it
+    #: answered the stored move).
+    earlier: tuple[tuple[int, bool], ...] = ()
 
 
 class _Table:
@@ -255,6 +258,27 @@ class _Table:
             return Answer(safe_move(view.can_pass, view.plays), f"illegal move {shown} ({exc})", think)
         return Answer(cards, None, think)
 
+    def earlier_turns(self, seats: set[int]) -> list[tuple[int, bool]]:
+        """Ask the bots of `seats` at each of their turns before the fork, as they were asked
+        in the game (the offers they got included, which no later view shows), so a bot that
+        keeps state between moves has it; the stored moves are played whatever they answer.
+        Returns (move number, whether the answer was the stored move) per turn asked."""
+        fork = self.fork
+        game = fork.start.copy()
+        asked: list[tuple[int, bool]] = []
+        for number, entry in enumerate(fork.replay["moves"][: fork.move - 1], 1):
+            seat = entry["seat"]
+            if seat in seats:
+                answer = self.ask(game)
+                if answer.error:
+                    self.errors.append(f"move {number}, seat {seat}: {answer.error}")
+                asked.append((number, answer.error is None and same_move(answer.cards, stored_cards(entry))))
+            if entry.get("pass"):
+                game.pass_turn(seat=seat)
+            else:
+                game.play(entry["cards"], seat=seat)
+        return asked
+
     def end(self, game: Game) -> None:
         replay = game.replay()
         order, points = tuple(game.finishing_order), tuple(game.points)
@@ -274,17 +298,18 @@ def _seed_random(fork: Fork) -> None:
 
 
 def ask(fork: Fork, bot: Bot) -> Answer:
-    """What `bot`, in the seat to move, plays at the fork (told of the table and the game
-    first, as on the referee)."""
+    """What `bot`, in the seat to move, plays at the fork: told of the table and the game,
+    and asked at its earlier turns (`_Table.earlier_turns`), as on the referee."""
     _seed_random(fork)
     bots: list[Bot] = [_Silent() for _ in range(fork.start.players)]
     bots[fork.seat] = bot
     table = _Table(fork, bots)
     try:
+        earlier = table.earlier_turns({fork.seat})
         answer = table.ask(fork.game)
     finally:
         table.close()
-    return Answer(answer.cards, answer.error, answer.think_ms, tuple(table.errors))
+    return Answer(answer.cards, answer.error, answer.think_ms, tuple(table.errors), tuple(earlier))
 
 
 class _Silent(Bot):
@@ -305,14 +330,16 @@ class Outcome:
 
 
 def continue_game(fork: Fork, bots: Sequence[Bot]) -> Outcome:
-    """Play the game out from the fork with `bots[s]` in seat `s`, the engine deciding
-    every rule; an illegal answer or a bot that raises gets the referee's fallback."""
+    """Play the game out from the fork with `bots[s]` in seat `s` (each asked at its earlier
+    turns first), the engine deciding every rule; an illegal answer or a bot that raises
+    gets the referee's fallback."""
     _seed_random(fork)
     game = fork.game.copy()
     table = _Table(fork, bots)
     fallbacks = [0] * len(bots)
     played = 0
     try:
+        table.earlier_turns(set(range(len(bots))))
         while not game.is_over:
             seat = game.to_move
             assert seat is not None
@@ -439,7 +466,8 @@ def run(source: str, move: int, bot_spec: str, *, seat: int | None = None, play_
             "played": {"cards": None if played is None else [str(c) for c in played], "text": text(played)},
             "bot": {"name": name, "cards": None if answer.cards is None or answer.error else [str(c) for c in answer.cards],
                     "text": None if answer.error else text(answer.cards), "error": answer.error,
-                    "hook_errors": list(answer.hook_errors), "think_ms": round(answer.think_ms, 3)},
+                    "hook_errors": list(answer.hook_errors), "think_ms": round(answer.think_ms, 3),
+                    "earlier_turns": [{"move": m, "same": ok} for m, ok in answer.earlier]},
             "same": same,
         }
         if outcome is not None:
@@ -465,13 +493,18 @@ def run(source: str, move: int, bot_spec: str, *, seat: int | None = None, play_
         print(f"  {line}")
     width = max(len("played"), len(name)) + 1
     print(f"{'played:':<{width}}  {text(played)}")
-    for line in answer.hook_errors:
-        print(f"{name}: {line}")
     if answer.error:
         print(f"{name + ':':<{width}}  {answer.error}; the referee would play the fallback: {text(answer.cards)}")
     else:
         verdict = "the same move" if same else "a different move"
         print(f"{name + ':':<{width}}  {text(answer.cards)}   ({verdict}, {answer.think_ms:.1f} ms)")
+    if answer.earlier:
+        agreed = sum(ok for _, ok in answer.earlier)
+        first = next((m for m, ok in answer.earlier if not ok), None)
+        print(f"{'':<{width}}  (asked at its {len(answer.earlier)} earlier turns too, it answered the "
+              f"stored move at {agreed}" + (f"; first difference: move {first})" if first else ")"))
+    for line in answer.hook_errors:
+        print(f"  {line}")
     if outcome is not None:
         _print_outcome(fork, outcome, names, stored_result)
     return 1 if answer.error else 0
