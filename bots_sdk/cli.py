@@ -85,9 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
         "move saw it (its own hand, the public plays, the offers it got; never the other hands), "
         "ask BOT what it plays there and print it beside the move that was played. Moves are "
         "numbered as `tienlen-bot replay` prints them: 1 is the game's first move, passes and "
-        "declined offers count. Exit status 0: the bot answered; 1: it raised or answered an "
-        "illegal move; 2: bad input; 3: the platform still withholds the game (docs/bot-guide.md, "
-        "\"Fork a game from any move\").",
+        "declined offers count. The bot is asked at its earlier turns too (as in the game; the "
+        "stored moves are played), then at N. Exit status 0: the bot answered; 1: it raised or "
+        "answered an illegal move at N; 2: bad input; 3: the platform refuses the game's replay, "
+        "its deal being sealed. See docs/bot-guide.md, \"Fork a game from any move\".",
     )
     p.add_argument("game", metavar="GAME",
                    help="a replay file (tienlen.replay/1: `arena --replays`, the platform's download) "
@@ -438,7 +439,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         return fork.run(args.game, args.move, args.bot, seat=args.seat, play_on=args.play_on,
                         others=args.bots, symbols=args.symbols, as_json=args.json)
     except fork.Sealed as exc:
-        print(f"tienlen-bot: not yet: {exc}", file=sys.stderr)
+        print(f"tienlen-bot: error: {exc}", file=sys.stderr)
         return WITHHELD_EXIT
     except fork.ForkError as exc:
         raise UsageError(str(exc)) from None

@@ -3,12 +3,14 @@
 A bot author finds the move that lost a game, and wants to know what the new version plays
 in exactly that position, and how the game goes on from there. `fork` rebuilds the
 position before a move of a stored replay with the engine (``replay_game`` on the moves
-before it: the one replay reader checks the file, the engine re-simulates it), hands the
-seat to move the view the engine gives that seat (``Game.view``: its own hand, the public
-plays and the offers, nothing of the other hands; anything else a replay record carries,
-such as another seat's notes, never reaches the bot), and prints the bot's answer beside
-the stored move. With ``continue_game`` it plays the game out from there with bots in every
-seat, each move decided by the engine, the hidden hands being the replay's deal.
+before it: the one replay reader checks the file, the engine re-simulates it) and asks the
+bot of the seat to move, with the views the engine gives that seat (``Game.view``: its own
+hand, the public plays, the offers made to it; nothing of the other hands, and nothing
+else a replay record may carry, such as another seat's notes). It is asked at each of its
+earlier turns first, as in the game, so a bot that keeps state has it, and has seen the
+offers it declined, which no later view shows. The answer is printed beside the stored
+move. With ``play(..., play_on=True)`` the game is played out from there with bots in
+every seat, every rule decided by the engine, the hidden hands being the replay's deal.
 
 Moves are numbered as ``tienlen-bot replay`` prints them: 1 is the first entry of the
 replay's moves, passes and declined offers included.
@@ -47,7 +49,7 @@ __all__ = [
     "Outcome",
     "Sealed",
     "ask",
-    "continue_game",
+    "play",
     "fork_at",
     "load_game",
     "replay_url_of",
@@ -88,7 +90,7 @@ def _fetch(url: str) -> bytes:
             body: bytes = response.read(MAX_DOWNLOAD_BYTES + 1)
     except urllib.error.HTTPError as exc:
         reason = _error_text(exc.read(4096)) or str(exc.reason)
-        if exc.code == 403:
+        if exc.code == 403:  # the download's only refusal: the deal is still sealed
             raise Sealed(f"{url}: the platform refuses the replay: {reason}") from None
         if exc.code == 404:
             raise ForkError(f"{url}: no such game on the platform (HTTP 404)") from None
@@ -203,14 +205,24 @@ class Answer:
     earlier: tuple[tuple[int, bool], ...] = ()
 
 
+@dataclass
+class Outcome:
+    """A game played out from the fork."""
+
+    game: Game
+    moves_played: int
+    fallbacks: list[int]
+    errors: list[str] = field(default_factory=list)
+
+
 class _Table:
     """Bots at one forked table: their hooks called as the arena calls them, async bots
-    awaited on one event loop."""
+    awaited on one event loop. `errors`: (seat, what went wrong) in order."""
 
     def __init__(self, fork: Fork, bots: Sequence[Bot]) -> None:
         self.fork = fork
         self.bots = list(bots)
-        self.errors: list[str] = []
+        self.errors: list[tuple[int, str]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         start = fork.start
         options = start.options.to_dict()
@@ -232,7 +244,7 @@ class _Table:
         try:
             self._await(getattr(bot, name)(arg))
         except Exception as exc:
-            self.errors.append(f"seat {seat}: {name}() raised {type(exc).__name__}: {exc}")
+            self.errors.append((seat, f"seat {seat}: {name}() raised {type(exc).__name__}: {exc}"))
 
     def ask(self, game: Game) -> Answer:
         """The move of the seat to move of `game` (not played): its bot's answer if legal,
@@ -262,7 +274,8 @@ class _Table:
         """Ask the bots of `seats` at each of their turns before the fork, as they were asked
         in the game (the offers they got included, which no later view shows), so a bot that
         keeps state between moves has it; the stored moves are played whatever they answer.
-        Returns (move number, whether the answer was the stored move) per turn asked."""
+        Returns, for the forked seat's turns, (move number, whether it answered the stored
+        move)."""
         fork = self.fork
         game = fork.start.copy()
         asked: list[tuple[int, bool]] = []
@@ -271,45 +284,45 @@ class _Table:
             if seat in seats:
                 answer = self.ask(game)
                 if answer.error:
-                    self.errors.append(f"move {number}, seat {seat}: {answer.error}")
-                asked.append((number, answer.error is None and same_move(answer.cards, stored_cards(entry))))
+                    self.errors.append((seat, f"move {number}, seat {seat}: {answer.error}"))
+                if seat == fork.seat:
+                    asked.append((number, answer.error is None and same_move(answer.cards, stored_cards(entry))))
             if entry.get("pass"):
                 game.pass_turn(seat=seat)
             else:
                 game.play(entry["cards"], seat=seat)
         return asked
 
-    def end(self, game: Game) -> None:
+    def play_out(self, first: Answer) -> Outcome:
+        """Play the game on from the fork, `first` being the forked seat's move."""
+        game = self.fork.game.copy()
+        fallbacks = [0] * len(self.bots)
+        errors: list[str] = []
+        played = 0
+        answer = first
+        while True:
+            seat = game.to_move
+            assert seat is not None
+            if answer.error:
+                fallbacks[seat] += 1
+                errors.append(f"move {self.fork.move + played}, seat {seat}: {answer.error}; fallback played")
+            if answer.cards is None:
+                game.pass_turn()
+            else:
+                game.play(list(answer.cards))
+            played += 1
+            if game.is_over:
+                break
+            answer = self.ask(game)
         replay = game.replay()
         order, points = tuple(game.finishing_order), tuple(game.points)
-        for seat in range(len(self.bots)):
-            result = GameResult(TABLE_ID, 0, seat, order, points, game.instant_winner, replay)
-            self._hook(seat, "on_game_end", result)
+        for s in range(len(self.bots)):
+            self._hook(s, "on_game_end", GameResult(TABLE_ID, 0, s, order, points, game.instant_winner, replay))
+        return Outcome(game, played, fallbacks, [text for _, text in self.errors] + errors)
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.close()
-
-
-def _seed_random(fork: Fork) -> None:
-    # Bots using `random` give the same fork every time (as the arena seeds each game).
-    key = f"{fork.replay.get('seed') or ''}/fork/{fork.move}"
-    random.seed(zlib.crc32(key.encode()))
-
-
-def ask(fork: Fork, bot: Bot) -> Answer:
-    """What `bot`, in the seat to move, plays at the fork: told of the table and the game,
-    and asked at its earlier turns (`_Table.earlier_turns`), as on the referee."""
-    _seed_random(fork)
-    bots: list[Bot] = [_Silent() for _ in range(fork.start.players)]
-    bots[fork.seat] = bot
-    table = _Table(fork, bots)
-    try:
-        earlier = table.earlier_turns({fork.seat})
-        answer = table.ask(fork.game)
-    finally:
-        table.close()
-    return Answer(answer.cards, answer.error, answer.think_ms, tuple(table.errors), tuple(earlier))
 
 
 class _Silent(Bot):
@@ -319,43 +332,41 @@ class _Silent(Bot):
         raise AssertionError("only the forked seat is asked")
 
 
-@dataclass
-class Outcome:
-    """A game played out from the fork."""
-
-    game: Game
-    moves_played: int
-    fallbacks: list[int]
-    errors: list[str] = field(default_factory=list)
+def _seed_random(fork: Fork) -> None:
+    # Bots using `random` answer the same at the same fork every time (as the arena seeds
+    # each game), with or without --continue: seeded after the earlier turns.
+    key = f"{fork.replay.get('seed') or ''}/fork/{fork.move}"
+    random.seed(zlib.crc32(key.encode()))
 
 
-def continue_game(fork: Fork, bots: Sequence[Bot]) -> Outcome:
-    """Play the game out from the fork with `bots[s]` in seat `s` (each asked at its earlier
-    turns first), the engine deciding every rule; an illegal answer or a bot that raises
-    gets the referee's fallback."""
-    _seed_random(fork)
-    game = fork.game.copy()
-    table = _Table(fork, bots)
-    fallbacks = [0] * len(bots)
-    played = 0
+def play(fork: Fork, bots: Sequence[Bot | None], *, play_on: bool = False) -> tuple[Answer, Outcome | None]:
+    """What the forked seat's bot (`bots[fork.seat]`) plays at the fork, told of the table
+    and the game and asked at its earlier turns (`_Table.earlier_turns`) as on the
+    referee; with `play_on`, the game played out from there by `bots[s]` in seat `s`
+    (every one of them asked at its earlier turns first), the engine deciding every rule,
+    a bot that raises or answers an illegal move getting the referee's fallback.
+    Without `play_on` the other entries are not used (None will do)."""
+    seated: list[Bot] = [b if b is not None and (play_on or s == fork.seat) else _Silent()
+                         for s, b in enumerate(bots)]
+    if play_on and any(b is None for b in bots):
+        raise ValueError("every seat needs a bot to play the game out")
+    table = _Table(fork, seated)
     try:
-        table.earlier_turns(set(range(len(bots))))
-        while not game.is_over:
-            seat = game.to_move
-            assert seat is not None
-            answer = table.ask(game)
-            if answer.error:
-                fallbacks[seat] += 1
-                table.errors.append(f"move {fork.move + played}, seat {seat}: {answer.error}; fallback played")
-            if answer.cards is None:
-                game.pass_turn()
-            else:
-                game.play(list(answer.cards))
-            played += 1
-        table.end(game)
+        earlier = table.earlier_turns(set(range(len(seated))) if play_on else {fork.seat})
+        mine = tuple(text for seat, text in table.errors if seat == fork.seat)
+        _seed_random(fork)
+        answer = table.ask(fork.game)
+        answer = Answer(answer.cards, answer.error, answer.think_ms, mine, tuple(earlier))
+        return answer, table.play_out(answer) if play_on else None
     finally:
         table.close()
-    return Outcome(game, played, fallbacks, table.errors)
+
+
+def ask(fork: Fork, bot: Bot) -> Answer:
+    """What `bot` plays at the fork in the seat to move (see `play`)."""
+    bots: list[Bot | None] = [None] * fork.start.players
+    bots[fork.seat] = bot
+    return play(fork, bots)[0]
 
 
 # ------------------------------------------------------------------ text
@@ -436,25 +447,23 @@ def run(source: str, move: int, bot_spec: str, *, seat: int | None = None, play_
     answer at the fork; errors in the input raise ForkError / BotLoadError."""
     replay, where = load_game(source)
     fork = fork_at(replay, move, seat)
-    bot, name = _load(bot_spec)
-    specs = lineup(fork.start.players, fork.seat, bot_spec, others) if play_on else []
+    specs = lineup(fork.start.players, fork.seat, bot_spec, others) if play_on else [bot_spec]
+    loaded = [_load(spec) for spec in specs]
+    name = loaded[fork.seat if play_on else 0][1]
+    names = [n for _, n in loaded]
     preset = fork.start.preset
     view = fork.game.view(fork.seat)
     leading = view.table is None
     played = stored_cards(fork.stored)
-    answer = ask(fork, bot)
+    if play_on:
+        answer, outcome = play(fork, [b for b, _ in loaded], play_on=True)
+    else:
+        answer, outcome = ask(fork, loaded[0][0]), None
     same = answer.error is None and same_move(answer.cards, played)
 
     def text(cards: Sequence[Card] | None) -> str:
         return describe_move(cards, offer=view.offer, leading=leading, preset=preset, symbols=symbols)
 
-    outcome = None
-    names: list[str] = []
-    if play_on:
-        seats = [_load(spec) for spec in specs]
-        seats[fork.seat] = _load(bot_spec)  # a new instance: the one asked above has seen the fork
-        names = [n for _, n in seats]
-        outcome = continue_game(fork, [b for b, _ in seats])
     stored_result = replay.get("result") or {}
     if as_json:
         doc: dict[str, Any] = {
