@@ -332,10 +332,10 @@ class _Silent(Bot):
         raise AssertionError("only the forked seat is asked")
 
 
-def _seed_random(fork: Fork) -> None:
-    # Bots using `random` answer the same at the same fork every time (as the arena seeds
-    # each game), with or without --continue: seeded after the earlier turns.
-    key = f"{fork.replay.get('seed') or ''}/fork/{fork.move}"
+def _seed_random(fork: Fork, stage: str) -> None:
+    # Bots using `random` answer the same every time (as the arena seeds each game); seeded
+    # again at the fork, so its answer is the same with or without --continue.
+    key = f"{fork.replay.get('seed') or ''}/fork/{fork.move}/{stage}"
     random.seed(zlib.crc32(key.encode()))
 
 
@@ -350,11 +350,12 @@ def play(fork: Fork, bots: Sequence[Bot | None], *, play_on: bool = False) -> tu
                          for s, b in enumerate(bots)]
     if play_on and any(b is None for b in bots):
         raise ValueError("every seat needs a bot to play the game out")
+    _seed_random(fork, "earlier turns")
     table = _Table(fork, seated)
     try:
         earlier = table.earlier_turns(set(range(len(seated))) if play_on else {fork.seat})
         mine = tuple(text for seat, text in table.errors if seat == fork.seat)
-        _seed_random(fork)
+        _seed_random(fork, "fork")
         answer = table.ask(fork.game)
         answer = Answer(answer.cards, answer.error, answer.think_ms, mine, tuple(earlier))
         return answer, table.play_out(answer) if play_on else None
