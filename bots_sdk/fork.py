@@ -89,11 +89,14 @@ def _fetch(url: str) -> bytes:
         with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
             body: bytes = response.read(MAX_DOWNLOAD_BYTES + 1)
     except urllib.error.HTTPError as exc:
-        reason = _error_text(exc.read(4096)) or str(exc.reason)
+        try:
+            reason = _error_text(exc.read(4096)) or str(exc.reason)
+        except Exception:  # no body to read
+            reason = str(exc.reason)
         if exc.code == 403:  # the download's only refusal: the deal is still sealed
             raise Sealed(f"{url}: the platform refuses the replay: {reason}") from None
         if exc.code == 404:
-            raise ForkError(f"{url}: no such game on the platform (HTTP 404)") from None
+            raise ForkError(f"{url}: no such game on the platform, or no stored replay (HTTP 404)") from None
         raise ForkError(f"{url}: HTTP {exc.code}: {reason}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise ForkError(f"{url}: cannot fetch it ({getattr(exc, 'reason', exc)})") from None
@@ -103,8 +106,11 @@ def _fetch(url: str) -> bytes:
 
 
 def _error_text(body: bytes) -> str:
-    """The platform's reason, from a plain-text or a JSON (`detail`) error answer, on one line."""
+    """The platform's reason, from a plain-text or a JSON (`detail`) error answer, on one
+    line ("" for an HTML page: the status says more than its markup)."""
     text = body.decode("utf-8", "replace").strip()
+    if text.startswith("<"):
+        return ""
     try:
         doc = json.loads(text)
     except ValueError:
@@ -450,40 +456,64 @@ def run(source: str, move: int, bot_spec: str, *, seat: int | None = None, play_
     fork = fork_at(replay, move, seat)
     specs = lineup(fork.start.players, fork.seat, bot_spec, others) if play_on else [bot_spec]
     loaded = [_load(spec) for spec in specs]
-    name = loaded[fork.seat if play_on else 0][1]
-    names = [n for _, n in loaded]
-    preset = fork.start.preset
-    view = fork.game.view(fork.seat)
-    leading = view.table is None
-    played = stored_cards(fork.stored)
     if play_on:
         answer, outcome = play(fork, [b for b, _ in loaded], play_on=True)
     else:
         answer, outcome = ask(fork, loaded[0][0]), None
-    same = answer.error is None and same_move(answer.cards, played)
-
-    def text(cards: Sequence[Card] | None) -> str:
-        return describe_move(cards, offer=view.offer, leading=leading, preset=preset, symbols=symbols)
-
-    stored_result = replay.get("result") or {}
+    report = _Report(fork, where, answer, outcome, [n for _, n in loaded], symbols)
     if as_json:
+        print(json.dumps(report.doc(), indent=2))
+    else:
+        report.print(asked_move=move)
+    return 1 if answer.error else 0
+
+
+class _Report:
+    """What `run` prints: the position, both moves, and the game played on."""
+
+    def __init__(self, fork: Fork, where: str, answer: Answer, outcome: Outcome | None,
+                 names: list[str], symbols: bool) -> None:
+        self.fork, self.where, self.answer, self.outcome, self.symbols = fork, where, answer, outcome, symbols
+        self.names = names
+        self.name = names[fork.seat] if outcome is not None else names[0]
+        self.view = fork.game.view(fork.seat)
+        self.played = stored_cards(fork.stored)
+        self.same = answer.error is None and same_move(answer.cards, self.played)
+        self.stored_result: dict[str, Any] = fork.replay.get("result") or {}
+
+    def text(self, cards: Sequence[Card] | None) -> str:
+        return describe_move(cards, offer=self.view.offer, leading=self.view.table is None,
+                             preset=self.fork.start.preset, symbols=self.symbols)
+
+    def doc(self) -> dict[str, Any]:
+        fork, answer, outcome = self.fork, self.answer, self.outcome
+
+        def names(cards: Sequence[Card] | None) -> list[str] | None:
+            return None if cards is None else [str(c) for c in cards]
+
         doc: dict[str, Any] = {
-            "game": where,
+            "game": self.where,
             "moves": fork.total_moves,
             "move": fork.move,
             "seat": fork.seat,
-            "hand": [str(c) for c in view.hand],
-            "played": {"cards": None if played is None else [str(c) for c in played], "text": text(played)},
-            "bot": {"name": name, "cards": None if answer.cards is None or answer.error else [str(c) for c in answer.cards],
-                    "text": None if answer.error else text(answer.cards), "error": answer.error,
-                    "hook_errors": list(answer.hook_errors), "think_ms": round(answer.think_ms, 3),
-                    "earlier_turns": [{"move": m, "same": ok} for m, ok in answer.earlier]},
-            "same": same,
+            "hand": names(self.view.hand),
+            "played": {"cards": names(self.played), "text": self.text(self.played)},
+            "bot": {
+                "name": self.name,
+                "cards": None if answer.error else names(answer.cards),
+                "text": None if answer.error else self.text(answer.cards),
+                "error": answer.error,
+                "fallback": {"cards": names(answer.cards), "text": self.text(answer.cards)} if answer.error else None,
+                "hook_errors": list(answer.hook_errors),
+                "think_ms": round(answer.think_ms, 3),
+                "earlier_turns": [{"move": m, "same": ok} for m, ok in answer.earlier],
+            },
+            "same": self.same,
         }
         if outcome is not None:
             g = outcome.game
             doc["continued"] = {
-                "bots": names,
+                "bots": self.names,
                 "moves_played": outcome.moves_played,
                 "finishing_order": list(g.finishing_order),
                 "places": places_of(g.finishing_order, g.players),
@@ -491,33 +521,34 @@ def run(source: str, move: int, bot_spec: str, *, seat: int | None = None, play_
                 "fallbacks": outcome.fallbacks,
                 "errors": outcome.errors,
             }
-            doc["stored"] = {"finishing_order": stored_result.get("finishing_order"),
-                             "points": stored_result.get("points")}
-        print(json.dumps(doc, indent=2))
-        return 1 if answer.error else 0
+            doc["stored"] = {"finishing_order": self.stored_result.get("finishing_order"),
+                             "points": self.stored_result.get("points")}
+        return doc
 
-    later = f" (its first turn at or after move {move})" if fork.move != move else ""
-    print(f"{where}: preset {preset}, {fork.start.players} players; "
-          f"move {fork.move} of {fork.total_moves}, seat {fork.seat} to move{later}")
-    for line in position_lines(fork, symbols=symbols):
-        print(f"  {line}")
-    width = max(len("played"), len(name)) + 1
-    print(f"{'played:':<{width}}  {text(played)}")
-    if answer.error:
-        print(f"{name + ':':<{width}}  {answer.error}; the referee would play the fallback: {text(answer.cards)}")
-    else:
-        verdict = "the same move" if same else "a different move"
-        print(f"{name + ':':<{width}}  {text(answer.cards)}   ({verdict}, {answer.think_ms:.1f} ms)")
-    if answer.earlier:
-        agreed = sum(ok for _, ok in answer.earlier)
-        first = next((m for m, ok in answer.earlier if not ok), None)
-        print(f"{'':<{width}}  (asked at its {len(answer.earlier)} earlier turns too, it answered the "
-              f"stored move at {agreed}" + (f"; first difference: move {first})" if first else ")"))
-    for line in answer.hook_errors:
-        print(f"  {line}")
-    if outcome is not None:
-        _print_outcome(fork, outcome, names, stored_result)
-    return 1 if answer.error else 0
+    def print(self, *, asked_move: int) -> None:
+        fork, answer, name = self.fork, self.answer, self.name
+        later = f" (its first turn at or after move {asked_move})" if fork.move != asked_move else ""
+        print(f"{self.where}: preset {fork.start.preset}, {fork.start.players} players; "
+              f"move {fork.move} of {fork.total_moves}, seat {fork.seat} to move{later}")
+        for line in position_lines(fork, symbols=self.symbols):
+            print(f"  {line}")
+        width = max(len("played"), len(name)) + 1
+        print(f"{'played:':<{width}}  {self.text(self.played)}")
+        if answer.error:
+            print(f"{name + ':':<{width}}  {answer.error}; the referee would play the fallback: "
+                  f"{self.text(answer.cards)}")
+        else:
+            verdict = "the same move" if self.same else "a different move"
+            print(f"{name + ':':<{width}}  {self.text(answer.cards)}   ({verdict}, {answer.think_ms:.1f} ms)")
+        if answer.earlier:
+            agreed = sum(ok for _, ok in answer.earlier)
+            first = next((m for m, ok in answer.earlier if not ok), None)
+            print(f"{'':<{width}}  (asked at its {len(answer.earlier)} earlier turns too, it answered the "
+                  f"stored move at {agreed}" + (f"; first difference: move {first})" if first else ")"))
+        for line in answer.hook_errors:
+            print(f"  {line}")
+        if self.outcome is not None:
+            _print_outcome(fork, self.outcome, self.names, self.stored_result)
 
 
 def places_of(order: Sequence[int], players: int) -> list[int | None]:

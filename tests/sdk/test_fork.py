@@ -434,4 +434,4 @@ def test_a_game_url_on_the_platform_and_a_sealed_one(live_server, arena_games) -
     assert "the platform refuses the replay" in line
     assert "withheld until this deal has been played at every table" in line
     line = _one_line_error(tienlen_bot("fork", f"{live_server.url}/games/999999/", "--move", "1", "--bot", "greedy"))
-    assert line.endswith("no such game on the platform (HTTP 404)")
+    assert line.endswith("no such game on the platform, or no stored replay (HTTP 404)")
