@@ -515,6 +515,7 @@ class _Report:
             doc["continued"] = {
                 "bots": self.names,
                 "moves_played": outcome.moves_played,
+                "moves": g.history[fork.move - 1:],  # as a replay's moves, from the fork on
                 "finishing_order": list(g.finishing_order),
                 "places": places_of(g.finishing_order, g.players),
                 "points": list(g.points),

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bots_sdk.bot import View
 from bots_sdk.cards import CARD_TEXT, parse_cards
 from bots_sdk.examples.greedy import GreedyBot
 from bots_sdk.rules import Game
@@ -85,6 +86,7 @@ def test_the_same_bot_plays_the_stored_move_and_the_stored_game_from_any_move(ar
     assert doc["continued"]["points"] == replay["result"]["points"]
     assert doc["continued"]["finishing_order"] == replay["result"]["finishing_order"]
     assert doc["continued"]["moves_played"] == len(moves) - n + 1
+    assert doc["continued"]["moves"] == moves[n - 1:]  # move for move
     assert doc["stored"] == {k: replay["result"][k] for k in ("finishing_order", "points")}
 
 
@@ -119,7 +121,7 @@ def test_the_text_output_shows_the_position_and_both_moves(arena_games) -> None:
     assert re.search(rf"^\s+{n}\. seat {seat} .*{re.escape(played)}", shown, re.M), shown
 
 
-def test_another_bot_may_differ_and_continue_prints_the_result(arena_games) -> None:
+def test_continue_prints_each_seats_place_and_points(arena_games) -> None:
     path, seats, replay = arena_games[0]
     out = tienlen_bot("fork", str(path), "--move", "1", "--bot", "random", "--continue")
     assert out.returncode == 0, out.stderr
@@ -272,8 +274,6 @@ def _declined_offer_replay(path: Path) -> dict[str, Any]:
     assert game.offer == "steal_lead" and game.to_move == 1
     game.pass_turn()
     greedy = GreedyBot()
-    from bots_sdk.bot import View
-
     while not game.is_over:
         cards = greedy.play(View(game.view(game.to_move)))
         game.pass_turn() if cards is None else game.play(list(cards))
