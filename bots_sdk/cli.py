@@ -79,6 +79,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbols", action="store_true", help="print suits as ♠♣♦♥")
 
     p = sub.add_parser(
+        "fork",
+        help="ask a bot what it plays at any move of a stored game (and play it out from there)",
+        description="Rebuild the position before move N of a stored game, exactly as the seat to "
+        "move saw it (its own hand, the public plays, the offers it got; never the other hands), "
+        "ask BOT what it plays there and print it beside the move that was played. Moves are "
+        "numbered as `tienlen-bot replay` prints them: 1 is the game's first move, passes and "
+        "declined offers count. The bot is asked at its earlier turns too (as in the game; the "
+        "stored moves are played), then at N. Exit status 0: the bot answered; 1: it raised or "
+        "answered an illegal move at N; 2: bad input; 3: the platform refuses the game's replay, "
+        "its deal being sealed. See docs/bot-guide.md, \"Fork a game from any move\".",
+    )
+    p.add_argument("game", metavar="GAME",
+                   help="a replay file (tienlen.replay/1: `arena --replays`, the platform's download) "
+                   "or a game's URL on the platform")
+    p.add_argument("--move", type=int, required=True, metavar="N",
+                   help="fork before move N (numbered as `tienlen-bot replay` prints them, from 1)")
+    p.add_argument("--bot", required=True, help="bot file, file.py:Class, module:Class or an example name")
+    p.add_argument("--seat", type=int, metavar="S",
+                   help="the seat to fork (default: the seat to move at N); its first turn at or after N")
+    p.add_argument("--continue", dest="play_on", action="store_true",
+                   help="then play the game out from there (the other hands as dealt) and print the result")
+    p.add_argument("--bots", nargs="+", default=[], metavar="BOT",
+                   help="with --continue: one bot per seat, one per other seat, or one for all the "
+                   "others (default random); --bot always plays the forked seat")
+    p.add_argument("--symbols", action="store_true", help="print suits as ♠♣♦♥")
+    p.add_argument("--json", action="store_true", help="print the fork as JSON")
+
+    p = sub.add_parser(
         "verify-replay",
         help="check a platform game: seed -> commitment, seed -> hands, moves -> result",
         description="Verify a game played on the platform (docs/fair-play.md): the revealed seed "
@@ -113,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "replay": cmd_replay,
         "check": cmd_check,
         "verify-replay": cmd_verify_replay,
+        "fork": cmd_fork,
     }[args.command]
     try:
         return handler(args)
@@ -398,6 +427,22 @@ def cmd_verify_replay(args: argparse.Namespace) -> int:
     else:
         print(report.text())
     return 0 if report.ok else 1
+
+
+# ------------------------------------------------------------------ fork
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    from bots_sdk import fork
+
+    try:
+        return fork.run(args.game, args.move, args.bot, seat=args.seat, play_on=args.play_on,
+                        others=args.bots, symbols=args.symbols, as_json=args.json)
+    except fork.Sealed as exc:
+        print(f"tienlen-bot: error: {exc}", file=sys.stderr)
+        return WITHHELD_EXIT
+    except fork.ForkError as exc:
+        raise UsageError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ check
