@@ -59,7 +59,7 @@ def _default_concurrency() -> int:
 
 @contextmanager
 def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = None,
-                           shutdown_timeout: float = 30.0, analysis: bool = True) -> Iterator[str]:
+                           shutdown_timeout: float = 60.0, analysis: bool = True) -> Iterator[str]:
     """Run a real worker of `tienlen_site`'s app consuming only a fresh private queue.
 
     Tasks sent while inside (`.delay()` from any thread) go to that queue, so workers of
