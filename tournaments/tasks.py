@@ -214,3 +214,5 @@ def baselines_enqueue(tournament_id: int) -> None:
 jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
 jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tournament_id))
 jobs.provide(Job.PLAY_TABLE, lambda table_id: table_play_task.delay(table_id))
+
+import tournaments.tasks_hosting  # noqa: E402,F401  (the runner queue's tasks and jobs)

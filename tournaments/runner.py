@@ -1,0 +1,167 @@
+"""The runner: what a Celery worker of the `runner` queue does with hosted bots, on top of
+the sandbox (tournaments.hosting) and the services (tournaments.services.hosting).
+
+- `validate(submission_id)`: the version runs in the same sandbox as it will play in,
+  with no way out at all: the SDK's certification (`tienlen-bot check --skip-server`:
+  it loads, answers legal plays, respects the clock) and then a short local game against
+  house bots (`tienlen-bot arena`). Both logs are kept; READY only if both pass.
+- `run_session(session_id)`: the bot plays its table with no author process: the sandbox
+  runs the SDK's client against unix sockets relayed to the live referees, with a token
+  drawn for this session. It runs until the table closes (or the bot ends), then is
+  stopped and its end, fault and bounded log recorded.
+
+One `Host` per worker process, made on first use (after a prefork child is forked); it
+checks the host first, so a runner that cannot sandbox fails every job with the check's
+one line instead of running anything unsandboxed. The versions' code is unpacked once per
+runner into `<hosting dir>/code/<content hash>` (read-only after; every session copies it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from tournaments.hosting import archive
+from tournaments.hosting.process import BotSpec, Host, HostingConfig, SessionEnd, SlotsFull
+from tournaments.hosting.sandbox import Limits
+from tournaments.models import BotSubmission
+from tournaments.play.lifecycle import lease_owner_new
+from tournaments.play.pool import referees_live
+from tournaments.services import hosting
+
+log = logging.getLogger(__name__)
+
+_host: Host | None = None
+_host_lock = threading.Lock()
+_code_lock = threading.Lock()
+
+VALIDATION_DEADLINE_S = 240.0
+CHECK_GAMES = "2"
+ARENA_GAMES = "4"
+POLL_S = 1.0
+REFEREES_EVERY_S = 5.0
+
+
+class PlatformFailure(Exception):
+    """The runner could not do its job for a reason of its own (no slot, no runtime, the
+    sandbox would not start): never the bot's fault; the task retries."""
+
+
+def runner_host() -> Host:
+    """This process's Host, checked (SandboxUnavailable says what the host lacks)."""
+    global _host
+    with _host_lock:
+        if _host is None or getattr(_host, "_pid", None) != os.getpid():
+            host = Host(HostingConfig.from_env(Path(settings.VAR_DIR)))
+            host.check()
+            host._pid = os.getpid()  # type: ignore[attr-defined]  # a forked child makes its own
+            _host = host
+        return _host
+
+
+def code_dir(host: Host, submission: BotSubmission) -> Path:
+    """The version's files on this runner: unpacked once, by content hash."""
+    base = host.config.state_dir / "code"
+    target = base / f"{submission.runtime}-{submission.sha256}"
+    with _code_lock:
+        if not target.is_dir():
+            partial = base / f".{target.name}.{uuid.uuid4().hex[:8]}"
+            archive.unpack(bytes(submission.archive), submission.runtime, partial)
+            partial.rename(target)
+    return target
+
+
+def _referees() -> list[str]:
+    live = [r.address for r in referees_live() if not r.draining]
+    return live or [settings.REFEREE_TARGET]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    log: str
+    detail: str
+
+
+def _job(host: Host, submission: BotSubmission, code: Path, args: list[str], label: str) -> SessionEnd:
+    runtime = host.runtime(submission.runtime)
+    spec = BotSpec(runtime=submission.runtime, code_dir=code, entry=submission.entry,
+                   command=[*runtime.launcher(), *args], deadline_s=VALIDATION_DEADLINE_S,
+                   limits=Limits(cpu_seconds=int(VALIDATION_DEADLINE_S)), label=label)
+    try:
+        bot = host.start(spec)
+    except SlotsFull as exc:
+        raise PlatformFailure(f"no free sandbox slot: {exc}") from exc
+    end = bot.wait(VALIDATION_DEADLINE_S + 60) or bot.stop(grace_s=5)
+    if end.fault == "platform":
+        raise PlatformFailure(f"{end.reason.value}: {end.detail}")
+    return end
+
+
+def validate_submission(submission: BotSubmission) -> Verdict:
+    """Certify the version in the sandbox; raises PlatformFailure when the runner failed."""
+    host = runner_host()
+    if submission.runtime != BotSubmission.Runtime.PYTHON:
+        return Verdict(False, "", f"validating {submission.runtime} bots is not available yet: submit a python3.11 bot")
+    code = code_dir(host, submission)
+    entry = f"/bot/{submission.entry}"
+    parts: list[str] = []
+    steps = [
+        ("certification", ["check", entry, "--skip-server", "--games", CHECK_GAMES]),
+        ("a short game against house bots", ["arena", entry, "greedy", "random", "--players", "3",
+                                              "--games", ARENA_GAMES, "--quiet"]),
+    ]
+    for title, args in steps:
+        end = _job(host, submission, code, args, label=f"validate s{submission.seq} of bot {submission.bot_id}")
+        parts.append(f"== {title}: tienlen-bot {' '.join(args)}\n{end.log.rstrip()}\n"
+                     f"== {end.reason.value}" + (f" ({end.detail})" if end.detail else ""))
+        if end.reason.value != "exited" or end.exit_code != 0:
+            return Verdict(False, "\n".join(parts), f"{title} failed: {end.detail or end.reason.value}")
+    return Verdict(True, "\n".join(parts), "passed the certification and a short game against house bots")
+
+
+def run_session(session_id: int) -> str:
+    """Play the session's table; returns what happened. Raises PlatformFailure (after
+    recording it) when the platform failed and the session should be tried again."""
+    host = runner_host()
+    start = hosting.hosted_session_begin(session_id=session_id, runner=lease_owner_new())
+    if start is None:
+        return "nothing to run"
+    session, submission = start.session, start.session.submission
+    try:
+        spec = BotSpec(runtime=submission.runtime, code_dir=code_dir(host, submission), entry=submission.entry,
+                       token=start.token, referees=_referees(), max_tables=1, bot_version=submission.version,
+                       label=f"bot {session.bot_id} table {session.table_id}")
+        bot = host.start(spec)
+    except (SlotsFull, OSError, ValueError) as exc:
+        retry = hosting.hosted_session_end(session_id=session_id, reason="start_failed", fault="platform",
+                                           detail=f"the runner could not start it: {exc}", exit_code=None,
+                                           log="", log_bytes=0, log_truncated=False, retry=True)
+        if retry:
+            raise PlatformFailure(str(exc)) from exc
+        return "start failed"
+    referees_at = time.monotonic()
+    while True:
+        end = bot.wait(POLL_S)
+        if end is not None:
+            break
+        if hosting.hosted_session_should_stop(session_id=session_id):
+            end = bot.stop(grace_s=10)
+            break
+        if time.monotonic() - referees_at > REFEREES_EVERY_S:
+            bot.set_referees(_referees())
+            referees_at = time.monotonic()
+    retry = hosting.hosted_session_end(
+        session_id=session_id, reason=end.reason.value, fault=end.fault, detail=end.detail,
+        exit_code=end.exit_code, log=end.log, log_bytes=end.log_bytes, log_truncated=end.log_truncated,
+        retry=end.fault == "platform")
+    if retry:
+        raise PlatformFailure(f"{end.reason.value}: {end.detail}")
+    return f"ended: {end.reason.value}"
