@@ -72,6 +72,7 @@ def test_the_demo_never_takes_over_somebody_elses_bot() -> None:
     assert bot.owner == alice
     # Nor a bot named like one of its house bots.
     from demo.run import demo_house_bots_register
+
     from tournaments.models import Bot
 
     # Made as before `house-` names were kept for house bots (bot_create refuses it now).
