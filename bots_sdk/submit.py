@@ -33,11 +33,9 @@ def pack(path: Path) -> bytes:
     """A zip of a bot file (as itself, at the top) or of a folder's files."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        if path.is_file():
-            zf.write(path, path.name)
-            return buffer.getvalue()
-        for file in sorted(path.rglob("*")):
-            rel = file.relative_to(path)
+        files = [path] if path.is_file() else sorted(path.rglob("*"))
+        for file in files:
+            rel = Path(file.name) if file == path else file.relative_to(path)
             if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
                 continue
             info = zipfile.ZipInfo(rel.as_posix())

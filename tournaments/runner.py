@@ -66,6 +66,15 @@ def runner_host() -> Host:
         return _host
 
 
+def runner_host_close() -> None:
+    """Stop this process's sessions and its Host (a worker shutting down; tests)."""
+    global _host
+    with _host_lock:
+        if _host is not None:
+            _host.close()
+            _host = None
+
+
 def code_dir(host: Host, submission: BotSubmission) -> Path:
     """The version's files on this runner: unpacked once, by content hash."""
     base = host.config.state_dir / "code"

@@ -186,7 +186,7 @@ def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None
     gets a new token, so the old sandbox, if it somehow lived, can no longer connect."""
     token = token_generate(prefix=BOT_TOKEN_PREFIX)
     with transaction.atomic():
-        session = (HostedSession.objects.select_for_update().select_related("submission", "table", "bot")
+        session = (HostedSession.objects.select_for_update(of=("self",)).select_related("submission", "table", "bot")
                    .filter(pk=session_id).first())
         if session is None or session.status == HostedSession.Status.ENDED:
             return None
