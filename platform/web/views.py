@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
-from tournaments import selectors
+from tournaments import selectors, selectors_versions
 from tournaments.models import Game, Rating, RatingPool, Replay, Tournament
 from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
@@ -190,6 +190,9 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     history = queries.rating_history(bot=bot)
     for s in history:
         s["chart"] = queries.svg_chart(s["points"])
+    hosted_versions = selectors_versions.bot_submissions(viewer=request.user, bot=bot)
+    if hosted_versions is not None:
+        hosted_versions = list(hosted_versions)
     return render(
         request,
         "web/bot_detail.html",
@@ -202,6 +205,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "h2h": queries.bot_head_to_head(bot=bot),
             "recent_games": list(selectors.game_list(bot=bot)[:15]),
             "is_owner": request.user.is_authenticated and request.user.id == bot.owner_id,
+            # its hosted code's versions and sessions' logs: None unless the viewer owns it
+            "hosted_versions": hosted_versions,
+            "hosted_active": next((v for v in hosted_versions or () if v.pk == bot.active_submission_id), None),
+            "hosted_sessions": selectors_versions.bot_sessions(viewer=request.user, bot=bot, limit=20),
         },
     )
 

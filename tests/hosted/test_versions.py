@@ -208,3 +208,68 @@ def test_the_logs_are_not_visible_to_another_user(owner, bot) -> None:
     for viewer in (User.objects.create_user("rival"), organiser):
         response = client_of(viewer).get(f"/api/v1/bots/{bot.name}/sessions/")
         assert response.status_code == 404 and b"3S 4S" not in response.content
+
+
+# --- the bot's page ------------------------------------------------------------------------
+
+
+def test_the_bot_page_shows_versions_and_logs_to_the_owner_only_and_takes_uploads(owner, bot, client) -> None:
+    bot, _ = bot
+    first = _validated(bot, owner, ok=False)
+    BotSubmission.objects.filter(pk=first.pk).update(validation_log="Traceback: secret-of-the-owner")
+    client.force_login(owner)
+    page = client.get(f"/bots/{bot.name}/").content.decode()
+    assert 'id="hosting"' in page and "secret-of-the-owner" in page and "s1" in page
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client.post(f"/me/bots/{bot.name}/versions/",
+                           {"code": SimpleUploadedFile("bot.py", BOT), "runtime": "python3.11"})
+    assert response.status_code == 302
+    assert BotSubmission.objects.get(bot=bot, seq=2).files == 1
+    bad = client.post(f"/me/bots/{bot.name}/versions/", {
+        "code": SimpleUploadedFile("code.zip", zipped(("bot.py", BOT), extra=[symlink("x.txt", "/etc/shadow")])),
+        "runtime": "python3.11"}, follow=True)
+    assert "a symlink" in bad.content.decode() and not BotSubmission.objects.filter(seq=3).exists()
+    refused = client.post(f"/me/bots/{bot.name}/hosting/", {"hosting": "hosted"}, follow=True)
+    assert "wait until it is ready" in refused.content.decode()
+
+    for viewer in (User.objects.create_user("rival"), User.objects.create_user("boss", is_staff=True)):
+        client.force_login(viewer)
+        page = client.get(f"/bots/{bot.name}/").content.decode()
+        assert 'id="hosting"' not in page and "secret-of-the-owner" not in page
+        assert client.post(f"/me/bots/{bot.name}/versions/", {"code": SimpleUploadedFile("bot.py", BOT)}).status_code == 404
+    client.logout()
+    assert "secret-of-the-owner" not in client.get(f"/bots/{bot.name}/").content.decode()
+
+
+def test_a_hosted_bot_is_available_to_a_ladder_without_a_connection(owner, bot) -> None:
+    from tournaments.services.ladder import _hosted_ready
+
+    bot, _ = bot
+    assert not _hosted_ready(bot)
+    _validated(bot, owner, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")
+    assert _hosted_ready(bot)
+
+
+def test_a_hosted_seat_whose_runner_failed_is_waited_for_not_forfeited(owner, bot) -> None:
+    bot, _ = bot
+    _validated(bot, owner, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")
+    organiser = User.objects.create_user("org", is_staff=True)
+    tournament = Tournament.objects.create(name="t", slug="t", organiser=organiser, format="round_robin")
+    table = Table.objects.create(tournament=tournament, number=1, deal_group=1, games_planned=1)
+    session = HostedSession.objects.create(bot=bot, submission=bot.active_submission, table=table)
+    assert hosting.hosted_seats_pending(table_id=table.pk) == {bot.pk}  # still queued
+    hosting.hosted_session_begin(session_id=session.pk, runner="r")
+    hosting.hosted_session_end(session_id=session.pk, reason="host_out_of_memory", fault="platform", detail="",
+                               exit_code=None, log="", log_bytes=0, log_truncated=False)
+    assert hosting.hosted_seats_pending(table_id=table.pk) == {bot.pk}  # the platform's fault
+    crashed = HostedSession.objects.create(bot=bot, submission=bot.active_submission, table=table)
+    hosting.hosted_session_begin(session_id=crashed.pk, runner="r")
+    hosting.hosted_session_end(session_id=crashed.pk, reason="crashed", fault="bot", detail="", exit_code=1,
+                               log="", log_bytes=0, log_truncated=False)
+    assert hosting.hosted_seats_pending(table_id=table.pk) == set()  # its own: the deadline decides

@@ -57,7 +57,7 @@ class HostingInput(serializers.Serializer):
 
 
 def _bot(name: str) -> Bot:
-    return get_object_or_404(Bot.objects.select_related("active_submission"), name=name)
+    return get_object_or_404(Bot.objects.select_related("active_submission").defer("active_submission__archive"), name=name)
 
 
 def _owned(request, bot: Bot):
