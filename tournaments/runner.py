@@ -1,10 +1,13 @@
 """The runner: what a Celery worker of the `runner` queue does with hosted bots, on top of
 the sandbox (tournaments.hosting) and the services (tournaments.services.hosting).
 
-- `validate(submission_id)`: the version runs in the same sandbox as it will play in,
-  with no way out at all: the SDK's certification (`tienlen-bot check --skip-server`:
-  it loads, answers legal plays, respects the clock) and then a short local game against
-  house bots (`tienlen-bot arena`). Both logs are kept; READY only if both pass.
+- `validate_submission(submission)`: the version runs in the same sandbox as it will
+  play in. A Python bot first with no way out at all: the SDK's certification
+  (`tienlen-bot check --skip-server`: it loads, answers legal plays, respects the clock)
+  and a short local game against house bots (`tienlen-bot arena`); then every bot, Python
+  or JavaScript, plays a short table against house bots on a private referee of the
+  runner, through the relay, as it will on the platform. Every step's log is kept; READY
+  only if all pass.
 - `run_session(session_id)`: the bot plays its table with no author process: the sandbox
   runs the SDK's client against unix sockets relayed to the live referees, with a token
   drawn for this session. It runs until the table closes (or the bot ends), then is
@@ -114,26 +117,77 @@ def _job(host: Host, submission: BotSubmission, code: Path, args: list[str], lab
     return end
 
 
+def _protocol_game(host: Host, submission: BotSubmission, code: Path) -> tuple[bool, str]:
+    """A short table against house bots on a private referee of this runner (loopback, its
+    own tokens), the bot running resident in the sandbox exactly as it will play: through
+    the relay, with the protocol. (True, log) when the table completed with no strike."""
+    import secrets
+
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+    from referee_service.auth import BotIdentity, StaticTokenStore
+    from referee_service.organizer_client import OrganizerClient
+    from referee_service.server import RefereeThread
+
+    token, organizer = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    store = StaticTokenStore({token: BotIdentity("candidate", f"s{submission.seq}")})
+    with RefereeThread(store, organizer_token=organizer) as referee:
+        try:
+            bot = host.start(BotSpec(runtime=submission.runtime, code_dir=code, entry=submission.entry, token=token,
+                                     referees=[referee.target], max_tables=1, bot_version=submission.version,
+                                     label=f"validate s{submission.seq} of bot {submission.bot_id}"))
+        except SlotsFull as exc:
+            raise PlatformFailure(f"no free sandbox slot: {exc}") from exc
+        verdict, summary = False, ""
+        try:
+            with OrganizerClient(referee.target, organizer, timeout=VALIDATION_DEADLINE_S) as client:
+                deadline = time.monotonic() + 60
+                while "candidate" not in {b.bot_id for b in client.list_bots()}:
+                    if not bot.running or time.monotonic() > deadline:
+                        summary = "it never connected to the referee"
+                        break
+                    time.sleep(0.1)
+                else:
+                    events = list(client.play_table(table_id="validation", games=4, move_time_ms=1000,
+                                                    seats=["candidate", "house:greedy", "house:random"]))
+                    result = events[-1]
+                    ok = isinstance(result, org.TableResult) and result.status == org.TABLE_STATUS_COMPLETED
+                    strikes = int(result.strikes[0]) if ok else 0
+                    verdict = ok and strikes == 0 and not list(result.forfeited)
+                    summary = (f"{result.games_played} games, {strikes} strikes, forfeited: {bool(list(result.forfeited))}"
+                               if ok else f"the table did not complete: {getattr(result, 'detail', '')}")
+        finally:
+            end = bot.stop(grace_s=5)
+        if end.fault == "platform":
+            raise PlatformFailure(f"{end.reason.value}: {end.detail}")
+    return verdict, f"{end.log.rstrip()}\n== {summary}"
+
+
 def validate_submission(submission: BotSubmission) -> Verdict:
-    """Certify the version in the sandbox; raises PlatformFailure when the runner failed."""
+    """Certify the version in the sandbox; raises PlatformFailure when the runner failed.
+    Python: the SDK's certification and a local game (no way out at all), then a game
+    through the protocol; JavaScript: the game through the protocol."""
     host = runner_host()
-    if submission.runtime != BotSubmission.Runtime.PYTHON:
-        return Verdict(False, "", f"validating {submission.runtime} bots is not available yet: submit a python3.11 bot")
     code = code_dir(host, submission)
-    entry = f"/bot/{submission.entry}"
     parts: list[str] = []
-    steps = [
-        ("certification", ["check", entry, "--skip-server", "--games", CHECK_GAMES]),
-        ("a short game against house bots", ["arena", entry, "greedy", "random", "--players", "3",
-                                              "--games", ARENA_GAMES, "--quiet"]),
-    ]
-    for title, args in steps:
-        end = _job(host, submission, code, args, label=f"validate s{submission.seq} of bot {submission.bot_id}")
-        parts.append(f"== {title}: tienlen-bot {' '.join(args)}\n{end.log.rstrip()}\n"
-                     f"== {end.reason.value}" + (f" ({end.detail})" if end.detail else ""))
-        if end.reason.value != "exited" or end.exit_code != 0:
-            return Verdict(False, "\n".join(parts), f"{title} failed: {end.detail or end.reason.value}")
-    return Verdict(True, "\n".join(parts), "passed the certification and a short game against house bots")
+    if submission.runtime == BotSubmission.Runtime.PYTHON:
+        entry = f"/bot/{submission.entry}"
+        steps = [
+            ("certification", ["check", entry, "--skip-server", "--games", CHECK_GAMES]),
+            ("a short game against house bots", ["arena", entry, "greedy", "random", "--players", "3",
+                                                  "--games", ARENA_GAMES, "--quiet"]),
+        ]
+        for title, args in steps:
+            end = _job(host, submission, code, args, label=f"validate s{submission.seq} of bot {submission.bot_id}")
+            parts.append(f"== {title}: tienlen-bot {' '.join(args)}\n{end.log.rstrip()}\n"
+                         f"== {end.reason.value}" + (f" ({end.detail})" if end.detail else ""))
+            if end.reason.value != "exited" or end.exit_code != 0:
+                return Verdict(False, "\n".join(parts), f"{title} failed: {end.detail or end.reason.value}")
+    ok, log_text = _protocol_game(host, submission, code)
+    parts.append(f"== a table on a referee against house:greedy and house:random (4 games)\n{log_text}")
+    if not ok:
+        return Verdict(False, "\n".join(parts), "the table against house bots failed: " + log_text.rsplit("== ", 1)[-1])
+    return Verdict(True, "\n".join(parts), "passed the certification and a short game against house bots"
+                   if submission.runtime == BotSubmission.Runtime.PYTHON else "played a short table against house bots")
 
 
 def run_session(session_id: int) -> str:

@@ -1,11 +1,11 @@
 """Hosted bots end to end, on PostgreSQL and Redis, with a real Celery worker consuming
 the table queue and the runner queue, a real referee (DjangoTokenStore) on loopback, the
-real sandbox and the real runtime, and the live site: an author submits a Python bot with
-`tienlen-bot submit` (a subprocess, as an author would), it is validated in the sandbox and
-switched to hosted; a broken version then fails validation with its log while the first
-stays active; a round robin with the hosted bot, a remote SDK bot and house bots finishes
-with every game recorded and no forfeit, though no process of the author's runs; the
-session's log is the owner's alone."""
+real sandbox and the real runtimes, and the live site: an author submits a Python bot and
+a JavaScript bot with `tienlen-bot submit` (a subprocess, as an author would), each is
+validated in the sandbox and switched to hosted; a broken version then fails validation
+with its log while the first stays active; a round robin with the two hosted bots, a
+remote SDK bot and a house bot finishes with every game recorded and no forfeit, though no
+process of the authors' runs; the sessions' logs are the owner's alone."""
 
 from __future__ import annotations
 
@@ -129,6 +129,12 @@ def test_a_submitted_bot_is_validated_and_plays_a_tournament_with_no_author_proc
     code.mkdir()
     (code / "bot.py").write_text(GOOD)
     (code / "helpers.py").write_text('GREETING = "hello from the sandbox"\n')
+    js_author = User.objects.create_user("js-author")
+    js, _ = bot_create(owner=js_author, name="hosted-js")
+    _, js_key = api_token_create(user=js_author)
+    js_code = tmp_path / "js_bot"
+    js_code.mkdir()
+    (js_code / "bot.js").write_text((ROOT / "bots_sdk" / "examples" / "javascript" / "bot.js").read_text())
     broken = tmp_path / "broken" / "bot.py"
     broken.parent.mkdir()
     broken.write_text(BROKEN)
@@ -141,6 +147,11 @@ def test_a_submitted_bot_is_validated_and_plays_a_tournament_with_no_author_proc
         assert "validated hosted-greedy s1" in done.stdout and ": ready" in done.stdout
         assert "hosted-greedy is hosted, playing s1" in done.stdout
         assert "ready for a ladder" in done.stdout  # the certification's log
+        assert "4 games, 0 strikes" in done.stdout  # its table on the runner's own referee
+        done_js = submit(live_server.url, js_key, js_code, js.name, "--hosted")
+        assert done_js.returncode == 0, done_js.stdout + done_js.stderr
+        assert "validated hosted-js s1" in done_js.stdout and ": ready" in done_js.stdout
+        assert BotSubmission.objects.get(bot=js).runtime == "node20"
 
         # 2. A broken version fails with its log; the first stays active.
         failed = submit(live_server.url, api_key, broken, hosted.name, "--wait")
@@ -151,13 +162,13 @@ def test_a_submitted_bot_is_validated_and_plays_a_tournament_with_no_author_proc
         assert hosted.hosting == "hosted" and hosted.active_submission.seq == 1
         assert BotSubmission.objects.get(bot=hosted, seq=2).status == "failed"
 
-        # 3. A round robin: the hosted bot, a remote SDK bot and two house bots.
+        # 3. A round robin: the two hosted bots, a remote SDK bot and a house bot.
         organiser = User.objects.create_user("hosted-organiser", is_staff=True)
         remote, remote_token = bot_create(owner=User.objects.create_user("remote-author"), name="remote-greedy")
         tournament = tournament_create(organiser=organiser, name="Hosted cup", format=Tournament.Format.ROUND_ROBIN,
                                        seats_per_table=4, games_per_table=6, move_time_ms=1000, time_bank_ms=5000,
                                        connect_deadline_s=120)
-        for bot in (hosted, remote, house_bot_for(kind="greedy"), house_bot_for(kind="random")):
+        for bot in (hosted, js, remote, house_bot_for(kind="greedy")):
             tournament_entrant_add(tournament=tournament, bot=bot)
         with SdkBot(referee, remote_token):
             tournament_start(tournament=tournament)
@@ -169,9 +180,12 @@ def test_a_submitted_bot_is_validated_and_plays_a_tournament_with_no_author_proc
     assert table.status == "done" and table.games_recorded == 6
     assert not TableSeat.objects.filter(table=table, forfeited=True).exists()
     assert Game.objects.filter(table=table).count() == 6
-    seats = GameSeat.objects.filter(game__table=table, bot=hosted)
-    assert seats.count() == 6  # (which version played: the session's submission, below)
-    assert not seats.filter(forfeited=True).exists()
+    for bot in (hosted, js):
+        seats = GameSeat.objects.filter(game__table=table, bot=bot)
+        assert seats.count() == 6  # (which version played: the session's submission, below)
+        assert not seats.filter(forfeited=True).exists() and not seats.exclude(strikes=0).exists()
+    js_session = HostedSession.objects.get(bot=js, table=table)
+    assert js_session.reason == "stopped" and js_session.submission.runtime == "node20"
     # its author's token never connected: nothing of the author's ran
     assert hosted_token not in "".join(HostedSession.objects.values_list("log", flat=True))
 
