@@ -202,6 +202,9 @@ class HostedSession(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
     runner = models.CharField(max_length=64, blank=True)
+    # The runner renews it while the bot runs; once expired (the runner died), any worker's
+    # reaper queues the session again for another runner (services.hosting).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
     starts = models.PositiveIntegerField(default=0)
     reason = models.CharField(max_length=32, blank=True)
     fault = models.CharField(max_length=16, blank=True)

@@ -194,7 +194,8 @@ def run_session(session_id: int) -> str:
     """Play the session's table; returns what happened. Raises PlatformFailure (after
     recording it) when the platform failed and the session should be tried again."""
     host = runner_host()
-    start = hosting.hosted_session_begin(session_id=session_id, runner=lease_owner_new())
+    runner = lease_owner_new()
+    start = hosting.hosted_session_begin(session_id=session_id, runner=runner)
     if start is None:
         return "nothing to run"
     session, submission = start.session, start.session.submission
@@ -206,11 +207,12 @@ def run_session(session_id: int) -> str:
     except (SlotsFull, OSError, ValueError) as exc:
         retry = hosting.hosted_session_end(session_id=session_id, reason="start_failed", fault="platform",
                                            detail=f"the runner could not start it: {exc}", exit_code=None,
-                                           log="", log_bytes=0, log_truncated=False, retry=True)
+                                           log="", log_bytes=0, log_truncated=False, retry=True, runner=runner)
         if retry:
             raise PlatformFailure(str(exc)) from exc
         return "start failed"
-    referees_at = time.monotonic()
+    referees_at = renewed_at = time.monotonic()
+    renew_s = float(getattr(settings, "TIENLEN_LEASE_RENEW_SECONDS", 10.0))
     while True:
         end = bot.wait(POLL_S)
         if end is not None:
@@ -218,13 +220,19 @@ def run_session(session_id: int) -> str:
         if hosting.hosted_session_should_stop(session_id=session_id):
             end = bot.stop(grace_s=10)
             break
-        if time.monotonic() - referees_at > REFEREES_EVERY_S:
+        now = time.monotonic()
+        if now - renewed_at > renew_s:
+            renewed_at = now
+            if not hosting.hosted_session_renew(session_id=session_id, runner=runner):
+                bot.stop(grace_s=0)  # taken over by another runner: it plays on, not us
+                return "taken over by another runner"
+        if now - referees_at > REFEREES_EVERY_S:
             bot.set_referees(_referees())
-            referees_at = time.monotonic()
+            referees_at = now
     retry = hosting.hosted_session_end(
         session_id=session_id, reason=end.reason.value, fault=end.fault, detail=end.detail,
         exit_code=end.exit_code, log=end.log, log_bytes=end.log_bytes, log_truncated=end.log_truncated,
-        retry=end.fault == "platform")
+        retry=end.fault == "platform", runner=runner)
     if retry:
         raise PlatformFailure(f"{end.reason.value}: {end.detail}")
     return f"ended: {end.reason.value}"

@@ -273,3 +273,45 @@ def test_a_hosted_seat_whose_runner_failed_is_waited_for_not_forfeited(owner, bo
     hosting.hosted_session_end(session_id=crashed.pk, reason="crashed", fault="bot", detail="", exit_code=1,
                                log="", log_bytes=0, log_truncated=False)
     assert hosting.hosted_seats_pending(table_id=table.pk) == set()  # its own: the deadline decides
+
+
+def test_a_session_whose_runner_died_is_queued_again_and_the_old_runner_is_fenced(owner, bot, settings) -> None:
+    from datetime import timedelta
+
+    from django.db.models.functions import Now
+
+    bot, _ = bot
+    _validated(bot, owner, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")
+    session = HostedSession.objects.create(bot=bot, submission=bot.active_submission)
+    first = hosting.hosted_session_begin(session_id=session.pk, runner="runner-a")
+    assert hosting.hosted_sessions_claim_stale() == []  # its lease is live
+    HostedSession.objects.filter(pk=session.pk).update(lease_expires_at=Now() - timedelta(seconds=1))
+    assert hosting.hosted_sessions_claim_stale() == [session.pk]
+    assert hosting.hosted_sessions_claim_stale() == []  # claimed once
+    assert DjangoTokenStore().authenticate_bot(first.token) is None  # the dead runner's token is void
+    second = hosting.hosted_session_begin(session_id=session.pk, runner="runner-b")
+    assert second is not None and second.session.starts == 2
+    # the first runner, had it lived, can neither renew nor record the end
+    assert not hosting.hosted_session_renew(session_id=session.pk, runner="runner-a")
+    assert not hosting.hosted_session_end(session_id=session.pk, reason="crashed", fault="bot", detail="",
+                                          exit_code=1, log="", log_bytes=0, log_truncated=False, runner="runner-a")
+    assert HostedSession.objects.get(pk=session.pk).status == "running"
+
+
+def test_a_table_with_a_hosted_seat_gives_disconnected_seats_a_longer_grace(owner, bot, settings) -> None:
+    from tournaments.services.tables import _hosted_grace_ms
+
+    bot, _ = bot
+
+    class Seat:
+        entrant_id = 1
+
+        def __init__(self, b) -> None:
+            self.entrant = type("E", (), {"bot": b})()
+
+    assert _hosted_grace_ms([Seat(bot)]) == 0
+    bot.hosting = "hosted"
+    settings.TIENLEN_HOSTED_DISCONNECT_GRACE_S = 45
+    assert _hosted_grace_ms([Seat(bot)]) == 45_000

@@ -18,10 +18,13 @@ The invariants, each written here once:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from tournaments import jobs
@@ -199,7 +202,33 @@ def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None
         session.starts += 1
         session.started_at = timezone.now()
         session.save(update_fields=["status", "token_hash", "runner", "starts", "started_at"])
+    hosted_session_renew(session_id=session_id, runner=runner)
     return SessionStart(session=session, token=token)
+
+
+def _lease_s() -> float:
+    return float(getattr(settings, "TIENLEN_LEASE_SECONDS", 30.0))
+
+
+def hosted_session_renew(*, session_id: int, runner: str) -> bool:
+    """The runner is alive: its lease on the session runs one lease (TIENLEN_LEASE_SECONDS)
+    from now, on the database's clock. False when another runner took the session over
+    (this one must stop its bot and record nothing) or it ended."""
+    return bool(HostedSession.objects.filter(pk=session_id, status=HostedSession.Status.RUNNING, runner=runner[:64])
+                .update(lease_expires_at=Now() + timedelta(seconds=_lease_s())))
+
+
+def hosted_sessions_claim_stale() -> list[int]:
+    """Running sessions whose runner stopped renewing the lease (it died: its sandbox died
+    with it): queued again, with no token, for another runner; the caller enqueues them.
+    Each claim is one conditional UPDATE, so two reapers never claim one session twice."""
+    claimed = []
+    stale = Q(status=HostedSession.Status.RUNNING, lease_expires_at__lt=Now())
+    for session_id in HostedSession.objects.filter(stale).values_list("id", flat=True):
+        if HostedSession.objects.filter(stale, pk=session_id).update(
+                status=HostedSession.Status.QUEUED, token_hash=None, runner="", lease_expires_at=None):
+            claimed.append(session_id)
+    return claimed
 
 
 _OPEN_TABLE = (Table.Status.PENDING, Table.Status.RUNNING, Table.Status.WAITING)
@@ -219,21 +248,25 @@ def _end(session: HostedSession, **fields) -> None:
         setattr(session, name, value)
     session.status = HostedSession.Status.ENDED
     session.token_hash = None
+    session.lease_expires_at = None
     session.ended_at = timezone.now()
     session.save()
 
 
 def hosted_session_end(
     *, session_id: int, reason: str, fault: str, detail: str, exit_code: int | None, log: str,
-    log_bytes: int, log_truncated: bool, retry: bool = False,
+    log_bytes: int, log_truncated: bool, retry: bool = False, runner: str | None = None,
 ) -> bool:
     """The session's end as the sandbox reported it. With `retry` (the platform's fault and
     starts left), it goes back to QUEUED for another runner and True is returned; its log
-    so far is kept. Its token stops working at once either way."""
+    so far is kept. Its token stops working at once either way. With `runner`, only while
+    that runner holds it (a runner whose session was taken over records nothing)."""
     text, cut = bounded_text(log)
     with transaction.atomic():
         session = HostedSession.objects.select_for_update().filter(pk=session_id).first()
         if session is None or session.status == HostedSession.Status.ENDED:
+            return False
+        if runner is not None and session.runner != runner[:64]:
             return False
         retry = retry and session.starts < MAX_SESSION_STARTS
         session.reason, session.fault, session.detail = reason[:32], fault[:16], detail[:500]
@@ -242,6 +275,7 @@ def hosted_session_end(
         if retry:
             session.status = HostedSession.Status.QUEUED
             session.token_hash = None
+            session.lease_expires_at = None
             session.save()
             return True
         _end(session)
