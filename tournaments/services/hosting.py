@@ -185,14 +185,18 @@ class SessionStart:
 def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None:
     """A runner takes the session: RUNNING with a fresh token. None when it is over (its
     table closed, or it ended) — a redelivered task for a finished session does nothing.
-    A RUNNING session taken again is one whose runner died (the task was redelivered): it
-    gets a new token, so the old sandbox, if it somehow lived, can no longer connect."""
+    A RUNNING session is taken only once its lease expired (its runner died and the broker
+    redelivered the task): it gets a new token, so the old sandbox, if it somehow lived,
+    can no longer connect; while the lease is live, None (a late duplicate of the task)."""
     token = token_generate(prefix=BOT_TOKEN_PREFIX)
     with transaction.atomic():
         session = (HostedSession.objects.select_for_update(of=("self",)).select_related("submission", "table", "bot")
                    .filter(pk=session_id).first())
         if session is None or session.status == HostedSession.Status.ENDED:
             return None
+        if (session.status == HostedSession.Status.RUNNING and session.lease_expires_at is not None
+                and session.lease_expires_at > timezone.now()):
+            return None  # a live runner holds it (this is a late redelivery of its task)
         if session.table is not None and session.table.status not in _OPEN_TABLE:
             _end(session, reason="stopped", fault="none", detail="the table closed before the session started")
             return None
