@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import celeryd_after_setup
 from django.conf import settings
 
 from tournaments import jobs
@@ -48,6 +49,35 @@ def hosted_session_task(self, session_id: int) -> str:
     except (PlatformFailure, SandboxUnavailable) as exc:
         log.warning("hosted session %s failed on the runner's side, trying again: %s", session_id, exc)
         raise self.retry(countdown=PLATFORM_RETRY_S, exc=exc) from exc
+
+
+def runner_refusal(consumed: set[str]) -> str | None:
+    """Why a worker consuming `consumed` must not start: it takes the runner queue on a host
+    that cannot sandbox (one line, the host check's), else None."""
+    from pathlib import Path
+
+    from tournaments.hosting.check import problems
+    from tournaments.hosting.process import HostingConfig
+
+    if settings.TIENLEN_RUNNER_QUEUE not in consumed:
+        return None
+    found = problems(HostingConfig.from_env(Path(settings.VAR_DIR)))
+    if not found:
+        return None
+    return (f"this worker consumes the runner queue {settings.TIENLEN_RUNNER_QUEUE!r} but cannot run "
+            f"hosted bots on this host: {'; '.join(found)}")
+
+
+@celeryd_after_setup.connect
+def _runner_check(sender=None, instance=None, **_: object) -> None:
+    """`celery worker --queues runner` on a host that cannot sandbox refuses to start with
+    one line saying what is missing (it would otherwise fail every hosted bot's job): a
+    bot never runs unsandboxed by accident. SystemExit passes Celery's signal dispatch."""
+    if instance is None:
+        return
+    refusal = runner_refusal(set(instance.app.amqp.queues.consume_from or ()))
+    if refusal:
+        raise SystemExit(f"tienlen runner: {refusal}")
 
 
 def _runner_queue(task, argument: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import stat
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -315,3 +316,23 @@ def test_a_table_with_a_hosted_seat_gives_disconnected_seats_a_longer_grace(owne
     bot.hosting = "hosted"
     settings.TIENLEN_HOSTED_DISCONNECT_GRACE_S = 45
     assert _hosted_grace_ms([Seat(bot)]) == 45_000
+
+
+def test_a_runner_on_a_host_that_cannot_sandbox_refuses_to_start_in_one_line(monkeypatch, settings) -> None:
+    import subprocess
+    import sys
+
+    from tournaments.tasks_hosting import runner_refusal
+
+    assert runner_refusal({"celery"}) is None  # a table worker needs no sandbox
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap on the PATH
+    line = runner_refusal({"celery", settings.TIENLEN_RUNNER_QUEUE})
+    assert line is not None and "bubblewrap" in line and "\n" not in line
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--queues", "runner",
+         "--pool", "solo", "--without-gossip", "--without-mingle"],
+        env={"PATH": "/nonexistent", "PYTHONPATH": "platform:.", "CELERY_BROKER_URL": "memory://",
+             "TIENLEN_VAR_DIR": str(settings.VAR_DIR)},
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 1
+    assert "tienlen runner: this worker consumes the runner queue 'runner' but cannot run hosted bots" in done.stderr
