@@ -76,6 +76,9 @@ class Bot(models.Model):
     active_submission = models.ForeignKey(
         "BotSubmission", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Why the platform stopped hosting it (a crash loop: tournaments.services.hosting); ""
+    # while it runs. A new ready version, or the owner switching it on again, clears it.
+    hosting_stopped = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["name"]

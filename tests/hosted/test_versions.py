@@ -336,3 +336,29 @@ def test_a_runner_on_a_host_that_cannot_sandbox_refuses_to_start_in_one_line(mon
         capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 1
     assert "tienlen runner: this worker consumes the runner queue 'runner' but cannot run hosted bots" in done.stderr
+
+
+def test_a_crash_loop_stops_hosting_the_bot_until_its_owner_acts(owner, bot, client) -> None:
+    bot, _ = bot
+    _validated(bot, owner, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")
+    organiser = User.objects.create_user("org", is_staff=True)
+    tournament = Tournament.objects.create(name="t", slug="t", organiser=organiser, format="round_robin")
+    for n in range(hosting.CRASH_LOOP_ENDS):
+        table = Table.objects.create(tournament=tournament, number=n + 1, deal_group=n + 1, games_planned=1)
+        session = HostedSession.objects.create(bot=bot, submission=bot.active_submission, table=table)
+        hosting.hosted_session_begin(session_id=session.pk, runner="r")
+        bot.refresh_from_db()
+        assert not bot.hosting_stopped
+        hosting.hosted_session_end(session_id=session.pk, reason="crashed", fault="bot", detail="exit status 1",
+                                   exit_code=1, log="Traceback", log_bytes=9, log_truncated=False)
+    bot.refresh_from_db()
+    assert "3 sessions ended by the bot's own fault" in bot.hosting_stopped and "crashed" in bot.hosting_stopped
+    client.force_login(owner)
+    assert "The platform stopped hosting this bot" in client.get(f"/bots/{bot.name}/").content.decode()
+    assert client_of(owner).get(f"/api/v1/bots/{bot.name}/hosting/").json()["hosting_stopped"] == bot.hosting_stopped
+    assert client_of(User.objects.create_user("rival")).get(f"/api/v1/bots/{bot.name}/hosting/").status_code == 404
+    _validated(bot, owner, ok=True)  # a fixed version is hosted again
+    bot.refresh_from_db()
+    assert bot.hosting_stopped == ""

@@ -69,7 +69,8 @@ def _owned(request, bot: Bot):
 
 def _hosting_out(bot: Bot) -> dict:
     active = bot.active_submission
-    return {"bot": bot.name, "hosting": bot.hosting, "active_version": active.version if active else None}
+    return {"bot": bot.name, "hosting": bot.hosting, "active_version": active.version if active else None,
+            "hosting_stopped": bot.hosting_stopped}
 
 
 class BotVersionsView(ServiceAPIView):
@@ -119,6 +120,13 @@ class BotVersionDetailView(ServiceAPIView):
 
 class BotHostingView(ServiceAPIView):
     permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT,
+                   summary="Whether your bot is hosted, its active version, and why hosting stopped if it did")
+    def get(self, request, name: str):
+        bot = _bot(name)
+        _owned(request, bot)
+        return Response(_hosting_out(bot))
 
     @extend_schema(request=HostingInput, responses=OpenApiTypes.OBJECT,
                    summary="Switch your bot between remote (you run it) and hosted (the platform runs it)")

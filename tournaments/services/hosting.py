@@ -38,6 +38,10 @@ from tournaments.tokens import BOT_TOKEN_PREFIX, token_generate, token_hash
 MAX_STORED_LOG = 256 * 1024
 #: How often a session whose start failed on the platform's side is tried again.
 MAX_SESSION_STARTS = 3
+#: A crash loop: this many sessions ended by the bot's own fault (a crash, its memory cap,
+#: leaving on its own) within CRASH_WINDOW stops hosting it until the owner acts.
+CRASH_LOOP_ENDS = 3
+CRASH_WINDOW = timedelta(minutes=10)
 
 Status = BotSubmission.Status
 
@@ -117,7 +121,8 @@ def submission_validation_finish(*, submission_id: int, ok: bool, log: str, deta
             current = bot.active_submission
             if current is None or current.seq < submission.seq:
                 bot.active_submission = submission
-                bot.save(update_fields=["active_submission"])
+                bot.hosting_stopped = ""  # new code: hosted again
+                bot.save(update_fields=["active_submission", "hosting_stopped"])
     return submission
 
 
@@ -130,7 +135,8 @@ def bot_hosting_set(*, bot: Bot, user, hosting: str) -> Bot:
     if hosting == Hosting.HOSTED and bot.active_submission_id is None:
         raise ValidationError({"hosting": "Submit a version and wait until it is ready before hosting this bot."})
     bot.hosting = hosting
-    bot.save(update_fields=["hosting"])
+    bot.hosting_stopped = ""  # the owner's decision lifts a crash-loop stop
+    bot.save(update_fields=["hosting", "hosting_stopped"])
     return bot
 
 
@@ -143,7 +149,7 @@ def hosted_sessions_ensure(*, table_id: int) -> list[int]:
     that ended (a crash) is not restarted here, but a table resumed later gets one again
     only if the last one ended on the platform's side. Returns the sessions created."""
     seats = (TableSeat.objects.filter(table_id=table_id, entrant__bot__hosting=Hosting.HOSTED,
-                                      entrant__bot__active_submission__isnull=False)
+                                      entrant__bot__active_submission__isnull=False, entrant__bot__hosting_stopped="")
              .values_list("entrant__bot_id", "entrant__bot__active_submission_id"))
     created = []
     for bot_id, submission_id in seats:
@@ -283,7 +289,23 @@ def hosted_session_end(
             session.save()
             return True
         _end(session)
+        if fault == "bot":
+            _crash_loop_check(session)
     return False
+
+
+def _crash_loop_check(session: HostedSession) -> None:
+    """Stop hosting a bot whose sessions keep ending by its own fault (CRASH_LOOP_ENDS
+    within CRASH_WINDOW), saying why on its owner's page; its seats are then absent and the
+    connect deadline forfeits them, as for a remote bot that stopped."""
+    recent = HostedSession.objects.filter(bot_id=session.bot_id, fault="bot",
+                                          ended_at__gte=timezone.now() - CRASH_WINDOW)
+    if recent.count() < CRASH_LOOP_ENDS:
+        return
+    why = (f"stopped at {timezone.now():%Y-%m-%d %H:%M} UTC: {CRASH_LOOP_ENDS} sessions ended by the bot's own "
+           f"fault within {int(CRASH_WINDOW.total_seconds() // 60)} minutes (the last: {session.reason}: "
+           f"{session.detail}). Submit a fixed version, or switch hosting on again.")
+    Bot.objects.filter(pk=session.bot_id, hosting_stopped="").update(hosting_stopped=why[:300])
 
 
 def hosted_session_token_bot(*, token: str) -> Bot | None:

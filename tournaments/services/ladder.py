@@ -143,4 +143,4 @@ def _ladder_idle_reason(
 def _hosted_ready(bot) -> bool:
     """A hosted bot with a ready version is always available: a runner starts it for the
     table it is seated at (tournaments.services.hosting.hosted_sessions_ensure)."""
-    return bot.hosting == "hosted" and bot.active_submission_id is not None
+    return bot.hosting == "hosted" and bot.active_submission_id is not None and not bot.hosting_stopped
