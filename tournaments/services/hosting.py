@@ -30,7 +30,8 @@ from django.utils import timezone
 from tournaments import jobs
 from tournaments.hosting import archive
 from tournaments.jobs import Job
-from tournaments.models import Bot, BotSubmission, HostedSession, Hosting, Table, TableSeat
+from tournaments.models import Bot, BotSubmission, HostedSession, Hosting, TableSeat
+from tournaments.play.lifecycle import OPEN
 from tournaments.tokens import BOT_TOKEN_PREFIX, token_generate, token_hash
 
 #: A log kept in the database, per session and per validation: the sandbox keeps 1 MiB of
@@ -203,7 +204,7 @@ def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None
         if (session.status == HostedSession.Status.RUNNING and session.lease_expires_at is not None
                 and session.lease_expires_at > timezone.now()):
             return None  # a live runner holds it (this is a late redelivery of its task)
-        if session.table is not None and session.table.status not in _OPEN_TABLE:
+        if session.table is not None and session.table.status not in OPEN:
             _end(session, reason="stopped", fault="none", detail="the table closed before the session started")
             return None
         session.status = HostedSession.Status.RUNNING
@@ -241,16 +242,13 @@ def hosted_sessions_claim_stale() -> list[int]:
     return claimed
 
 
-_OPEN_TABLE = (Table.Status.PENDING, Table.Status.RUNNING, Table.Status.WAITING)
-
-
 def hosted_session_should_stop(*, session_id: int) -> bool:
     """The runner's poll: stop once the session's table closed (or the session was ended)."""
     row = (HostedSession.objects.filter(pk=session_id).values_list("status", "table__status").first())
     if row is None:
         return True
     status, table_status = row
-    return status == HostedSession.Status.ENDED or (table_status is not None and table_status not in _OPEN_TABLE)
+    return status == HostedSession.Status.ENDED or (table_status is not None and table_status not in OPEN)
 
 
 def _end(session: HostedSession, **fields) -> None:
