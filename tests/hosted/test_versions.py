@@ -362,3 +362,50 @@ def test_a_crash_loop_stops_hosting_the_bot_until_its_owner_acts(owner, bot, cli
     _validated(bot, owner, ok=True)  # a fixed version is hosted again
     bot.refresh_from_db()
     assert bot.hosting_stopped == ""
+
+
+def test_a_field_of_hosted_bots_shares_deals_across_tables_and_a_remote_field_does_not(db) -> None:
+    """Hosted bots are isolated (no network, their own token off): the round robin's
+    schedule lets their tables share deals, as house bots' do; remote bots' it does not."""
+    from collections import Counter
+
+    from tests.tournaments.conftest import running_round_robin
+
+    organiser = User.objects.create_user("org", is_staff=True)
+
+    def field(hosted: bool, tag: str) -> Tournament:
+        bots = []
+        for n in range(8):
+            person = User.objects.create_user(f"{tag}-{n}")
+            b, _ = bot_create(owner=person, name=f"{tag}-bot-{n}")
+            if hosted:
+                _validated(b, person, ok=True)
+                b.refresh_from_db()
+                hosting.bot_hosting_set(bot=b, user=person, hosting="hosted")
+            bots.append(b)
+        return running_round_robin(organiser, bots, name=tag, seats_per_table=4, games_per_table=2)
+
+    def shared(tournament: Tournament) -> int:
+        groups = Counter(Table.objects.filter(tournament=tournament).values_list("round", "deal_group"))
+        return sum(size for size in groups.values() if size > 1)
+
+    assert shared(field(True, "hosted")) > 0
+    assert shared(field(False, "remote")) == 0
+
+
+def test_a_hosted_bot_in_a_running_tournament_cannot_turn_remote(owner, bot) -> None:
+    """Its tables may share deals because it is isolated: no author process may join them."""
+    from tests.tournaments.conftest import running_round_robin
+    from tournaments.services.accounts import house_bot_for
+
+    bot, _ = bot
+    _validated(bot, owner, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")
+    organiser = User.objects.create_user("org", is_staff=True)
+    tournament = running_round_robin(organiser, [bot, *(house_bot_for(kind=k) for k in ("greedy", "random", "heuristic"))],
+                                     seats_per_table=4, games_per_table=2)
+    with pytest.raises(Exception, match="switch it to remote once those are over"):
+        hosting.bot_hosting_set(bot=bot, user=owner, hosting="remote")
+    Tournament.objects.filter(pk=tournament.pk).update(status="finished")
+    assert hosting.bot_hosting_set(bot=bot, user=owner, hosting="remote").hosting == "remote"

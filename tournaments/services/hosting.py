@@ -30,7 +30,7 @@ from django.utils import timezone
 from tournaments import jobs
 from tournaments.hosting import archive
 from tournaments.jobs import Job
-from tournaments.models import Bot, BotSubmission, HostedSession, Hosting, TableSeat
+from tournaments.models import Bot, BotSubmission, Entrant, HostedSession, Hosting, TableSeat, Tournament
 from tournaments.play.lifecycle import OPEN
 from tournaments.tokens import BOT_TOKEN_PREFIX, token_generate, token_hash
 
@@ -135,10 +135,22 @@ def bot_hosting_set(*, bot: Bot, user, hosting: str) -> Bot:
         raise ValidationError({"hosting": f"Use one of {', '.join(Hosting.values)}."})
     if hosting == Hosting.HOSTED and bot.active_submission_id is None:
         raise ValidationError({"hosting": "Submit a version and wait until it is ready before hosting this bot."})
+    if hosting == Hosting.REMOTE and bot.hosting == Hosting.HOSTED and _in_play(bot):
+        # Its tables may share deals with other tables because it was isolated: a process
+        # of the author's, with a network, must not join them now.
+        raise ValidationError({"hosting": "This bot is entered in a scheduled or running tournament, whose "
+                               "deals it may share with other tables because it is hosted: switch it to "
+                               "remote once those are over (or leave the ladders)."})
     bot.hosting = hosting
     bot.hosting_stopped = ""  # the owner's decision lifts a crash-loop stop
     bot.save(update_fields=["hosting", "hosting_stopped"])
     return bot
+
+
+def _in_play(bot: Bot) -> bool:
+    return Entrant.objects.filter(
+        bot=bot, status=Entrant.Status.ACTIVE,
+        tournament__status__in=(Tournament.Status.SCHEDULED, Tournament.Status.RUNNING)).exists()
 
 
 # --- sessions ------------------------------------------------------------------------------
