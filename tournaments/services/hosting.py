@@ -30,7 +30,15 @@ from django.utils import timezone
 from tournaments import jobs
 from tournaments.hosting import archive
 from tournaments.jobs import Job
-from tournaments.models import Bot, BotSubmission, Entrant, HostedSession, Hosting, TableSeat, Tournament
+from tournaments.models import (
+    Bot,
+    BotSubmission,
+    Entrant,
+    HostedSession,
+    Hosting,
+    TableSeat,
+    Tournament,
+)
 from tournaments.play.lifecycle import OPEN
 from tournaments.tokens import BOT_TOKEN_PREFIX, token_generate, token_hash
 
