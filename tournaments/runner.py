@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -86,7 +87,12 @@ def code_dir(host: Host, submission: BotSubmission) -> Path:
         if not target.is_dir():
             partial = base / f".{target.name}.{uuid.uuid4().hex[:8]}"
             archive.unpack(bytes(submission.archive), submission.runtime, partial)
-            partial.rename(target)
+            try:
+                partial.rename(target)
+            except OSError:
+                if not target.is_dir():
+                    raise
+                shutil.rmtree(partial, ignore_errors=True)  # another runner process was first
     return target
 
 

@@ -95,7 +95,8 @@ def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = 
         return AttemptOutcome(Happened.ALL_RECORDED, table_id, plan.attempts)
     # Hosted seats play with no author process: their runner sessions start now (the first
     # attempt usually finds them still starting: BOTS_ABSENT, retried shortly).
-    hosted_sessions_ensure(table_id=table_id)
+    if plan.bot_ids:
+        hosted_sessions_ensure(table_id=table_id)
     route = routing.table_route(plan=plan, avoid=avoid)
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = routing.route_connected(route)
