@@ -72,7 +72,22 @@ def runner_env(monkeypatch) -> Iterator[HostingConfig]:
 
     runner_host_close()
     left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
+    sandbox_clean_up(state)
     assert not any(left.values()), f"sandboxed processes left: {left}"
+
+
+def sandbox_clean_up(state: Path) -> None:
+    """Remove the runner's state and the (empty) cgroup bases the tests' sessions used."""
+    import shutil
+
+    from tournaments.hosting.cgroups import CgroupHost
+
+    shutil.rmtree(state, ignore_errors=True)
+    cg = CgroupHost.detect(CGROUP)
+    for h in cg.hierarchies:
+        path = cg.base_dir(h)
+        if path.exists() and not any(p.is_dir() for p in path.iterdir()):
+            path.rmdir()
 
 
 @pytest.fixture

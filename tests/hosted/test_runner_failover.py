@@ -25,7 +25,7 @@ from tests.e2e.stack import (
     new_marker,
 )
 from tests.e2e.test_faults import require_redis_broker
-from tests.hosted.test_hosted_e2e import CGROUP, SLOTS, UID_BASE
+from tests.hosted.test_hosted_e2e import CGROUP, SLOTS, UID_BASE, sandbox_clean_up
 from tests.hosting.conftest import RUNTIMES_DIR
 from tests.needs import need_postgresql, unavailable
 from tournaments.hosting.check import problems
@@ -153,5 +153,6 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
     assert HostedSession.objects.filter(bot=bot).count() == 1  # the same session, started again
     assert final.starts == 2 and f":{runner_2}:" in final.runner
     assert final.reason == "stopped" and final.fault == "none"
-    for uid in range(UID_BASE, UID_BASE + SLOTS):
-        assert not processes_of(uid), f"sandboxed processes of uid {uid} left"
+    left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
+    sandbox_clean_up(state)
+    assert not any(left.values()), f"sandboxed processes left: {left}"
