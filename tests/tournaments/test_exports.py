@@ -172,3 +172,25 @@ def test_the_tournament_page_links_to_every_download() -> None:
     html = Client().get(f"/tournaments/{w.tournament.slug}/").content.decode()
     for export in ("standings.csv", "cross-table.csv", "games.csv", "replays.zip"):
         assert f'href="{API}/{w.tournament.slug}/{export}"' in html, export
+
+
+def test_under_asgi_the_downloads_are_streamed_too(monkeypatch) -> None:
+    # Django under ASGI reads a plain iterator to its end before sending anything: the
+    # export views hand it an asynchronous one, piece by piece.
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    monkeypatch.setattr(exports, "BATCH", 2)
+    w = make_world(bots=4, tables=2, games_per_table=3)
+
+    async def fetch(path: str) -> tuple[bool, list[bytes]]:
+        response = await AsyncClient().get(path)
+        assert response.status_code == 200
+        return response.is_async, [piece async for piece in response.streaming_content]
+
+    streamed, pieces = async_to_sync(fetch)(f"{API}/{w.tournament.slug}/replays.zip")
+    assert streamed and len(pieces) == 6 + 1
+    names = zipfile.ZipFile(io.BytesIO(b"".join(pieces))).namelist()
+    assert len(names) == 6 + 1 and "manifest.json" in names
+    streamed, pieces = async_to_sync(fetch)(f"{API}/{w.tournament.slug}/games.csv")
+    assert streamed and b"".join(pieces).decode().count("\r\n") == 1 + 6 * 4

@@ -4,6 +4,10 @@ are left out by the selectors the exports read."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -24,15 +28,35 @@ class AnyAccept(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+_END = object()
+
+
+async def _pieces_async(pieces: Iterator) -> AsyncIterator:
+    """The pieces, each made in the thread the view ran in (its database connection):
+    Django under ASGI would otherwise read a plain iterator to its end into memory before
+    sending the first byte."""
+    step = sync_to_async(next, thread_sensitive=True)
+    while (piece := await step(pieces, _END)) is not _END:
+        yield piece
+
+
+def _streamed(request, pieces: Iterator, content_type: str) -> StreamingHttpResponse:
+    """A response sent as it is made, under WSGI and under ASGI alike."""
+    if isinstance(request._request, ASGIRequest):
+        return StreamingHttpResponse(_pieces_async(iter(pieces)), content_type=content_type)
+    return StreamingHttpResponse(pieces, content_type=content_type)
+
+
 def _attachment(response: HttpResponse | StreamingHttpResponse, filename: str):
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
-def _csv(response_lines, filename: str, *, stream: bool = False):
+def _csv(request, lines: Iterator[str], filename: str, *, stream: bool = False):
+    content_type = "text/csv; charset=utf-8"
     if stream:
-        return _attachment(StreamingHttpResponse(response_lines, content_type="text/csv; charset=utf-8"), filename)
-    return _attachment(HttpResponse("".join(response_lines), content_type="text/csv; charset=utf-8"), filename)
+        return _attachment(_streamed(request, lines, content_type), filename)
+    return _attachment(HttpResponse("".join(lines), content_type=content_type), filename)
 
 
 _CSV = {(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="CSV, a header line first.")}
@@ -47,7 +71,7 @@ class TournamentStandingsCsvView(ExportView):
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
         rows = exports.standings_rows(tournament=tournament)
-        return _csv(exports.csv_lines(exports.STANDINGS_HEADER, rows), f"tienlen-{slug}-standings.csv")
+        return _csv(request, exports.csv_lines(exports.STANDINGS_HEADER, rows), f"tienlen-{slug}-standings.csv")
 
 
 class TournamentCrossTableCsvView(ExportView):
@@ -55,7 +79,7 @@ class TournamentCrossTableCsvView(ExportView):
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
         rows = exports.cross_table_rows(tournament=tournament)
-        return _csv(exports.csv_lines(exports.CROSS_TABLE_HEADER, rows), f"tienlen-{slug}-cross-table.csv")
+        return _csv(request, exports.csv_lines(exports.CROSS_TABLE_HEADER, rows), f"tienlen-{slug}-cross-table.csv")
 
 
 class TournamentGamesCsvView(ExportView):
@@ -63,7 +87,7 @@ class TournamentGamesCsvView(ExportView):
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
         rows = exports.games_rows(tournament=tournament)
-        return _csv(exports.csv_lines(exports.GAMES_HEADER, rows), f"tienlen-{slug}-games.csv", stream=True)
+        return _csv(request, exports.csv_lines(exports.GAMES_HEADER, rows), f"tienlen-{slug}-games.csv", stream=True)
 
 
 class TournamentReplaysZipView(ExportView):
@@ -78,5 +102,5 @@ class TournamentReplaysZipView(ExportView):
     )
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        response = StreamingHttpResponse(exports.replay_archive(tournament=tournament), content_type="application/zip")
+        response = _streamed(request, exports.replay_archive(tournament=tournament), "application/zip")
         return _attachment(response, exports.replay_archive_name(tournament))
