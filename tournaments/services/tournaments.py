@@ -1,6 +1,7 @@
-"""Tournaments: create (validated), entrants, ladder join/leave, start, cancel, schedule
-the first tables, finish; and the table planning they share with knockout rounds and ladder
-ticks (the owner rule, deal groups, creating a table with its committed deals).
+"""Tournaments: create (validated), edit a draft (by the same checks), entrants, ladder
+join/leave, start, cancel, schedule the first tables, finish; and the table planning they
+share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
+with its committed deals).
 
 Services validate, write in one transaction, and enqueue follow-up work only after commit
 (tournaments.jobs), so a rolled-back write never starts a task. Bad input raises Django's
