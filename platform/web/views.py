@@ -31,7 +31,13 @@ from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
 from tournaments.selectors.cross_table import tournament_cross_table
 from tournaments.selectors.deals import deal_counts, deal_group_tables, deal_list
-from tournaments.selectors.games import game_get, game_list, game_replay_stored, game_seating
+from tournaments.selectors.games import (
+    game_get,
+    game_list,
+    game_replay_stored,
+    game_seating,
+    replay_public_text,
+)
 from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_name, pool_list
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
@@ -329,8 +335,7 @@ def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
         raise Http404("This game has no stored replay") from exc
     game = replay.game
     try:
-        replay.read()  # the engine's reader checks it; the text is served as it was stored
-        text = replay.decoded_text()
+        text = replay_public_text(replay=replay)
     except ReplayError as exc:
         return _with_notices(HttpResponse(
             f"{exc}.\n", status=410, content_type="text/plain"

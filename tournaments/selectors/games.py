@@ -79,6 +79,27 @@ def game_replay_stored(*, game: Game | int) -> Replay:
     return replay
 
 
+def replay_public_text(*, replay: Replay) -> str:
+    """A revealed game's replay as the public download serves it: checked by the engine's
+    reader, the text as the referee sent it; ReplayError if the stored replay is damaged.
+    The `/games/<id>/replay.json` download and the tournament's replay archive both serve
+    this, so a replay has one public form. Check the game (`game_check`) first."""
+    replay.read()
+    return replay.decoded_text()
+
+
+def revealed_replays(*, tournament: Tournament, after_game_id: int = 0, limit: int = 200) -> list[Replay]:
+    """The next `limit` stored replays of the tournament's revealed games after game
+    `after_game_id`, in game order, each with its game and table (1 query): an archive
+    of every replay read in batches of bounded size. Sealed games are left out."""
+    return list(
+        Replay.objects.filter(game__table__tournament_id=tournament.pk, game_id__gt=after_game_id)
+        .exclude(game_id__in=sealed_games(tournament=tournament))
+        .select_related("game__table")
+        .order_by("game_id")[:limit]
+    )
+
+
 def game_proof(*, game_id: int) -> dict[str, Any]:
     """Everything needed to verify a game's deal and result in one document (schema
     tienlen.deal-proof/1, docs/fair-play.md): the commitment, the salt, the revealed seed,
