@@ -105,7 +105,8 @@ def problems(config: HostingConfig, cgroups: CgroupHost | None = None, *,
                      "(set TIENLEN_SANDBOX_UID_BASE)")
     for what, path, setting in (("state", config.state_dir, "TIENLEN_HOSTING_DIR"),
                                 ("runtimes", config.runtimes_dir, "TIENLEN_HOSTING_RUNTIMES")):
-        if not runtimes.reachable_by_others(path):
+        # (the directory itself is the host's to open up: it chmods the state directory)
+        if not runtimes.reachable_by_others(path.parent):
             found.append(f"the hosting {what} directory {path} is under a directory other users "
                          f"cannot enter, so the sandboxed uids cannot reach it (set {setting})")
     state = str(config.state_dir.resolve())

@@ -240,7 +240,7 @@ def default_hosting_dir(var: Path) -> Path:
     there, and every sandbox would fail to start ("Can't find source path ... Permission
     denied"). Then a directory of the checkout's own under /var/tmp, named for `var`."""
     here = var / "hosting"
-    if reachable_by_others(here):
+    if reachable_by_others(here.parent):
         return here
     digest = hashlib.sha256(os.fsencode(var.resolve())).hexdigest()[:12]
     return Path("/var/tmp") / f"tienlen-hosting-{digest}"
