@@ -86,7 +86,19 @@ def _db_sessions() -> dict[int, str] | None:
                                         dbname="postgres", autocommit=True))
     rows = _monitor[0].execute(
         "SELECT pid, left(query, 160) FROM pg_stat_activity WHERE datname = %s", [db["NAME"]]).fetchall()
-    return dict(rows)
+    return {pid: query for pid, query in rows if pid not in _own_backends()}
+
+
+def _own_backends() -> set[int]:
+    """The test process's own connections (this thread's: Django keeps them between tests)."""
+    from django.db import connections
+
+    pids = set()
+    for conn in connections.all(initialized_only=True):
+        raw = conn.connection
+        if raw is not None and not raw.closed:
+            pids.add(raw.info.backend_pid)
+    return pids
 
 
 @pytest.fixture(autouse=True)
