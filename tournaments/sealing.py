@@ -38,7 +38,8 @@ from django.db.models import (
     QuerySet,
 )
 
-from tournaments.models import Bot, Deal, Game, Table, TableSeat, Tournament
+from bots_sdk.rules.notes import has_notes, without_notes
+from tournaments.models import Bot, Deal, Game, GameSeat, Table, TableSeat, Tournament
 from tournaments.play.lifecycle import CLOSED
 
 #: What a sealed game's pages, API answers and downloads say instead of its result.
@@ -190,3 +191,27 @@ def bot_private_visible(*, user: Any, bot: Bot) -> bool:
     owner only: staff and organisers see what the public sees, so a platform account with
     privileges cannot become a channel between competitors."""
     return bool(user is not None and user.is_authenticated and bot.owner_id == user.pk)
+
+
+def owned_seats(*, user: Any, game: Game) -> frozenset[int]:
+    """The seats of `game` whose bot's private data `user` may read (`bot_private_visible`;
+    1 query for a signed-in user, none for anyone else)."""
+    if user is None or not user.is_authenticated:
+        return frozenset()
+    seats = GameSeat.objects.filter(game_id=game.pk).select_related("bot")
+    return frozenset(s.seat for s in seats if bot_private_visible(user=user, bot=s.bot))
+
+
+def replay_for(replay: dict[str, Any], *, user: Any, game: Game) -> dict[str, Any]:
+    """A revealed game's replay as `user` may see it: the move notes of the seats whose bot
+    `user` owns, and no other seat's (for anyone else, no note at all). Every page, API
+    answer and download that hands out a replay reads it through this or `replay_public`;
+    the replay itself must already be public (`game_check`)."""
+    if not has_notes(replay):
+        return replay
+    return without_notes(replay, keep_seats=owned_seats(user=user, game=game))
+
+
+def replay_public(replay: dict[str, Any]) -> dict[str, Any]:
+    """A revealed game's replay as the public sees it: without any move note."""
+    return without_notes(replay) if has_notes(replay) else replay

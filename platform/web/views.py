@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -240,8 +241,9 @@ def _withheld_page(request: HttpRequest, withheld: sealing.DealWithheld) -> Http
     )
 
 
-def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
-    """The game's replay (engine's reader), its timing log, and why the replay cannot be
+def _replay_and_timing(game: Game, user: Any) -> tuple[dict, dict | None, str | None]:
+    """The game's replay (engine's reader) as `user` may see it (`sealing.replay_for`: the
+    notes of their own bots' seats only), its timing log, and why the replay cannot be
     read (None when it can: the page then shows the result without the move-by-move view)."""
     try:
         replay = game_replay_stored(game=game)
@@ -256,7 +258,7 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
         except (ValueError, OSError, zlib.error):
             timing = None  # a damaged timing log only loses the per-move times
     try:
-        data, problem = replay.read(), None
+        data, problem = sealing.replay_for(replay.read(), user=user, game=game), None
     except ReplayError as exc:
         data, problem = {}, str(exc)  # the page says so instead of failing
     return data, (timing if isinstance(timing, dict) else None), problem
@@ -271,7 +273,7 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     except sealing.DealWithheld as withheld:
         return _withheld_page(request, withheld)
     seats = list(game.seats.all())
-    replay, timing, problem = _replay_and_timing(game)
+    replay, timing, problem = _replay_and_timing(game, request.user)
     names = {s.seat: s.bot.name for s in seats}
     frames = replay_frames(
         replay,
@@ -321,8 +323,11 @@ def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
         raise Http404("This game has no stored replay") from exc
     game = replay.game
     try:
-        replay.read()  # the engine's reader checks it; the text is served as it was stored
-        text = replay.decoded_text()
+        data = replay.read()  # the engine's reader checks it
+        public = sealing.replay_public(data)
+        # The text as it was stored, unless it has notes: those are the bots' owners' only
+        # (the owner reads their own through the game page or the API).
+        text = replay.decoded_text() if public is data else json.dumps(public, separators=(",", ":"))
     except ReplayError as exc:
         return _with_notices(HttpResponse(
             f"{exc}.\n", status=410, content_type="text/plain"

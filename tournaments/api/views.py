@@ -665,12 +665,13 @@ class GameDetailView(ServiceAPIView):
 class GameReplayView(ServiceAPIView):
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE, 410: _UNREADABLE_RESPONSE},
-        summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed",
+        summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed; "
+        "moves carry a `note` only for the seats of the bots the caller owns",
     )
     def get(self, request, game_id: int):
         _game_notices(self, game_id)
         try:
-            return Response(game_replay(game_id=game_id))
+            return Response(game_replay(game_id=game_id, user=request.user))
         except Replay.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
         except sealing.DealWithheld as exc:

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from tournaments.models import Bot, Game, GameSeat, Replay, Table, Tournament
-from tournaments.sealing import game_check, revealed, sealed_games
+from tournaments.sealing import game_check, replay_for, replay_public, revealed, sealed_games
 
 
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
@@ -48,12 +48,14 @@ def game_get(*, game_id: int) -> Game:
 PROOF_SCHEMA = "tienlen.deal-proof/1"
 
 
-def game_replay(*, game_id: int) -> dict[str, Any]:
-    """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed,
-    ReplayError (bots_sdk.rules) if the stored replay cannot be read."""
+def game_replay(*, game_id: int, user: Any = None) -> dict[str, Any]:
+    """The engine's replay JSON of a game as `user` may see it: the move notes of the seats
+    `user`'s bots played and no other (`sealing.replay_for`; 1 query, 2 for a signed-in
+    user when the replay has notes); DealWithheld until its deal is revealed, ReplayError
+    (bots_sdk.rules) if the stored replay cannot be read."""
     replay = Replay.objects.select_related("game__deal", "game__table__tournament").get(game_id=game_id)
     game_check(replay.game, what="replay")
-    return replay.read()
+    return replay_for(replay.read(), user=user, game=replay.game)
 
 
 def game_seating(*, game: Game) -> list[dict[str, Any]]:
@@ -103,5 +105,5 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
             "revealed_at": game.deal.revealed_at.isoformat(),
         },
         "reproducible": tournament.reproducible,
-        "replay": replay.read(),
+        "replay": replay_public(replay.read()),  # a proof is public: no bot's notes
     }
