@@ -282,6 +282,9 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     )
     if problem:
         frames["warning"] = f"{problem}. The recorded result is shown; the moves are not."
+    owned = sealing.owned_seats(user=request.user, game=game)
+    if owned and not problem:  # the owner's "fork from here" line (docs/web.md)
+        frames["fork"] = {"seats": sorted(owned), "url": request.build_absolute_uri(reverse("web:game_detail", args=[game.pk]))}
     per_seat = (game.timing or {}).get("per_seat") if isinstance(game.timing, dict) else None
     timing_rows = (
         [{"seat": s, "bot": names.get(s, f"Seat {s}"), **row} for s, row in enumerate(per_seat)]

@@ -32,8 +32,9 @@ def test_the_owner_sees_their_bots_notes_and_can_hide_them(live_server, page):
     expected = [f"seat 2 thinks <b>{i}</b>" for i, m in enumerate(replay["moves"]) if m["seat"] == 2]
     assert mine.owner.username == "owner" and expected
 
-    page.goto(f"{live_server.url}/games/{game.id}/")  # anonymous: no note, no switch
+    page.goto(f"{live_server.url}/games/{game.id}/")  # anonymous: no note, no switch, no fork line
     assert shown_notes(page) == [] and page.query_selector("#show-notes") is None
+    assert page.query_selector("#fork-line") is None
 
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", "owner")
@@ -47,3 +48,11 @@ def test_the_owner_sees_their_bots_notes_and_can_hide_them(live_server, page):
     assert shown_notes(page) == []
     page.check("#show-notes")
     assert shown_notes(page) == expected
+    # "fork from here": the command for the position before the next move, for the owner's seat
+    page.goto(f"{live_server.url}/games/{game.id}/?move=4")
+    assert page.text_content("#fork-line") == (
+        f"tienlen-bot fork {live_server.url}/games/{game.id}/ --move 5 --seat 2 --bot my_bot.py")
+    page.keyboard.press("ArrowRight")
+    assert "--move 6 --seat 2 " in page.text_content("#fork-line")
+    page.keyboard.press("End")
+    assert not page.is_visible("#fork-line")  # nothing to fork after the last move

@@ -336,6 +336,15 @@
       this.center.appendChild(el("div", { cls: "kind", text: "offer: " + state.offer.replace(/_/g, " ") }));
     }
 
+    // the owner's "fork from here": the command that asks their bot about the next move
+    var forkEl = this.root.querySelector("#fork-line");
+    if (forkEl && data.fork) {
+      var owned = data.fork.seats;
+      var seat = owned.indexOf(state.to_move) >= 0 ? state.to_move : owned[0];
+      forkEl.parentNode.hidden = finalStep;
+      forkEl.textContent = "tienlen-bot fork " + data.fork.url + " --move " + (k + 1) + " --seat " + seat + " --bot my_bot.py";
+    }
+
     // controls and list
     this.status.textContent = k === 0 ? "Deal \u00b7 move 0 / " + this.total : "Move " + k + " / " + this.total;
     this.status.setAttribute("data-step", String(k));
