@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=6, help="local games per preset and table size (default %(default)s)")
     p.add_argument("--move-time-ms", type=int, default=1000, help="the ladder's time per move (default %(default)s)")
     p.add_argument("--skip-server", action="store_true", help="skip the protocol round trip")
+    from bots_sdk import submit
+
+    submit.add_parser(sub)
     return parser
 
 
@@ -142,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check": cmd_check,
         "verify-replay": cmd_verify_replay,
         "fork": cmd_fork,
+        "submit": _cmd_submit,
     }[args.command]
     try:
         return handler(args)
@@ -153,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tienlen-bot: interrupted", file=sys.stderr)
         return 130
-    except (BotLoadError, UsageError) as exc:
+    except (BotLoadError, UsageError, _submit_error()) as exc:
         print(f"tienlen-bot: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
@@ -163,6 +167,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tienlen-bot: error: {exc}", file=sys.stderr)
             return 2
         raise
+
+
+def _cmd_submit(args: argparse.Namespace) -> int:
+    from bots_sdk.submit import cmd_submit
+
+    return cmd_submit(args)
+
+
+def _submit_error() -> type[Exception]:
+    from bots_sdk.submit import SubmitError
+
+    return SubmitError
 
 
 # ------------------------------------------------------------------ run

@@ -59,14 +59,17 @@ def _default_concurrency() -> int:
 
 @contextmanager
 def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = None,
-                           shutdown_timeout: float = 30.0, analysis: bool = True) -> Iterator[str]:
+                           shutdown_timeout: float = 60.0, analysis: bool = True,
+                           runner: bool = False) -> Iterator[str]:
     """Run a real worker of `tienlen_site`'s app consuming only a fresh private queue.
 
     Tasks sent while inside (`.delay()` from any thread) go to that queue, so workers of
     other suites sharing the broker never take them and this worker never takes theirs.
     The analysis queue (settings.TIENLEN_ANALYSIS_QUEUE: the luck baselines) is a private
     one too, `<queue>-analysis`, which this worker also consumes unless `analysis=False`
-    (a worker that only plays tables, as compose's `worker`). Yields the queue name. On
+    (a worker that only plays tables, as compose's `worker`). The runner queue
+    (settings.TIENLEN_RUNNER_QUEUE: hosted bots) is `<queue>-runner`, consumed when
+    `runner=True`. Yields the queue name. On
     exit the app and the setting are exactly as before, whatever order tests run in.
     """
     from celery.contrib.testing.worker import start_worker
@@ -86,8 +89,12 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
     broker_changed = app.conf.broker_url != url
     queue = f"test-{uuid.uuid4().hex[:12]}"
     saved_analysis = settings.TIENLEN_ANALYSIS_QUEUE
+    saved_runner = settings.TIENLEN_RUNNER_QUEUE
     try:
         settings.TIENLEN_ANALYSIS_QUEUE = f"{queue}-analysis"
+        settings.TIENLEN_RUNNER_QUEUE = f"{queue}-runner"
+        consumed = [queue, *([settings.TIENLEN_ANALYSIS_QUEUE] if analysis else []),
+                    *([settings.TIENLEN_RUNNER_QUEUE] if runner else [])]
         if broker_changed:
             if saved_env is not None:
                 os.environ["CELERY_BROKER_URL"] = url
@@ -102,10 +109,11 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
         app.conf.task_default_queue = queue
         with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
                           perform_ping_check=False, shutdown_timeout=shutdown_timeout,
-                          queues=[queue, settings.TIENLEN_ANALYSIS_QUEUE] if analysis else [queue]):
+                          queues=consumed):
             yield queue
     finally:
         settings.TIENLEN_ANALYSIS_QUEUE = saved_analysis
+        settings.TIENLEN_RUNNER_QUEUE = saved_runner
         _restore_conf(app.conf, saved_conf)
         if saved_env is None:
             os.environ.pop("CELERY_BROKER_URL", None)

@@ -20,6 +20,8 @@ class Job(StrEnum):
     SCHEDULE_TOURNAMENT = "schedule_tournament"  # create the first tables, enqueue them
     COMPUTE_BASELINES = "compute_baselines"  # luck baselines of newly revealed deals
     PLAY_TABLE = "play_table"  # play (or resume) a table on a referee
+    VALIDATE_SUBMISSION = "validate_submission"  # a hosted bot's new version, on a runner
+    RUN_HOSTED_SESSION = "run_hosted_session"  # a hosted bot's session for a table, on a runner
 
 
 _runners: dict[Job, Callable[[int], object]] = {}

@@ -48,6 +48,11 @@ class ApiToken(models.Model):
         return f"{self.user} {self.prefix}…"
 
 
+class Hosting(models.TextChoices):
+    REMOTE = "remote", "remote (the author runs it)"
+    HOSTED = "hosted", "hosted (the platform runs it)"
+
+
 class Bot(models.Model):
     """A bot owned by a user. House bots run inside the referee and have no token."""
 
@@ -64,6 +69,16 @@ class Bot(models.Model):
     token_created_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Remote: the author's process connects with the bot's token. Hosted: the platform runs
+    # `active_submission` sandboxed (docs/hosting.md), and the bot's own token no longer
+    # connects (tournaments.token_store): only the sessions' tokens do.
+    hosting = models.CharField(max_length=8, choices=Hosting.choices, default=Hosting.REMOTE)
+    active_submission = models.ForeignKey(
+        "BotSubmission", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Why the platform stopped hosting it (a crash loop: tournaments.services.hosting); ""
+    # while it runs. A new ready version, or the owner switching it on again, clears it.
+    hosting_stopped = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -123,6 +138,94 @@ class BotVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot_id}@{self.version}"
+
+
+class BotSubmission(models.Model):
+    """An immutable submitted version of a hosted bot's code (docs/hosting.md): the zip as
+    uploaded (checked by tournaments.hosting.archive, at most 1 MiB), its content hash, who
+    sent it and when, the runtime and the SDK version it declares, and how its validation
+    went. Only a READY submission ever plays; it announces itself as `s<seq>`."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        VALIDATING = "validating"
+        READY = "ready"
+        FAILED = "failed"
+
+    class Runtime(models.TextChoices):
+        PYTHON = "python3.11", "Python 3.11 with the SDK"
+        NODE = "node20", "Node.js 20"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="submissions")
+    seq = models.PositiveIntegerField()
+    runtime = models.CharField(max_length=16, choices=Runtime.choices)
+    entry = models.CharField(max_length=200)
+    sdk_version = models.CharField(max_length=32, blank=True)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    unpacked_size = models.PositiveIntegerField()
+    files = models.PositiveIntegerField()
+    archive = models.BinaryField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    validation_log = models.TextField(blank=True)
+    detail = models.CharField(max_length=500, blank=True)
+    validated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["bot_id", "seq"]
+        constraints = [models.UniqueConstraint(fields=["bot", "seq"], name="bot_submission_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.bot_id} s{self.seq}"
+
+    @property
+    def version(self) -> str:
+        """What the bot announces in Hello when this code plays (BotVersion, GameSeat)."""
+        return f"s{self.seq}"
+
+
+class HostedSession(models.Model):
+    """One run of a hosted bot's code for one table, on a runner (a Celery task of the
+    `runner` queue): its per-session token (hashed; the referee accepts it only while the
+    session runs), and once it ended, why, whose fault, and its bounded log. The log is
+    the bot's private data: its owner's only (tournaments.sealing.bot_private_visible)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        ENDED = "ended"
+
+    bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="hosted_sessions")
+    submission = models.ForeignKey(BotSubmission, on_delete=models.PROTECT, related_name="sessions")
+    table = models.ForeignKey("Table", null=True, on_delete=models.SET_NULL, related_name="hosted_sessions")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    runner = models.CharField(max_length=64, blank=True)
+    # The runner renews it while the bot runs; once expired (the runner died), any worker's
+    # reaper queues the session again for another runner (services.hosting).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    starts = models.PositiveIntegerField(default=0)
+    reason = models.CharField(max_length=32, blank=True)
+    fault = models.CharField(max_length=16, blank=True)
+    detail = models.CharField(max_length=500, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    log = models.TextField(blank=True)
+    log_bytes = models.PositiveBigIntegerField(default=0)
+    log_truncated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["bot", "table"], name="hosted_session_bot_table")]
+
+    def __str__(self) -> str:
+        return f"session {self.pk} of {self.bot_id}"
 
 
 class RatingPool(models.Model):

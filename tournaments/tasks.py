@@ -30,6 +30,7 @@ from tournaments.play.lifecycle import (
     table_wait,
     tables_claim_stale,
 )
+from tournaments.services.hosting import hosted_sessions_claim_stale
 from tournaments.services.recording import deal_baselines_compute
 from tournaments.services.tables import table_complete
 from tournaments.services.tick import tick_run
@@ -177,6 +178,12 @@ def tables_reap() -> list[int]:
         log.warning("re-enqueueing tables whose worker stopped renewing their lease: %s", stale)
     for table_id in stale:
         table_play_task.delay(table_id)
+    # Hosted bots' sessions whose runner died: started again on another runner, before the
+    # referee's disconnect grace for hosted seats runs out (TIENLEN_HOSTED_DISCONNECT_GRACE_S).
+    sessions = hosted_sessions_claim_stale()
+    if sessions:
+        log.warning("restarting hosted sessions whose runner stopped renewing their lease: %s", sessions)
+    jobs.enqueue_each_on_commit(Job.RUN_HOSTED_SESSION, sessions)
     return stale
 
 
@@ -214,3 +221,5 @@ def baselines_enqueue(tournament_id: int) -> None:
 jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
 jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tournament_id))
 jobs.provide(Job.PLAY_TABLE, lambda table_id: table_play_task.delay(table_id))
+
+import tournaments.tasks_hosting  # noqa: E402,F401  (the runner queue's tasks and jobs)

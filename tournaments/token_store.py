@@ -2,7 +2,9 @@
 
 Run the referee with `--token-store tournaments.token_store:DjangoTokenStore` (and
 `DATABASE_URL` set like the web and workers). Tokens are checked by SHA-256 against
-`Bot.token_hash`; a revoked or rotated token stops working on the next connection, with no
+`Bot.token_hash` (remote bots only) and against the running sessions of hosted bots
+(`HostedSession.token_hash`, drawn by the platform per session); a revoked or rotated
+token, or a session's once it ended, stops working on the next connection, with no
 referee restart. The referee calls this from a worker thread, never on its event loop.
 """
 
@@ -57,14 +59,9 @@ class DjangoTokenStore:
 
     @staticmethod
     def _lookup(token: str) -> BotIdentity | None:
-        from tournaments.models import Bot
-        from tournaments.tokens import token_hash
+        from tournaments.services.hosting import hosted_session_token_bot, remote_token_bot
 
-        bot = (
-            Bot.objects.filter(token_hash=token_hash(token), revoked_at__isnull=True)
-            .only("pk", "name")
-            .first()
-        )
+        bot = remote_token_bot(token=token) or hosted_session_token_bot(token=token)
         if bot is None:
             return None
         return BotIdentity(bot_id=str(bot.pk), name=bot.name)

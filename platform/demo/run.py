@@ -69,6 +69,7 @@ class DemoConfig:
     timeout: float = 1800.0
     log_dir: Path | None = None
     fresh: bool = False
+    hosted_bot: str = ""  # a kind of `bots` the platform hosts instead (demo.hosting)
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> DemoConfig:
@@ -120,7 +121,14 @@ class DemoConfig:
             timeout=float(options["timeout"]),  # type: ignore[arg-type]
             log_dir=options.get("log_dir"),  # type: ignore[arg-type]
             fresh=bool(options.get("fresh")),
+            hosted_bot=_hosted_kind(options.get("hosted_bot"), bots, serve=not options["no_serve"]),
         )
+
+    def hosted_name(self) -> str:
+        """The name of the bot the platform hosts ("" for none)."""
+        if not self.hosted_bot:
+            return ""
+        return dict(zip(self.bots, self.bot_names(), strict=True))[self.hosted_bot]
 
     def url(self, path: str = "/") -> str:
         return f"http://{self.host}:{self.port}{path}"
@@ -132,6 +140,15 @@ class DemoConfig:
     def house_bot_names(self) -> list[str]:
         """Unique house bot names: `house-greedy`, `house-greedy-2`, ..."""
         return _unique_names("house", self.house_bots)
+
+
+def _hosted_kind(value: object, bots: tuple[str, ...], *, serve: bool) -> str:
+    kind = str(value or "").strip()
+    if kind and kind not in bots:
+        raise ValueError(f"--hosted-bot: {kind!r} is not one of --bots ({', '.join(bots)})")
+    if kind and not serve:
+        raise ValueError("--hosted-bot needs the web site (it is submitted through it): drop --no-serve")
+    return kind
 
 
 def _unique_names(prefix: str, kinds: Sequence[str]) -> list[str]:
@@ -393,14 +410,24 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
     )
     wait_until(lambda: referee_healthy(target), timeout=60, what="the referee", group=group)
 
-    say.step(f"Starting {len(bots)} bot processes (tienlen-bot run ... --server {target})")
-    for bot in bots:
+    hosted = [b for b in bots if b.name == config.hosted_name()]
+    if hosted:
+        from demo.hosting import hosting_env, hosting_problem
+
+        env.update(hosting_env())
+        problem = hosting_problem()
+        if problem:
+            say.detail(f"not hosting {hosted[0].name}: {problem}; it runs as a process instead")
+            hosted = []
+    processes_for = [b for b in bots if b not in hosted]
+    say.step(f"Starting {len(processes_for)} bot processes (tienlen-bot run ... --server {target})")
+    for bot in processes_for:
         group.start(
             f"bot-{bot.name}",
             python_argv("-m", "bots_sdk.cli", "run", bot.run_target, "--server", target),
             env={"TIENLEN_TOKEN": bot.token},
         )
-    wanted = {str(b.bot_id) for b in bots}
+    wanted = {str(b.bot_id) for b in processes_for}
     wait_until(
         lambda: wanted <= referee_connected_bot_ids(target, organizer_token),
         timeout=60, what="every bot to connect to the referee", group=group,
@@ -416,6 +443,9 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         group.start("web", web_argv(host=config.host, port=config.port), env=env)
         wait_until(lambda: web_answering(config.host, config.port), timeout=60,
                    what="the web site", group=group)
+
+    for bot in hosted:
+        demo_bot_host(bot=bot, config=config, group=group, env=env, say=say)
 
     tournament = demo_tournament_create(config=config, owner=owner, bots=bots, house_bot_ids=house_bot_ids)
     path = tournament_path(slug=tournament.slug)
@@ -467,6 +497,30 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         versions=version_check(tournament_id=tournament.pk),
         ratings=demo_ratings(tournament_id=tournament.pk),
     )
+
+
+def demo_bot_host(*, bot: DemoBot, config: DemoConfig, group: ProcessGroup, env: dict[str, str], say: Printer) -> None:
+    """Hand the bot's code to the platform as its author would (`tienlen-bot submit ...
+    --hosted` through the site), with a runner to validate and play it."""
+    from demo.hosting import bot_source, runner_argv, submit
+    from tournaments.models import Bot
+    from tournaments.services.accounts import api_token_create
+
+    say.step("Starting a runner (a Celery worker of the runner queue: hosted bots, sandboxed)")
+    group.start("runner", runner_argv(), env=env)
+    folder = group.log_dir.parent / "demo-hosted" / bot.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bot.py").write_text(bot_source(bot.run_target))
+    author = Bot.objects.select_related("owner").get(pk=bot.bot_id).owner
+    _, api_token = api_token_create(user=author, name="demo: tienlen-bot submit")
+    say.step(f"Submitting {bot.name} to be hosted: tienlen-bot submit {folder} --bot {bot.name} "
+             f"--site {config.url()} --hosted")
+    done = submit(folder=folder, bot_name=bot.name, api_token=api_token, site=config.url())
+    for line in done.stdout.splitlines():
+        if line.startswith(("submitted ", "validated ", f"{bot.name} is ")):
+            say.detail(line)
+    if done.returncode != 0:
+        raise DemoError(f"submitting {bot.name} failed:\n{done.stdout}{done.stderr}")
 
 
 STALL_WARNING_S = 60.0

@@ -301,6 +301,10 @@ CELERY_DB_REUSE_MAX = 200
 # its time on them; a worker of its own (compose's `analysis`), or one consuming both
 # (`--queues celery,analysis`: the image's default, the demo), runs them.
 TIENLEN_ANALYSIS_QUEUE = os.environ.get("TIENLEN_ANALYSIS_QUEUE", "analysis")
+# The queue of the hosted bots' work (validating a submitted version, running a hosted
+# bot's session for a table): consumed only by runners, workers on a host that can sandbox
+# (docs/hosting.md), whose concurrency is their sandbox slots.
+TIENLEN_RUNNER_QUEUE = os.environ.get("TIENLEN_RUNNER_QUEUE", "runner")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Celery beat's tick: starts scheduled tournaments when due and ladder tables. Pages read it
 # too: a ladder no tick has looked at for two periods (plus a margin) says nobody ticks it.

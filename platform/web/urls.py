@@ -1,7 +1,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from web import live, views, views_account, views_organise
+from web import live, views, views_account, views_hosting, views_organise
 
 app_name = "web"
 
@@ -32,6 +32,8 @@ urlpatterns = [
     path("me/bots/new/", views_account.bot_register, name="bot_register"),
     path("me/bots/<botname:name>/token/", views_account.bot_token_rotate, name="bot_token_rotate"),
     path("me/bots/<botname:name>/edit/", views_account.bot_edit, name="bot_edit"),
+    path("me/bots/<botname:name>/versions/", views_hosting.bot_submit, name="bot_submit"),
+    path("me/bots/<botname:name>/hosting/", views_hosting.bot_hosting, name="bot_hosting"),
     path("me/bots/<botname:name>/retire/", views_account.bot_retire, name="bot_retire"),
     path("me/tokens/", views_account.api_tokens, name="api_tokens"),
     path("me/tokens/<dbid:token_id>/revoke/", views_account.api_token_revoke, name="api_token_revoke"),

@@ -37,6 +37,7 @@ from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import tournament_get, tournament_progress
+from tournaments.selectors.versions import bot_sessions, bot_submissions
 from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
 from web.replay_frames import replay_frames
@@ -202,6 +203,9 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     history = queries.rating_history(bot=bot)
     for s in history:
         s["chart"] = queries.svg_chart(s["points"])
+    hosted_versions = bot_submissions(viewer=request.user, bot=bot)
+    if hosted_versions is not None:
+        hosted_versions = list(hosted_versions)
     return render(
         request,
         "web/bot_detail.html",
@@ -214,6 +218,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "h2h": queries.bot_head_to_head(bot=bot),
             "recent_games": list(game_list(bot=bot)[:15]),
             "is_owner": sealing.bot_private_visible(user=request.user, bot=bot),
+            # its hosted code's versions and sessions' logs: None unless the viewer owns it
+            "hosted_versions": hosted_versions,
+            "hosted_active": next((v for v in hosted_versions or () if v.pk == bot.active_submission_id), None),
+            "hosted_sessions": bot_sessions(viewer=request.user, bot=bot, limit=20),
         },
     )
 

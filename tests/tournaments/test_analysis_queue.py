@@ -67,8 +67,10 @@ def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee
         before = tournament_luck_adjusted(tournament=tournament)
         assert before.games_scored == 20 and before.deals_with_baseline == 0
         # The baselines wait on the analysis queue; a worker consuming it computes them.
+        # (a generous shutdown: on a loaded 2-core machine a worker thread finishing its last
+        # simulation took longer than celery's default 10 s to exit)
         with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False,
-                          queues=[settings.TIENLEN_ANALYSIS_QUEUE]):
+                          shutdown_timeout=60.0, queues=[settings.TIENLEN_ANALYSIS_QUEUE]):
             wait_for(lambda: not deals.filter(baseline__isnull=True).exists(), 120, "the luck baselines")
     after = tournament_luck_adjusted(tournament=tournament)
     assert after.games_scored == 20 and after.deals_with_baseline == deals.count()

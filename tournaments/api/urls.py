@@ -4,7 +4,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from tournaments.api import views, views_collusion, views_verification
+from tournaments.api import views, views_collusion, views_hosting, views_verification
 
 app_name = "api"
 
@@ -18,6 +18,10 @@ urlpatterns = [
     path("bots/<botname:name>/", views.BotDetailView.as_view(), name="bot"),
     path("bots/<botname:name>/rotate-token/", views.BotRotateTokenView.as_view(), name="bot-rotate"),
     path("bots/<botname:name>/revoke/", views.BotRevokeView.as_view(), name="bot-revoke"),
+    path("bots/<botname:name>/versions/", views_hosting.BotVersionsView.as_view(), name="bot-versions"),
+    path("bots/<botname:name>/versions/<int:seq>/", views_hosting.BotVersionDetailView.as_view(), name="bot-version"),
+    path("bots/<botname:name>/hosting/", views_hosting.BotHostingView.as_view(), name="bot-hosting"),
+    path("bots/<botname:name>/sessions/", views_hosting.BotSessionsView.as_view(), name="bot-sessions"),
     path("bots/<botname:name>/ratings/", views.BotRatingsView.as_view(), name="bot-ratings"),
     path("bots/<botname:name>/ratings/<pool:pool>/", views.BotRatingHistoryView.as_view(), name="bot-rating-history"),
     path("bots/<botname:name>/games/", views.BotGamesView.as_view(), name="bot-games"),

@@ -22,6 +22,7 @@ from enum import StrEnum
 
 from django.db import OperationalError
 
+from referee_service.participants import participant_bot_id
 from tournaments.play import routing
 from tournaments.play.leases import TableLease
 from tournaments.play.lifecycle import LeaseHeld, lease_owner_process_gone, table_lease_break
@@ -36,6 +37,7 @@ from tournaments.play.referee import (
 )
 from tournaments.play.stream import event_batches
 from tournaments.services.accounts import bot_versions_note
+from tournaments.services.hosting import hosted_seats_pending, hosted_sessions_ensure
 from tournaments.services.recording import table_games_record
 from tournaments.services.tables import table_plan, table_seats_forfeit
 
@@ -91,6 +93,10 @@ def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = 
     lease.keep()
     if plan.first_game_index >= plan.games_planned:
         return AttemptOutcome(Happened.ALL_RECORDED, table_id, plan.attempts)
+    # Hosted seats play with no author process: their runner sessions start now (the first
+    # attempt usually finds them still starting: BOTS_ABSENT, retried shortly).
+    if plan.bot_ids:
+        hosted_sessions_ensure(table_id=table_id)
     route = routing.table_route(plan=plan, avoid=avoid)
     if plan.bot_ids:  # which version of each bot plays this table, as the referee reports it
         connected = routing.route_connected(route)
@@ -161,6 +167,12 @@ def _bots_absent(plan: TablePlan, route: routing.Route, exc: BotsNotConnected) -
     if not plan.deadline_passed:
         return AttemptOutcome(Happened.BOTS_ABSENT, plan.table_id, plan.attempts, str(exc), exc)
     absent = tuple(plan.absent(routing.route_connected(route, refresh=True) or {}))
+    # A hosted bot absent because of the platform (its session still starting, or its
+    # runner failed) is not the bot's forfeit: the table waits for it instead.
+    pending = {str(b) for b in hosted_seats_pending(table_id=plan.table_id)}
+    if any(participant_bot_id(key) in pending for key in absent):
+        return AttemptOutcome(Happened.BOTS_ABSENT, plan.table_id, plan.attempts,
+                              f"{exc} (a hosted bot's session is starting on a runner)", exc)
     still_playing = table_seats_forfeit(table_id=plan.table_id, absent=absent)
     happened = Happened.FORFEITED_PLAY_ON if still_playing else Happened.FORFEITED_ALL
     return AttemptOutcome(happened, plan.table_id, plan.attempts, f"forfeit: {exc}", exc, absent=absent)

@@ -75,6 +75,9 @@ class TablePlan:
     starting_games: bool = False
     # The referee the table's previous attempt was routed to (Table.referee; "" at first).
     referee: str = ""
+    # How long a seat may stay disconnected before it forfeits (0: the referee's default);
+    # longer for tables with hosted seats, so a runner that died is replaced in time.
+    disconnect_grace_ms: int = 0
 
     @property
     def bot_ids(self) -> list[int]:
@@ -106,6 +109,7 @@ class TablePlan:
             connect_deadline_ms=max(1, self.connect_deadline_ms),
             deal_seeds=self.deal_seeds,
             starting_games=self.starting_games,
+            disconnect_grace_ms=self.disconnect_grace_ms,
         )
         if self.resume_leader is not None:
             request.resume_leader = self.resume_leader

@@ -61,7 +61,7 @@ def ladder_tick(
         entrants = [
             e for e in active
             if e.bot_id not in busy and e.bot.revoked_at is None
-            and (e.bot.house_bot or (connected is not None and str(e.bot_id) in connected))
+            and (e.bot.house_bot or _hosted_ready(e.bot) or (connected is not None and str(e.bot_id) in connected))
         ]
         for e in entrants:
             if connected and str(e.bot_id) in connected:
@@ -138,3 +138,9 @@ def _ladder_idle_reason(
             f"{len(candidates)} connected free bots have {len(owners)} different owners; a table needs {seats}."
         )
     return "No table was started at the last tick."
+
+
+def _hosted_ready(bot) -> bool:
+    """A hosted bot with a ready version is always available: a runner starts it for the
+    table it is seated at (tournaments.services.hosting.hosted_sessions_ensure)."""
+    return bot.hosting == "hosted" and bot.active_submission_id is not None and not bot.hosting_stopped

@@ -101,6 +101,7 @@ def table_plan(*, table_id: int, lease_owner: str = "") -> TablePlan | None:
         deal_seeds=deal_seeds,
         starting_games=field_format,
         referee=table.referee,
+        disconnect_grace_ms=_hosted_grace_ms(seats),
     )
 
 
@@ -286,3 +287,13 @@ def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
     owners = entrant_owners(tournament=tournament, entrants=advancing)
     tables = knockout_tables(advancing, tournament.seats_per_table, owners, strict=False)
     return tables_create(tournament=tournament, round_no=round_no + 1, tables=tables)
+
+
+def _hosted_grace_ms(seats) -> int:
+    """A table with a hosted seat lets a seat stay disconnected for
+    TIENLEN_HOSTED_DISCONNECT_GRACE_S (default 60 s) instead of the referee's 10 s: a runner
+    that died is noticed within a lease plus a reap, and the session restarted elsewhere,
+    so the bot never forfeits for the platform's failure. 0 (the default) otherwise."""
+    if not any(s.entrant.bot.hosting == "hosted" for s in seats if s.entrant_id):
+        return 0
+    return int(float(getattr(settings, "TIENLEN_HOSTED_DISCONNECT_GRACE_S", 60.0)) * 1000)

@@ -87,6 +87,12 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=positive, default=1800,
                             help="Give up if the tournament is not over after this many seconds.")
         parser.add_argument(
+            "--hosted-bot", default="",
+            help="One of --bots the platform hosts instead of a process: submitted with "
+            "`tienlen-bot submit --hosted` through the site, validated and played in the sandbox "
+            "by a runner (docs/hosting.md). Needs a host that can sandbox and the built runtimes.",
+        )
+        parser.add_argument(
             "--log-dir", type=Path, default=None,
             help="Where each process writes its log (default var/demo-logs/).",
         )

@@ -1,0 +1,341 @@
+"""Hosted bots (docs/hosting.md): submitted versions, their validation, a bot's switch
+between remote and hosted, and the sessions a runner plays a table with.
+
+The invariants, each written here once:
+
+- A submission is immutable once stored; it goes QUEUED -> VALIDATING -> READY | FAILED,
+  each step a conditional UPDATE (a redelivered validation task cannot run it twice nor
+  move a finished one back). Only READY ever becomes a bot's `active_submission`: a failed
+  version never plays, and the previous ready one stays active.
+- A bot is HOSTED only with a ready active submission.
+- A session's token is drawn by the platform when a runner starts the session, stored
+  hashed, and accepted by the referee only while the session runs (token_store); the bot's
+  own (remote) token stops connecting while it is hosted.
+- Which table plays with which submission is fixed when its session is created: a newer
+  version promoted meanwhile plays the later tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from tournaments import jobs
+from tournaments.hosting import archive
+from tournaments.jobs import Job
+from tournaments.models import (
+    Bot,
+    BotSubmission,
+    Entrant,
+    HostedSession,
+    Hosting,
+    TableSeat,
+    Tournament,
+)
+from tournaments.play.lifecycle import OPEN
+from tournaments.tokens import BOT_TOKEN_PREFIX, token_generate, token_hash
+
+#: A log kept in the database, per session and per validation: the sandbox keeps 1 MiB of
+#: output (its first quarter and last three quarters); what is stored is cut the same way.
+MAX_STORED_LOG = 256 * 1024
+#: How often a session whose start failed on the platform's side is tried again.
+MAX_SESSION_STARTS = 3
+#: A crash loop: this many sessions ended by the bot's own fault (a crash, its memory cap,
+#: leaving on its own) within CRASH_WINDOW stops hosting it until the owner acts.
+CRASH_LOOP_ENDS = 3
+CRASH_WINDOW = timedelta(minutes=10)
+
+Status = BotSubmission.Status
+
+
+def bounded_text(text: str, limit: int = MAX_STORED_LOG) -> tuple[str, bool]:
+    """`text` cut to `limit` characters (its first quarter and last three quarters, with a
+    marker saying how much was left out), and whether it was cut."""
+    if len(text) <= limit:
+        return text, False
+    head, tail = limit // 4, limit - limit // 4
+    return f"{text[:head]}\n[... {len(text) - head - tail} characters left out ...]\n{text[-tail:]}", True
+
+
+def _own(*, bot: Bot, user) -> None:
+    if not (user is not None and user.is_authenticated and bot.owner_id == user.pk):
+        raise PermissionDenied("Only the bot's owner may do this.")
+    if bot.house_bot:
+        raise ValidationError({"bot": "House bots run inside the referee: they take no code."})
+    if not bot.is_active:
+        raise ValidationError({"bot": "This bot is revoked."})
+
+
+def submission_create(*, bot: Bot, user, data: bytes, runtime: str, sdk_version: str = "") -> BotSubmission:
+    """Store a new version of the bot's code (checked: tournaments.hosting.archive) and
+    enqueue its validation after commit. Raises ValidationError with the archive's problem."""
+    _own(bot=bot, user=user)
+    try:
+        manifest = archive.check(data, runtime)
+    except archive.ArchiveError as exc:
+        raise ValidationError({"archive": str(exc)}) from exc
+    sdk_version = sdk_version.strip()[:32]
+    if any(not (c.isalnum() or c in ".+-_") for c in sdk_version):
+        raise ValidationError({"sdk_version": "Use letters, digits and . + - _ only."})
+    for _ in range(3):
+        try:
+            with transaction.atomic():
+                seq = (BotSubmission.objects.filter(bot=bot).aggregate(m=Max("seq"))["m"] or 0) + 1
+                submission = BotSubmission.objects.create(
+                    bot=bot, seq=seq, runtime=runtime, entry=manifest.entry, sdk_version=sdk_version,
+                    sha256=manifest.sha256, size=len(data), unpacked_size=manifest.unpacked_bytes,
+                    files=len(manifest.files), archive=data, uploaded_by=user,
+                )
+                jobs.enqueue_on_commit(Job.VALIDATE_SUBMISSION, submission.pk)
+                return submission
+        except IntegrityError:
+            continue  # two uploads raced for the same number
+    raise ValidationError({"archive": "Another upload of this bot happened at the same moment; try again."})
+
+
+def submission_validation_begin(*, submission_id: int) -> bool:
+    """QUEUED -> VALIDATING; False when another delivery of the task already took it (or
+    it is finished), so the validation runs once."""
+    return bool(BotSubmission.objects.filter(pk=submission_id, status=Status.QUEUED)
+                .update(status=Status.VALIDATING))
+
+
+def submission_validation_retry(*, submission_id: int) -> None:
+    """VALIDATING -> QUEUED: the runner failed on the platform's side (not the code's fault)."""
+    BotSubmission.objects.filter(pk=submission_id, status=Status.VALIDATING).update(status=Status.QUEUED)
+
+
+def submission_validation_finish(*, submission_id: int, ok: bool, log: str, detail: str) -> BotSubmission:
+    """VALIDATING -> READY or FAILED with its log; a READY version newer than the bot's
+    active one becomes active (tables already seated keep theirs: `hosted_sessions_ensure`)."""
+    text, _ = bounded_text(log)
+    with transaction.atomic():
+        submission = BotSubmission.objects.select_for_update().get(pk=submission_id)
+        if submission.status != Status.VALIDATING:
+            return submission
+        submission.status = Status.READY if ok else Status.FAILED
+        submission.validation_log = text
+        submission.detail = detail[:500]
+        submission.validated_at = timezone.now()
+        submission.save(update_fields=["status", "validation_log", "detail", "validated_at"])
+        if ok:
+            bot = Bot.objects.select_for_update().get(pk=submission.bot_id)
+            current = bot.active_submission
+            if current is None or current.seq < submission.seq:
+                bot.active_submission = submission
+                bot.hosting_stopped = ""  # new code: hosted again
+                bot.save(update_fields=["active_submission", "hosting_stopped"])
+    return submission
+
+
+def bot_hosting_set(*, bot: Bot, user, hosting: str) -> Bot:
+    """Switch a bot between remote and hosted. Hosted needs a ready version; while hosted,
+    the bot's own token stops connecting (its author's process cannot join its tables)."""
+    _own(bot=bot, user=user)
+    if hosting not in Hosting.values:
+        raise ValidationError({"hosting": f"Use one of {', '.join(Hosting.values)}."})
+    if hosting == Hosting.HOSTED and bot.active_submission_id is None:
+        raise ValidationError({"hosting": "Submit a version and wait until it is ready before hosting this bot."})
+    if hosting == Hosting.REMOTE and bot.hosting == Hosting.HOSTED and _in_play(bot):
+        # Its tables may share deals with other tables because it was isolated: a process
+        # of the author's, with a network, must not join them now.
+        raise ValidationError({"hosting": "This bot is entered in a scheduled or running tournament, whose "
+                               "deals it may share with other tables because it is hosted: switch it to "
+                               "remote once those are over (or leave the ladders)."})
+    bot.hosting = hosting
+    bot.hosting_stopped = ""  # the owner's decision lifts a crash-loop stop
+    bot.save(update_fields=["hosting", "hosting_stopped"])
+    return bot
+
+
+def _in_play(bot: Bot) -> bool:
+    return Entrant.objects.filter(
+        bot=bot, status=Entrant.Status.ACTIVE,
+        tournament__status__in=(Tournament.Status.SCHEDULED, Tournament.Status.RUNNING)).exists()
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+def hosted_sessions_ensure(*, table_id: int) -> list[int]:
+    """The table's hosted seats each get a session (queued for a runner after commit) if
+    none is queued or running for it: called by every attempt at the table, so a session
+    that ended (a crash) is not restarted here, but a table resumed later gets one again
+    only if the last one ended on the platform's side. Returns the sessions created."""
+    seats = (TableSeat.objects.filter(table_id=table_id, entrant__bot__hosting=Hosting.HOSTED,
+                                      entrant__bot__active_submission__isnull=False, entrant__bot__hosting_stopped="")
+             .values_list("entrant__bot_id", "entrant__bot__active_submission_id"))
+    created = []
+    for bot_id, submission_id in seats:
+        with transaction.atomic():
+            Bot.objects.select_for_update().filter(pk=bot_id).first()  # one creator at a time
+            last = HostedSession.objects.filter(bot_id=bot_id, table_id=table_id).order_by("-id").first()
+            if last is not None and (last.status != HostedSession.Status.ENDED or last.fault == "bot"):
+                continue  # live, or ended by the bot's own fault: the table's deadline decides
+            # A table resumed keeps the version it started with.
+            if last is not None:
+                submission_id = last.submission_id
+            session = HostedSession.objects.create(bot_id=bot_id, submission_id=submission_id, table_id=table_id)
+            jobs.enqueue_on_commit(Job.RUN_HOSTED_SESSION, session.pk)
+            created.append(session.pk)
+    return created
+
+
+def hosted_seats_pending(*, table_id: int) -> set[int]:
+    """Bots of the table whose absence is not theirs to answer for: a hosted session is
+    queued or starting, or the last one ended on the platform's side (a runner failure).
+    The attempt does not forfeit them past the connect deadline; it waits."""
+    sessions = HostedSession.objects.filter(table_id=table_id, bot__hosting=Hosting.HOSTED)
+    out: set[int] = set()
+    last: dict[int, HostedSession] = {}
+    for session in sessions.order_by("id"):
+        last[session.bot_id] = session
+    for bot_id, session in last.items():
+        if session.status != HostedSession.Status.ENDED or session.fault == "platform":
+            out.add(bot_id)
+    return out
+
+
+@dataclass(frozen=True)
+class SessionStart:
+    session: HostedSession
+    token: str  # the clear token: to the sandbox's environment only, never stored
+
+
+def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None:
+    """A runner takes the session: RUNNING with a fresh token. None when it is over (its
+    table closed, or it ended) — a redelivered task for a finished session does nothing.
+    A RUNNING session is taken only once its lease expired (its runner died and the broker
+    redelivered the task): it gets a new token, so the old sandbox, if it somehow lived,
+    can no longer connect; while the lease is live, None (a late duplicate of the task)."""
+    token = token_generate(prefix=BOT_TOKEN_PREFIX)
+    with transaction.atomic():
+        session = (HostedSession.objects.select_for_update(of=("self",)).select_related("submission", "table", "bot")
+                   .filter(pk=session_id).first())
+        if session is None or session.status == HostedSession.Status.ENDED:
+            return None
+        if (session.status == HostedSession.Status.RUNNING and session.lease_expires_at is not None
+                and session.lease_expires_at > timezone.now()):
+            return None  # a live runner holds it (this is a late redelivery of its task)
+        if session.table is not None and session.table.status not in OPEN:
+            _end(session, reason="stopped", fault="none", detail="the table closed before the session started")
+            return None
+        session.status = HostedSession.Status.RUNNING
+        session.token_hash = token_hash(token)
+        session.runner = runner[:64]
+        session.starts += 1
+        session.started_at = timezone.now()
+        session.save(update_fields=["status", "token_hash", "runner", "starts", "started_at"])
+    hosted_session_renew(session_id=session_id, runner=runner)
+    return SessionStart(session=session, token=token)
+
+
+def _lease_s() -> float:
+    return float(getattr(settings, "TIENLEN_LEASE_SECONDS", 30.0))
+
+
+def hosted_session_renew(*, session_id: int, runner: str) -> bool:
+    """The runner is alive: its lease on the session runs one lease (TIENLEN_LEASE_SECONDS)
+    from now, on the database's clock. False when another runner took the session over
+    (this one must stop its bot and record nothing) or it ended."""
+    return bool(HostedSession.objects.filter(pk=session_id, status=HostedSession.Status.RUNNING, runner=runner[:64])
+                .update(lease_expires_at=Now() + timedelta(seconds=_lease_s())))
+
+
+def hosted_sessions_claim_stale() -> list[int]:
+    """Running sessions whose runner stopped renewing the lease (it died: its sandbox died
+    with it): queued again, with no token, for another runner; the caller enqueues them.
+    Each claim is one conditional UPDATE, so two reapers never claim one session twice."""
+    claimed = []
+    stale = Q(status=HostedSession.Status.RUNNING, lease_expires_at__lt=Now())
+    for session_id in HostedSession.objects.filter(stale).values_list("id", flat=True):
+        if HostedSession.objects.filter(stale, pk=session_id).update(
+                status=HostedSession.Status.QUEUED, token_hash=None, runner="", lease_expires_at=None):
+            claimed.append(session_id)
+    return claimed
+
+
+def hosted_session_should_stop(*, session_id: int) -> bool:
+    """The runner's poll: stop once the session's table closed (or the session was ended)."""
+    row = (HostedSession.objects.filter(pk=session_id).values_list("status", "table__status").first())
+    if row is None:
+        return True
+    status, table_status = row
+    return status == HostedSession.Status.ENDED or (table_status is not None and table_status not in OPEN)
+
+
+def _end(session: HostedSession, **fields) -> None:
+    for name, value in fields.items():
+        setattr(session, name, value)
+    session.status = HostedSession.Status.ENDED
+    session.token_hash = None
+    session.lease_expires_at = None
+    session.ended_at = timezone.now()
+    session.save()
+
+
+def hosted_session_end(
+    *, session_id: int, reason: str, fault: str, detail: str, exit_code: int | None, log: str,
+    log_bytes: int, log_truncated: bool, retry: bool = False, runner: str | None = None,
+) -> bool:
+    """The session's end as the sandbox reported it. With `retry` (the platform's fault and
+    starts left), it goes back to QUEUED for another runner and True is returned; its log
+    so far is kept. Its token stops working at once either way. With `runner`, only while
+    that runner holds it (a runner whose session was taken over records nothing)."""
+    text, cut = bounded_text(log)
+    with transaction.atomic():
+        session = HostedSession.objects.select_for_update().filter(pk=session_id).first()
+        if session is None or session.status == HostedSession.Status.ENDED:
+            return False
+        if runner is not None and session.runner != runner[:64]:
+            return False
+        retry = retry and session.starts < MAX_SESSION_STARTS
+        session.reason, session.fault, session.detail = reason[:32], fault[:16], detail[:500]
+        session.exit_code, session.log_bytes = exit_code, log_bytes
+        session.log, session.log_truncated = text, log_truncated or cut
+        if retry:
+            session.status = HostedSession.Status.QUEUED
+            session.token_hash = None
+            session.lease_expires_at = None
+            session.save()
+            return True
+        _end(session)
+        if fault == "bot":
+            _crash_loop_check(session)
+    return False
+
+
+def _crash_loop_check(session: HostedSession) -> None:
+    """Stop hosting a bot whose sessions keep ending by its own fault (CRASH_LOOP_ENDS
+    within CRASH_WINDOW), saying why on its owner's page; its seats are then absent and the
+    connect deadline forfeits them, as for a remote bot that stopped."""
+    recent = HostedSession.objects.filter(bot_id=session.bot_id, fault="bot",
+                                          ended_at__gte=timezone.now() - CRASH_WINDOW)
+    if recent.count() < CRASH_LOOP_ENDS:
+        return
+    why = (f"stopped at {timezone.now():%Y-%m-%d %H:%M} UTC: {CRASH_LOOP_ENDS} sessions ended by the bot's own "
+           f"fault within {int(CRASH_WINDOW.total_seconds() // 60)} minutes (the last: {session.reason}: "
+           f"{session.detail}). Submit a fixed version, or switch hosting on again.")
+    Bot.objects.filter(pk=session.bot_id, hosting_stopped="").update(hosting_stopped=why[:300])
+
+
+def hosted_session_token_bot(*, token: str) -> Bot | None:
+    """The bot a running session's token stands for (the referee's token check)."""
+    return (Bot.objects.filter(hosted_sessions__token_hash=token_hash(token),
+                               hosted_sessions__status=HostedSession.Status.RUNNING,
+                               hosting=Hosting.HOSTED, revoked_at__isnull=True)
+            .only("pk", "name").first())
+
+
+def remote_token_bot(*, token: str) -> Bot | None:
+    """The bot a remote token stands for: never a hosted bot (its author's process could
+    otherwise sit at its tables, with a network, where deals are shared as for isolated bots)."""
+    return (Bot.objects.filter(Q(token_hash=token_hash(token)), revoked_at__isnull=True, hosting=Hosting.REMOTE)
+            .only("pk", "name").first())
