@@ -137,7 +137,8 @@ def _attach_timing(moves: list[dict[str, Any]], timing: dict[str, Any] | None) -
 
 def _attach_notes(moves: list[dict[str, Any]], moves_in: list[Any]) -> bool:
     """Each move's note as the replay has it (the caller passed the replay through
-    `sealing.replay_for`, so only the viewer's own bots' notes are left); True if any."""
+    `sealing.replay_for`, so only the viewer's own bots' notes and published ones are
+    left); True if any."""
     if len(moves_in) != len(moves):
         return False
     found = False

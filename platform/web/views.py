@@ -335,9 +335,9 @@ def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
     game = replay.game
     try:
         data = replay.read()  # the engine's reader checks it
-        public = sealing.replay_public(data)
+        public = sealing.replay_public(data, game=game)
         # The text as it was stored, unless it has notes: those are the bots' owners' only
-        # (the owner reads their own through the game page or the API).
+        # unless published (the owner reads their own through the game page or the API).
         text = replay.decoded_text() if public is data else json.dumps(public, separators=(",", ":"))
     except ReplayError as exc:
         return _with_notices(HttpResponse(

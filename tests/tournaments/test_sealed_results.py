@@ -371,6 +371,12 @@ def _note_every_move(game: Game) -> None:
     row.save(update_fields=["data", "raw_size"])
 
 
+def _seat_notes(game: Game, seat: int) -> set[str]:
+    """The notes the stored replay holds for the seat's moves (none in an instant win,
+    where nobody moves: the deals are random)."""
+    return {m["note"] for m in Replay.objects.get(game=game).read()["moves"] if m["seat"] == seat}
+
+
 def _notes_in(body: str) -> set[str]:
     return set(re.findall(r"NOTE-\d+-seat\d", body))
 
@@ -403,7 +409,9 @@ def test_move_notes_are_their_bots_owners_only_before_and_after_the_reveal(
 
     def own_notes(game: Game, user: User) -> set[str]:
         bot = seat_bots[0] if user == owner else seat_bots[1]
-        return {f"NOTE-{game.pk}-seat{seat_of[game.pk][bot.pk]}"}
+        return _seat_notes(game, seat_of[game.pk][bot.pk])
+
+    assert own_notes(shown, owner) or own_notes(hidden, owner)  # both instant wins: 1 in thousands
 
     # Anonymous, an organiser, a staff member: no note anywhere, before the reveal or after.
     staff = User.objects.create_user("staff", is_staff=True)
@@ -424,7 +432,8 @@ def test_move_notes_are_their_bots_owners_only_before_and_after_the_reveal(
         replay = json.loads(pages[f"/api/v1/games/{shown.pk}/replay/"][1])
         mine = seat_of[shown.pk][(seat_bots[0] if user == owner else seat_bots[1]).pk]
         assert all(("note" in m) == (m["seat"] == mine) for m in replay["moves"])
-        assert 'id="show-notes"' in pages[f"/games/{shown.pk}/"][1]  # the viewer's toggle
+        if own_notes(shown, user):
+            assert 'id="show-notes"' in pages[f"/games/{shown.pk}/"][1]  # the viewer's toggle
         download = pages[f"/games/{shown.pk}/replay.json"][1]
         assert json.loads(download) == without_notes(Replay.objects.get(game=shown).read())
         assert pages[f"/games/{hidden.pk}/"][0] == 403
@@ -444,4 +453,43 @@ def test_move_notes_are_their_bots_owners_only_before_and_after_the_reveal(
             found = _notes_in(response.content.decode())
             expected = (own_notes(hidden, viewer) if viewer in (owner, other_owner)
                         and url in (f"/games/{hidden.pk}/", f"/api/v1/games/{hidden.pk}/replay/") else set())
-            assert found == expected, (viewer, url, found)
+            assert found == expected, (viewer, url, found, response.content[:400])
+
+
+def test_an_owner_publishes_their_bots_notes_once_the_tournament_has_finished(
+        organiser, house_bots, owner, other_owner) -> None:
+    rr = running_round_robin(organiser, house_bots, name="Published cup", seats_per_table=4, duplicate_sets=1)
+    a = rr.tables.order_by("round", "number").first()
+    b = rr.tables.exclude(pk=a.pk).get(deal_group=a.deal_group)
+    table_play_locally(table_id=a.pk, games=1)
+    table_play_locally(table_id=b.pk, games=1)
+    game = Game.objects.select_related("deal").get(table=a, index=0)
+    assert sealing.game_revealed(game)
+    _note_every_move(game)
+    seats = {s.seat: s.bot for s in game.seats.select_related("bot")}
+    Bot.objects.filter(pk=seats[0].pk).update(owner=owner)
+    Bot.objects.filter(pk=seats[1].pk).update(owner=other_owner)
+    url = f"/api/v1/tournaments/{rr.slug}/entrants/{seats[0].name}/publish-notes/"
+    mine, client = Client(), Client()
+    mine.force_login(owner)
+    client.force_login(other_owner)
+    # Not while the tournament plays (its entrants could read how the bot thinks), not by
+    # anyone but the owner, not anonymously.
+    answer = mine.post(url)
+    assert answer.status_code == 400 and "once the tournament has finished" in answer.content.decode()
+    Tournament.objects.filter(pk=rr.pk).update(status=Tournament.Status.FINISHED)
+    assert client.post(url).status_code == 403
+    assert Client().post(url).status_code in (401, 403)
+    for url_of_game, (_status, body) in _crawl_as(None).items():
+        assert not _notes_in(body), url_of_game
+    answer = mine.post(url)
+    assert answer.status_code == 200 and answer.json()["notes_published_at"]
+    # Now everyone sees seat 0's notes wherever the replay is served, and still no other
+    # seat's (the other owner: their own too).
+    published = _seat_notes(game, 0)
+    replay_urls = {f"/games/{game.pk}/", f"/games/{game.pk}/replay.json",
+                   f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/"}
+    for url_of_game, (_status, body) in _crawl_as(None).items():
+        assert _notes_in(body) == (published if url_of_game in replay_urls else set()), url_of_game
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert _notes_in(page) == published | _seat_notes(game, 1)

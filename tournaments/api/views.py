@@ -65,6 +65,7 @@ from tournaments.services.accounts import (
     user_can_manage_tournament,
     user_is_organiser,
 )
+from tournaments.services.notes import entrant_notes_publish
 from tournaments.services.tournaments import (
     ladder_join,
     ladder_leave,
@@ -443,6 +444,20 @@ class TournamentEntrantDeleteView(ServiceAPIView):
         tournament = self.noted(_own_tournament(request, slug))
         tournament_entrant_remove(tournament=tournament, bot=get_object_or_404(bot_list(), name=bot))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EntrantNotesPublishView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT},
+                   summary="Publish your bot's move notes of a finished tournament (bot owners; "
+                   "every replay of its games there then shows them)")
+    def post(self, request, slug: str, bot: str):
+        tournament = self.tournament(slug)
+        entrant = entrant_notes_publish(user=request.user, tournament=tournament,
+                                        bot=get_object_or_404(bot_list(), name=bot))
+        return Response({"tournament": tournament.slug, "bot": bot,
+                         "notes_published_at": entrant.notes_published_at.isoformat()})
 
 
 class LadderJoinView(ServiceAPIView):

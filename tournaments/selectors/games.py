@@ -105,5 +105,5 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
             "revealed_at": game.deal.revealed_at.isoformat(),
         },
         "reproducible": tournament.reproducible,
-        "replay": replay_public(replay.read()),  # a proof is public: no bot's notes
+        "replay": replay_public(replay.read(), game=game),  # a proof is public: published notes only
     }

@@ -179,8 +179,8 @@
       if (m.attempts) li.appendChild(el("span", { cls: "badge pending", title: "illegal moves tried before this one", text: m.attempts + " tries" }));
       if (typeof m.ms === "number") li.appendChild(el("span", { cls: "ms", title: "thinking time, as the bot reported it", text: (m.ms < 10 ? m.ms.toFixed(1) : Math.round(m.ms)) + " ms" }));
       if (m.out) li.appendChild(el("span", { cls: "badge finished", text: "out #" + m.out }));
-      // Only the viewer's own bot's notes are in the data (tournaments/sealing.py).
-      if (typeof m.note === "string") li.appendChild(el("div", { cls: "move-note", title: "your bot's note on this move (only you see it)", text: m.note }));
+      // Only the viewer's own bots' notes, and published ones, are in the data (tournaments/sealing.py).
+      if (typeof m.note === "string") li.appendChild(el("div", { cls: "move-note", title: "the bot's note on this move", text: m.note }));
       li.addEventListener("click", function () { self.go(i + 1); });
       self.moveList.appendChild(li);
     });
