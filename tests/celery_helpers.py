@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from celery.signals import task_postrun
+
 from tests.logsafe import preserved_logging
 from tests.needs import unavailable
 
@@ -107,11 +109,13 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
             app.amqp._producer_pool = None
         app.conf.result_backend = None
         app.conf.task_default_queue = queue
+        task_postrun.connect(_close_worker_thread_connections, weak=False)
         with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
                           perform_ping_check=False, shutdown_timeout=shutdown_timeout,
                           queues=consumed):
             yield queue
     finally:
+        task_postrun.disconnect(_close_worker_thread_connections)
         settings.TIENLEN_ANALYSIS_QUEUE = saved_analysis
         settings.TIENLEN_RUNNER_QUEUE = saved_runner
         _restore_conf(app.conf, saved_conf)
@@ -123,6 +127,19 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
         _replace(queues, saved_queues)
         _replace(queues._default_consume_from, saved_default_consume_from)
         queues._consume_from = saved_consume_from
+
+
+def _close_worker_thread_connections(**_kwargs: Any) -> None:
+    """After each task in a worker's pool thread: close that thread's database connections.
+    A thread pool's threads outlive the worker that made them (and hold their connection
+    until collected), so the test database was still "being accessed by other users" when
+    the suite dropped it. Never in the main thread (a test's own transaction is there)."""
+    import threading
+
+    from django.db import connections
+
+    if threading.current_thread() is not threading.main_thread():
+        connections.close_all()
 
 
 def _restore_conf(conf: Any, saved: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ Hypothesis: no per-example deadline. A property's examples are checked for what 
 assert, not for how fast they run; on a loaded 2-core CI machine a 200 ms deadline failed
 examples that were correct (speed is measured by benchmarks/, not by tests)."""
 
+import gc
 import logging
 import os
 import signal
@@ -65,6 +66,29 @@ def _foreign(handlers: list[logging.Handler]) -> list[logging.Handler]:
     return [h for h in handlers if type(h).__module__.split(".")[0] != "_pytest"]
 
 
+_monitor: list = []  # one connection to the server's `postgres` database, made on first use
+
+
+def _db_sessions() -> dict[int, str] | None:
+    """The server's sessions on this run's test database (pid -> their last query), seen
+    from a connection to another database (so it never holds the test database itself);
+    None when the tests do not run on PostgreSQL."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if "postgresql" not in db["ENGINE"] or not str(db["NAME"]).startswith("test_"):
+        return None
+    if not _monitor:
+        import psycopg
+
+        _monitor.append(psycopg.connect(host=db.get("HOST") or None, port=db.get("PORT") or None,
+                                        user=db.get("USER") or None, password=db.get("PASSWORD") or None,
+                                        dbname="postgres", autocommit=True))
+    rows = _monitor[0].execute(
+        "SELECT pid, left(query, 160) FROM pg_stat_activity WHERE datname = %s", [db["NAME"]]).fetchall()
+    return dict(rows)
+
+
 @pytest.fixture(autouse=True)
 def _leaves_nothing_behind(request):
     if not Path("/proc/self/stat").exists():  # not Linux: nothing to look at
@@ -72,8 +96,26 @@ def _leaves_nothing_behind(request):
         return
     before_children = set(_children())
     before_handlers = {name: _foreign(h) for name, h in _handlers().items()}
+    before_db = _db_sessions()
     yield
     problems = []
+    if before_db is not None:
+        deadline = time.monotonic() + 5.0  # a thread closing its connection at the very end
+        while True:
+            after_db = _db_sessions() or {}
+            opened = {pid: q for pid, q in after_db.items() if pid not in before_db}
+            if not opened or time.monotonic() > deadline:
+                break
+            # A finished thread's connection closes when it is collected (Django keeps one
+            # per thread): collect, so only connections something still holds count.
+            gc.collect()
+            time.sleep(0.1)
+        for pid, query in opened.items():
+            problems.append(f"database connection {pid} still open (its last query: {query!r})")
+        if opened:
+            import threading
+
+            problems.append("threads alive: " + ", ".join(sorted(t.name for t in threading.enumerate())))
     left = {}
     deadline = time.monotonic() + 5.0  # a child stopped at the very end may take a moment
     while True:

@@ -203,11 +203,11 @@ def owned_seats(*, user: Any, game: Game) -> frozenset[int]:
     return frozenset(s.seat for s in seats if bot_private_visible(user=user, bot=s.bot))
 
 
-def notes_published_seats(*, game: Game) -> frozenset[int]:
-    """The seats of `game` whose bot's owner published its notes of the game's tournament
+def notes_published_seats(*, game_id: int) -> frozenset[int]:
+    """The seats of the game whose bot's owner published its notes of the game's tournament
     (services.notes), which has finished (1 query)."""
     return frozenset(GameSeat.objects.filter(
-        game_id=game.pk, entrant__notes_published_at__isnull=False,
+        game_id=game_id, entrant__notes_published_at__isnull=False,
         entrant__tournament__status=Tournament.Status.FINISHED,
     ).values_list("seat", flat=True))
 
@@ -219,12 +219,12 @@ def replay_for(replay: dict[str, Any], *, user: Any, game: Game) -> dict[str, An
     `replay_public`; the replay itself must already be public (`game_check`)."""
     if not has_notes(replay):
         return replay
-    keep = owned_seats(user=user, game=game) | notes_published_seats(game=game)
+    keep = owned_seats(user=user, game=game) | notes_published_seats(game_id=game.pk)
     return without_notes(replay, keep_seats=keep)
 
 
-def replay_public(replay: dict[str, Any], *, game: Game) -> dict[str, Any]:
+def replay_public(replay: dict[str, Any], *, game_id: int) -> dict[str, Any]:
     """A revealed game's replay as the public sees it: only the published move notes."""
     if not has_notes(replay):
         return replay
-    return without_notes(replay, keep_seats=notes_published_seats(game=game))
+    return without_notes(replay, keep_seats=notes_published_seats(game_id=game_id))

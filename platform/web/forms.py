@@ -133,6 +133,20 @@ class TournamentForm(forms.Form):
         "the tournament is then labelled “reproducible: deals known to the organiser”.",
     )
 
+    @classmethod
+    def initial_for(cls, tournament: Tournament, bots: list[Bot]) -> dict:
+        """The form prefilled with a draft's settings and entrants (to edit it). The seed is
+        not shown again: left empty, the draft keeps it."""
+        import json
+
+        initial = {name: getattr(tournament, name) for name in cls.base_fields if hasattr(tournament, name)}
+        initial["options"] = json.dumps(tournament.options) if tournament.options else ""
+        initial["duplicate_sets"] = tournament.duplicate_sets or 1  # 0 when games per table are set
+        initial["seed"] = ""
+        initial["entrants"] = [b.pk for b in bots if not b.house_bot]
+        initial["house_bots"] = [b.house_bot for b in bots if b.house_bot]
+        return initial
+
     def clean_options(self) -> dict:
         import json
 
@@ -166,3 +180,16 @@ class TournamentForm(forms.Form):
             if problem:
                 self.add_error("entrants", problem)
         return data
+
+
+class TournamentEditForm(TournamentForm):
+    """The creation form for a draft's edit: the same fields and checks, the seed kept
+    unless a new one is given (it is never shown again)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["seed"].help_text = (
+            "Leave empty to keep the deals as they are (secret, or from the seed you set). A new seed "
+            "replaces it: the deals are then reproducible — and known to you. To make a reproducible "
+            "draft's deals secret again, PATCH its seed to \u201c\u201d through the API."
+        )

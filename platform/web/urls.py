@@ -40,6 +40,7 @@ urlpatterns = [
     # organisers
     path("organise/", views_organise.organise, name="organise"),
     path("organise/new/", views_organise.tournament_new, name="tournament_new"),
+    path("organise/<slug:slug>/edit/", views_organise.tournament_edit, name="tournament_edit"),
     path("organise/<slug:slug>/start/", views_organise.tournament_start, name="tournament_start"),
     path("organise/<slug:slug>/cancel/", views_organise.tournament_cancel, name="tournament_cancel"),
     path("organise/<slug:slug>/collusion/", views_organise.tournament_collusion, name="tournament_collusion"),

@@ -32,7 +32,13 @@ from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
 from tournaments.selectors.cross_table import tournament_cross_table
 from tournaments.selectors.deals import deal_counts, deal_group_tables, deal_list
-from tournaments.selectors.games import game_get, game_list, game_replay_stored, game_seating
+from tournaments.selectors.games import (
+    game_get,
+    game_list,
+    game_replay_stored,
+    game_seating,
+    replay_public_text,
+)
 from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_name, pool_list
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
@@ -334,11 +340,7 @@ def game_replay_json(request: HttpRequest, game_id: int) -> HttpResponse:
         raise Http404("This game has no stored replay") from exc
     game = replay.game
     try:
-        data = replay.read()  # the engine's reader checks it
-        public = sealing.replay_public(data, game=game)
-        # The text as it was stored, unless it has notes: those are the bots' owners' only
-        # unless published (the owner reads their own through the game page or the API).
-        text = replay.decoded_text() if public is data else json.dumps(public, separators=(",", ":"))
+        text = replay_public_text(replay=replay)
     except ReplayError as exc:
         return _with_notices(HttpResponse(
             f"{exc}.\n", status=410, content_type="text/plain"

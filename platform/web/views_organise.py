@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from tournaments.models import Tournament
-from tournaments.selectors.tournaments import tournament_list
+from tournaments.selectors.tournaments import tournament_entrant_bots, tournament_list
 from tournaments.services import tournaments as tournament_services
 from tournaments.services.accounts import (
     house_bot_for,
@@ -24,7 +24,7 @@ from tournaments.services.accounts import (
     user_is_organiser,
 )
 from web import queries
-from web.forms import TournamentForm
+from web.forms import TournamentEditForm, TournamentForm
 from web.views_account import _form_errors
 
 
@@ -73,9 +73,10 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
     return render(request, "web/tournament_new.html", {"form": form})
 
 
-@transaction.atomic
-def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
-    """The tournament and its entrants, all or nothing (a bad entrant saves no draft)."""
+def _settings_and_bots(data: dict) -> tuple[dict, list]:
+    """The form's settings as the services take them, and the bots it enters (house bots
+    any organiser may enter: the platform's, made on first use). An empty seed is no seed
+    (on an edit: the seed is kept); games per table, when given, replace duplicate sets."""
     bots = list(data.pop("entrants") or [])
     house_kinds = list(data.pop("house_bots", None) or [])
     if not data.get("seed"):
@@ -84,13 +85,53 @@ def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
         data.pop("duplicate_sets", None)
     else:
         data.pop("games_per_table", None)
-    fields = {k: v for k, v in data.items() if v is not None}
-    tournament = tournament_services.tournament_create(organiser=request.user, **fields)
-    # House bots any organiser may enter: the platform's, made on first use.
     bots += [house_bot_for(kind=kind) for kind in house_kinds]
+    return {k: v for k, v in data.items() if v is not None}, bots
+
+
+@transaction.atomic
+def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
+    """The tournament and its entrants, all or nothing (a bad entrant saves no draft)."""
+    fields, bots = _settings_and_bots(data)
+    tournament = tournament_services.tournament_create(organiser=request.user, **fields)
     for bot in bots:
         tournament_services.tournament_entrant_add(tournament=tournament, bot=bot)
     return tournament
+
+
+@login_required
+def tournament_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    """A draft's settings and entrants in the creation form, prefilled; checked as at
+    creation (the owner rule before saving), saved all or nothing."""
+    tournament = _own_tournament(request, slug)
+    if tournament.status != Tournament.Status.DRAFT:
+        messages.error(request, f"Only a draft can be edited; this tournament is {tournament.get_status_display()}.")
+        return redirect("web:tournament_detail", slug=tournament.slug)
+    form = TournamentEditForm(
+        request.POST or None,
+        initial=TournamentForm.initial_for(tournament, tournament_entrant_bots(tournament=tournament)),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            _update_with_entrants(tournament, dict(form.cleaned_data))
+        except ValidationError as exc:
+            _form_errors(form, exc)
+        except (ValueError, PermissionError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Draft “{form.cleaned_data['name']}” saved.")
+            return redirect("web:tournament_detail", slug=tournament.slug)
+    return render(request, "web/tournament_new.html", {"form": form, "editing": tournament})
+
+
+@transaction.atomic
+def _update_with_entrants(tournament: Tournament, data: dict) -> None:
+    """The draft's new settings and entrants, all or nothing."""
+    fields, bots = _settings_and_bots(data)
+    if "games_per_table" not in fields:
+        fields["games_per_table"] = None  # left empty: duplicate sets again
+    tournament_services.tournament_update(tournament=tournament, **fields)
+    tournament_services.tournament_entrants_set(tournament=tournament, bots=bots)
 
 
 @login_required

@@ -282,3 +282,42 @@ def test_on_cgroup_v2_the_limits_go_to_the_v2_files(tmp_path):
     use = cg.usage()
     assert (use.oom_kills, use.memory_limit_hits, use.pids_limit_hits, use.cpu_seconds,
             use.cpu_throttled) == (1, 2, 3, 1.5, 7)
+
+
+@pytest.fixture
+def open_dir():
+    """A directory every user may enter (pytest's tmp_path is under a 0700 one)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="tlh-reach-", dir="/var/tmp"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_checkout_others_cannot_enter_keeps_its_hosting_state_where_the_sandbox_can_reach(open_dir):
+    """`mktemp -d` (a fresh clone in CI) and a 0700 home keep the slot uids out of var/:
+    every sandbox failed with "Can't find source path ... Permission denied". The default
+    then moves to a directory of the checkout's own under /var/tmp, and the host check
+    names a directory the sandbox cannot reach."""
+    from tournaments.hosting import runtimes
+    from tournaments.hosting.check import problems
+    from tournaments.hosting.process import HostingConfig
+
+    closed = open_dir / "closed"
+    (closed / "checkout" / "var").mkdir(parents=True)
+    os.chmod(closed, 0o700)
+    var = closed / "checkout" / "var"
+    moved = runtimes.default_hosting_dir(var)
+    assert moved.parent == Path("/var/tmp") and moved.name.startswith("tienlen-hosting-")
+    assert runtimes.default_hosting_dir(var) == moved  # the same checkout: the same place
+    assert runtimes.reachable_by_others(moved)
+    assert HostingConfig.from_env(var, env={}).state_dir == moved
+    os.chmod(closed, 0o755)
+    assert runtimes.default_hosting_dir(var) == var / "hosting"
+    os.chmod(closed, 0o700)
+    unreachable = HostingConfig(state_dir=var / "hosting", runtimes_dir=var / "hosting" / "runtimes")
+    found = problems(unreachable, probe=False)
+    assert any("other users cannot enter" in p and "TIENLEN_HOSTING_DIR" in p for p in found), found
+    assert any("TIENLEN_HOSTING_RUNTIMES" in p for p in found), found

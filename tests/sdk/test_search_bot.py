@@ -192,8 +192,13 @@ async def test_house_search_thinks_off_the_referee_loop(referee, monkeypatch):
     """While a table of house search bots plays, the referee's event loop keeps running
     (every other table and bot stream depends on it). On the loop, each search move
     would hold it for the whole budget; here the budget is 150 ms."""
-    from bots_sdk.examples.search import SearchBot as Search
+    from bots_sdk import examples
     from referee_service import house
+
+    # The class the referee's house seats instantiate (examples.EXAMPLES): a test that
+    # loaded examples/search.py by its path may have made a second module of it, and
+    # patching that one's class changed nothing here.
+    Search = examples.get("search")
 
     monkeypatch.setenv("TIENLEN_SEARCH_MS", "150")
     monkeypatch.setattr(Search, "budget_ms", 150.0)

@@ -5,7 +5,10 @@ test_sealed_results.py) to look at everything the public can see."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import zipfile
 from collections import deque
 from urllib.parse import urldefrag, urlsplit
 
@@ -63,6 +66,19 @@ def seed_urls() -> list[str]:
     return urls
 
 
+def archive_as_json(raw: bytes) -> str:
+    """A zip archive's members as one JSON document, name -> parsed JSON (or text)."""
+    members = {}
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        for name in archive.namelist():
+            text = archive.read(name).decode("utf-8", "replace")
+            try:
+                members[name] = json.loads(text)
+            except ValueError:
+                members[name] = text
+    return json.dumps(members)
+
+
 def crawl(client: Client) -> dict[str, tuple[int, str, dict]]:
     """GET every seed URL and every same-site link found in the answers (HTML hrefs, JSON
     string values): url -> (status, body, headers)."""
@@ -74,8 +90,11 @@ def crawl(client: Client) -> dict[str, tuple[int, str, dict]]:
             continue  # (the live stream sends the progress document of progress.json)
         accept = "application/json" if url.startswith("/api/") else "text/html"
         response = client.get(url, HTTP_ACCEPT=accept)
-        body = b"".join(response.streaming_content).decode("utf-8", "replace") if response.streaming \
-            else response.content.decode("utf-8", "replace")
+        raw = b"".join(response.streaming_content) if response.streaming else response.content
+        if response.get("Content-Type") == "application/zip":
+            body = archive_as_json(raw)  # what it holds, so every check reads its members
+        else:
+            body = raw.decode("utf-8", "replace")
         assert response.status_code < 500, (url, response.status_code)
         seen[url] = (response.status_code, body, dict(response.items()))
         links = re.findall(r'href="([^"]+)"', body)

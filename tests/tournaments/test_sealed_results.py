@@ -8,8 +8,9 @@ dealt: a stuck-card penalty says a seat held 2s or a bomb. So nothing public may
 the play of an unrevealed deal.
 
 The test here records one more game on a sealed deal and has an anonymous crawler read
-the whole public site — every API route and page, the progress document and the live
-stream — before and after. Nothing may differ except counts of games played; the sealed
+the whole public site — every API route and page, the downloads (CSV exports, the replay
+archive, read member by member), the progress document and the live stream — before and
+after. Nothing may differ except counts of games played; the sealed
 game's own addresses answer 403 exactly as another sealed game's do. Then the same with a
 knockout table that plays its last game ahead of its group and closes (its advancement
 must stay sealed). Finally the other tables play the deals: the results appear and the
@@ -352,6 +353,19 @@ def test_every_address_of_a_game_answers_as_the_sealing_module_says(organiser, h
     assert _game_ids_in(_json(history)) == {shown.pk, *(g.pk for g in games if sealing.game_revealed(g)
                                                         and g.seats.filter(bot=bot).exists())}
 
+    # The downloads (crawled like every route with a slug): the games CSV lists exactly the
+    # revealed games; the replay archive holds each revealed replay as /games/<id>/replay.json
+    # serves it, not the sealed one, and counts the sealed games without naming them.
+    revealed_ids = {g.pk for g in games if sealing.game_revealed(g) and g.table.tournament_id == rr.pk}
+    csv_ids = {int(line.split(",", 1)[0]) for line in pages[f"/api/v1/tournaments/{rr.slug}/games.csv"][1].splitlines()[1:]}
+    assert csv_ids == revealed_ids
+    archive = _json(pages[f"/api/v1/tournaments/{rr.slug}/replays.zip"][1])
+    assert {name for name in archive if name != "manifest.json"} == {f"replays/tienlen-game-{i}.json" for i in revealed_ids}
+    assert archive[f"replays/tienlen-game-{shown.pk}.json"] == json.loads(pages[f"/games/{shown.pk}/replay.json"][1])
+    assert archive["manifest.json"]["games_withheld"] == sealing.sealed_game_count(tournament=rr) >= 1
+    for export in ("standings.csv", "cross-table.csv"):
+        assert pages[f"/api/v1/tournaments/{rr.slug}/{export}"][0] == 200, export
+
     # 3. The standings sum the games the module lets through, and only those.
     standings = {row["bot_name"]: row for row in _json(pages[f"/api/v1/tournaments/{rr.slug}/standings/"][1])}
     for entrant in Entrant.objects.filter(tournament=rr).select_related("bot"):
@@ -488,7 +502,8 @@ def test_an_owner_publishes_their_bots_notes_once_the_tournament_has_finished(
     # seat's (the other owner: their own too).
     published = _seat_notes(game, 0)
     replay_urls = {f"/games/{game.pk}/", f"/games/{game.pk}/replay.json",
-                   f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/"}
+                   f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/",
+                   f"/api/v1/tournaments/{rr.slug}/replays.zip"}
     for url_of_game, (_status, body) in _crawl_as(None).items():
         assert _notes_in(body) == (published if url_of_game in replay_urls else set()), url_of_game
     page = client.get(f"/games/{game.pk}/").content.decode()

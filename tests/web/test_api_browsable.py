@@ -21,6 +21,7 @@ BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.
 # name -> (path template, methods besides GET: who may open it without 401/403)
 OPEN = "anyone"
 SIGNED_IN = "signed in"
+DOWNLOAD = "download"  # a file, whatever the browser accepts: it saves it, no page
 
 
 def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
@@ -58,6 +59,10 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "standings": (f"/api/v1/tournaments/{t}/standings/", OPEN),
         "standings-luck-adjusted": (f"/api/v1/tournaments/{t}/standings/luck-adjusted/", OPEN),
         "cross-table": (f"/api/v1/tournaments/{t}/cross-table/", OPEN),
+        "standings-csv": (f"/api/v1/tournaments/{t}/standings.csv", DOWNLOAD),
+        "cross-table-csv": (f"/api/v1/tournaments/{t}/cross-table.csv", DOWNLOAD),
+        "games-csv": (f"/api/v1/tournaments/{t}/games.csv", DOWNLOAD),
+        "replays-zip": (f"/api/v1/tournaments/{t}/replays.zip", DOWNLOAD),
         "collusion": (f"/api/v1/tournaments/{t}/collusion/", SIGNED_IN),
         "bracket": (f"/api/v1/tournaments/{t}/bracket/", OPEN),
         "tables": (f"/api/v1/tournaments/{t}/tables/", OPEN),
@@ -103,6 +108,11 @@ def test_every_api_url_renders_in_a_browser(client, world, who) -> None:
     if who != "anonymous":
         client.force_login(get_user_model().objects.get(username=who))
     for name, (path, access) in samples(w, token_id).items():
+        if access == DOWNLOAD:
+            response = client.get(path, HTTP_ACCEPT=BROWSER_ACCEPT)
+            assert response.status_code == 200, (name, path, response.status_code)
+            assert response["Content-Disposition"].startswith("attachment; "), (name, path)
+            continue
         response, _ = _get_html(client, path)
         if access == OPEN:
             assert response.status_code == 200, (name, path, response.status_code)

@@ -86,7 +86,7 @@ class TournamentCreateInput(serializers.Serializer):
         "or rotation (one deal in every seat at one table: house bots only, never for ladders).",
     )
     seed = serializers.CharField(
-        max_length=64, required=False, write_only=True,
+        max_length=64, required=False, write_only=True, allow_blank=True,
         help_text="Optional and never shown again: deals are derived from it, so you can "
         "reproduce them, and the tournament is labelled 'reproducible: deals known to the "
         "organiser'. Leave it out for secret deals.",
@@ -102,6 +102,9 @@ class TournamentCreateInput(serializers.Serializer):
     )
 
     def validate(self, attrs):
+        if self.partial:
+            # A draft's edit (PATCH): the service checks the fields with the draft's others.
+            return attrs
         if attrs.get("games_per_table") and attrs.get("duplicate_sets"):
             raise serializers.ValidationError(
                 {"games_per_table": "Set either games_per_table or duplicate_sets, not both."}

@@ -4,7 +4,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from tournaments.api import views, views_collusion, views_hosting, views_verification
+from tournaments.api import views, views_collusion, views_exports, views_hosting, views_verification
 
 app_name = "api"
 
@@ -38,6 +38,14 @@ urlpatterns = [
     path("tournaments/<slug:slug>/start/", views.TournamentStartView.as_view(), name="start"),
     path("tournaments/<slug:slug>/cancel/", views.TournamentCancelView.as_view(), name="cancel"),
     path("tournaments/<slug:slug>/standings/", views.TournamentStandingsView.as_view(), name="standings"),
+    path("tournaments/<slug:slug>/standings.csv", views_exports.TournamentStandingsCsvView.as_view(), name="standings-csv"),
+    path(
+        "tournaments/<slug:slug>/cross-table.csv",
+        views_exports.TournamentCrossTableCsvView.as_view(),
+        name="cross-table-csv",
+    ),
+    path("tournaments/<slug:slug>/games.csv", views_exports.TournamentGamesCsvView.as_view(), name="games-csv"),
+    path("tournaments/<slug:slug>/replays.zip", views_exports.TournamentReplaysZipView.as_view(), name="replays-zip"),
     path(
         "tournaments/<slug:slug>/standings/luck-adjusted/",
         views.TournamentLuckAdjustedView.as_view(),

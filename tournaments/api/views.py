@@ -74,6 +74,7 @@ from tournaments.services.tournaments import (
     tournament_entrant_add,
     tournament_entrant_remove,
     tournament_start,
+    tournament_update,
 )
 
 
@@ -141,8 +142,8 @@ class ServiceAPIView(GenericAPIView):
         return self.get_paginated_response(data)
 
 
-def _input(serializer_class, request: Request) -> dict:
-    serializer = serializer_class(data=request.data)
+def _input(serializer_class, request: Request, *, partial: bool = False) -> dict:
+    serializer = serializer_class(data=request.data, partial=partial)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
@@ -399,10 +400,36 @@ class TournamentListView(ServiceAPIView):
 
 
 class TournamentDetailView(ServiceAPIView):
+    input_serializers = {"PATCH": s.TournamentCreateInput}
+
+    def get_permissions(self):
+        if self.request.method == "PATCH":
+            return [permissions.IsAuthenticated(), IsOrganiser()]
+        return [permissions.AllowAny()]
+
     @extend_schema(responses=s.TournamentOutput, summary="A tournament")
     def get(self, request, slug: str):
         tournament = self.tournament(slug, tournament_list())
         return Response(s.TournamentOutput(tournament).data)
+
+    @extend_schema(
+        request=s.TournamentCreateInput, responses=s.TournamentOutput,
+        summary="Edit a draft (its organiser): any setting the create call takes, checked as at creation",
+        description="Only the fields sent change. Setting games_per_table replaces duplicate_sets and "
+        "the other way round. A tournament that is no longer a draft answers 400; entrants are "
+        "added and removed at .../entrants/.",
+    )
+    def patch(self, request, slug: str):
+        tournament = self.noted(_own_tournament(request, slug))
+        fixed = sorted(set(request.data) - set(s.TournamentCreateInput().fields))
+        if fixed:
+            # DRF would ignore them: say so, so that nobody believes they changed.
+            raise exceptions.ValidationError(
+                {name: "Not a setting of a draft (the create call's fields only)." for name in fixed}
+            )
+        data = _input(s.TournamentCreateInput, request, partial=True)
+        tournament = tournament_update(tournament=tournament, **data)
+        return Response(s.TournamentOutput(self.tournament(tournament.slug, tournament_list())).data)
 
 
 class TournamentProgressView(ServiceAPIView):

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tournaments.hosting import runtimes
 from tournaments.hosting.cgroups import CgroupError, CgroupHost
 from tournaments.hosting.sandbox import Binds, Limits, Slot, as_slot, bwrap_argv, rlimits_prefix
 
@@ -102,6 +103,12 @@ def problems(config: HostingConfig, cgroups: CgroupHost | None = None, *,
     if overlaps:
         found.append(f"the sandbox uids {first}-{last} overlap {', '.join(overlaps[:2])} "
                      "(set TIENLEN_SANDBOX_UID_BASE)")
+    for what, path, setting in (("state", config.state_dir, "TIENLEN_HOSTING_DIR"),
+                                ("runtimes", config.runtimes_dir, "TIENLEN_HOSTING_RUNTIMES")):
+        # (the directory itself is the host's to open up: it chmods the state directory)
+        if not runtimes.reachable_by_others(path.parent):
+            found.append(f"the hosting {what} directory {path} is under a directory other users "
+                         f"cannot enter, so the sandboxed uids cannot reach it (set {setting})")
     state = str(config.state_dir.resolve())
     if len(os.fsencode(state)) > SOCKET_PATH_ROOM:
         found.append(f"the hosting state directory {state} is too long for the unix socket paths "

@@ -175,7 +175,7 @@ class HostingConfig:
         if unsandboxed not in ("", UNSANDBOXED_VALUE):
             raise ValueError(f"TIENLEN_HOSTING_UNSANDBOXED must be unset or {UNSANDBOXED_VALUE!r} "
                              f"(the development mode without a sandbox), got {unsandboxed!r}")
-        state = Path(env.get("TIENLEN_HOSTING_DIR") or var_dir / "hosting")
+        state = Path(env.get("TIENLEN_HOSTING_DIR") or runtimes.default_hosting_dir(var_dir))
         return cls(
             state_dir=state,
             runtimes_dir=Path(env.get("TIENLEN_HOSTING_RUNTIMES") or state / "runtimes"),

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 import tomllib
@@ -216,7 +217,33 @@ def default_dir() -> Path:
     if os.environ.get("TIENLEN_HOSTING_RUNTIMES"):
         return Path(os.environ["TIENLEN_HOSTING_RUNTIMES"])
     var = Path(os.environ.get("TIENLEN_VAR_DIR") or ROOT / "var")
-    return Path(os.environ.get("TIENLEN_HOSTING_DIR") or var / "hosting") / "runtimes"
+    return Path(os.environ.get("TIENLEN_HOSTING_DIR") or default_hosting_dir(var)) / "runtimes"
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Every directory from / down to `path` (as far as it exists) lets other users through:
+    what a sandbox started as a slot uid needs to bind-mount anything below it."""
+    here = path.resolve()
+    for directory in [*reversed(here.parents), here]:
+        try:
+            mode = directory.stat().st_mode
+        except FileNotFoundError:
+            return True  # made later, by us, with the default umask
+        if not mode & stat.S_IXOTH:
+            return False
+    return True
+
+
+def default_hosting_dir(var: Path) -> Path:
+    """`var/hosting`, unless a directory above it keeps other users out (a checkout in a
+    0700 home, or in `mktemp -d`): the slot uids could not reach the runtimes and sessions
+    there, and every sandbox would fail to start ("Can't find source path ... Permission
+    denied"). Then a directory of the checkout's own under /var/tmp, named for `var`."""
+    here = var / "hosting"
+    if reachable_by_others(here.parent):
+        return here
+    digest = hashlib.sha256(os.fsencode(var.resolve())).hexdigest()[:12]
+    return Path("/var/tmp") / f"tienlen-hosting-{digest}"
 
 
 def directory(name: str, base: Path) -> Path:

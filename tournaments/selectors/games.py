@@ -7,6 +7,7 @@ and the web pages the withheld page, never a result.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
@@ -81,6 +82,30 @@ def game_replay_stored(*, game: Game | int) -> Replay:
     return replay
 
 
+def replay_public_text(*, replay: Replay) -> str:
+    """A revealed game's replay as the public download serves it: checked by the engine's
+    reader, the text as the referee sent it; ReplayError if the stored replay is damaged.
+    The `/games/<id>/replay.json` download and the tournament's replay archive both serve
+    this, so a replay has one public form. Check the game (`game_check`) first. A replay
+    with move notes is served without those its bots' owners did not publish
+    (`sealing.replay_public`; 1 query more), re-encoded as compact JSON."""
+    data = replay.read()
+    public = replay_public(data, game_id=replay.game_id)
+    return replay.decoded_text() if public is data else json.dumps(public, separators=(",", ":"))
+
+
+def revealed_replays(*, tournament: Tournament, after_game_id: int = 0, limit: int = 200) -> list[Replay]:
+    """The next `limit` stored replays of the tournament's revealed games after game
+    `after_game_id`, in game order, each with its game and table (1 query): an archive
+    of every replay read in batches of bounded size. Sealed games are left out."""
+    return list(
+        Replay.objects.filter(game__table__tournament_id=tournament.pk, game_id__gt=after_game_id)
+        .exclude(game_id__in=sealed_games(tournament=tournament))
+        .select_related("game__table")
+        .order_by("game_id")[:limit]
+    )
+
+
 def game_proof(*, game_id: int) -> dict[str, Any]:
     """Everything needed to verify a game's deal and result in one document (schema
     tienlen.deal-proof/1, docs/fair-play.md): the commitment, the salt, the revealed seed,
@@ -105,5 +130,5 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
             "revealed_at": game.deal.revealed_at.isoformat(),
         },
         "reproducible": tournament.reproducible,
-        "replay": replay_public(replay.read(), game=game),  # a proof is public: published notes only
+        "replay": replay_public(replay.read(), game_id=game.pk),  # a proof is public: published notes only
     }

@@ -1,7 +1,7 @@
 """Every write of the tournaments app, by concern (HackSoft style: import from the module).
 
 - accounts: organiser checks, API tokens, bots, bot tokens and versions
-- tournaments: create, entrants, ladder join/leave, start, cancel, schedule, finish, and the
+- tournaments: create, edit a draft, entrants, ladder join/leave, start, cancel, schedule, finish, and the
   table planning they share (owner rule, deal groups, tables with their committed deals)
 - tables: the plan of a table for the referee, forfeits, completing a table, knockout rounds
 - recording: recording games (replays, seats, ratings), revealing deals, luck baselines

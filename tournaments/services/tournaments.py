@@ -1,6 +1,7 @@
-"""Tournaments: create (validated), entrants, ladder join/leave, start, cancel, schedule
-the first tables, finish; and the table planning they share with knockout rounds and ladder
-ticks (the owner rule, deal groups, creating a table with its committed deals).
+"""Tournaments: create (validated), edit a draft (by the same checks), entrants, ladder
+join/leave, start, cancel, schedule the first tables, finish; and the table planning they
+share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
+with its committed deals).
 
 Services validate, write in one transaction, and enqueue follow-up work only after commit
 (tournaments.jobs), so a rolled-back write never starts a task. Bad input raises Django's
@@ -105,6 +106,36 @@ def _validate_deal_format(format: str, fields: dict, errors: dict) -> None:
             )
 
 
+def _settings_errors(format: str, fields: dict) -> dict[str, str]:
+    """Every check of a tournament's settings that needs more than one field, or the
+    engine: what creation and a draft's edit both ask (field by field, no write)."""
+    errors: dict[str, str] = {}
+    _validate_rules(fields.get("preset") or "south", fields.get("options") or {}, errors)
+    _validate_deal_format(format, fields, errors)
+    seats = fields.get("seats_per_table") or 4
+    if fields.get("games_per_table") and fields.get("duplicate_sets"):
+        errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
+    if format == Tournament.Format.KNOCKOUT and (fields.get("advance_per_table") or 2) >= seats:
+        errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    organiser_seed = fields.get("seed") or ""
+    if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
+        errors["seed"] = "A tournament seed is a string of at most 64 characters."
+    return errors
+
+
+def _settings_save(tournament: Tournament) -> Tournament:
+    """The model's own field checks, the one game at least a table must play, and the
+    rating pool its preset and seats rate in; then saved. Shared by create and edit."""
+    tournament.full_clean()
+    if tournament.duplicate_sets == 0 and not tournament.games_per_table:
+        raise ValidationError({"duplicate_sets": "Play at least one duplicate set or one game."})
+    tournament.pool = (
+        rating_pool_get(preset=tournament.preset, seats=tournament.seats_per_table) if tournament.rated else None
+    )
+    tournament.save()
+    return tournament
+
+
 def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournament:
     """Create a tournament in draft; every field is validated before anything is saved.
 
@@ -113,21 +144,12 @@ def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournam
     so. Without it every deal seed is a fresh secret (docs/fair-play.md)."""
     if not user_is_organiser(user=organiser):
         raise PermissionError("Only organisers can create tournaments.")
-    errors: dict[str, str] = {}
-    options = fields.get("options") or {}
-    preset = fields.get("preset") or "south"
-    _validate_rules(preset, options, errors)
-    _validate_deal_format(format, fields, errors)
-    seats = fields.get("seats_per_table", 4)
-    if fields.get("games_per_table") and fields.get("duplicate_sets"):
-        errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
-    if format == Tournament.Format.KNOCKOUT and fields.get("advance_per_table", 2) >= seats:
-        errors["advance_per_table"] = "Fewer players than seats per table must advance."
-    organiser_seed = fields.pop("seed", None) or ""
-    if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
-        errors["seed"] = "A tournament seed is a string of at most 64 characters."
+    errors = _settings_errors(format, fields)
     if errors:
         raise ValidationError(errors)
+    options = fields.pop("options", None) or {}
+    preset = fields.pop("preset", None) or "south"
+    organiser_seed = fields.pop("seed", None) or ""
     if fields.get("games_per_table"):
         fields["duplicate_sets"] = 0
     tournament = Tournament(
@@ -140,13 +162,85 @@ def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournam
     )
     tournament.preset = preset
     tournament.options = options
-    tournament.full_clean()
-    if tournament.duplicate_sets == 0 and not tournament.games_per_table:
-        raise ValidationError({"duplicate_sets": "Play at least one duplicate set or one game."})
-    if tournament.rated:
-        tournament.pool = rating_pool_get(preset=tournament.preset, seats=tournament.seats_per_table)
-    tournament.save()
-    return tournament
+    return _settings_save(tournament)
+
+
+#: What a draft's edit may change: every setting creation takes (`seed` is the
+#: organiser's seed; the rest are the model's fields of the same name).
+EDITABLE_SETTINGS = (
+    "name", "slug", "description", "format", "preset", "options", "seats_per_table",
+    "duplicate_sets", "games_per_table", "move_time_ms", "time_bank_ms", "connect_deadline_s",
+    "rated", "deal_format", "seed", "cycles", "advance_per_table", "ladder_tables_per_tick",
+    "allow_same_owner", "verified_entry",
+)
+
+
+def tournament_settings(tournament: Tournament) -> dict:
+    """The draft's settings as creation takes them (what an edit starts from)."""
+    values = {name: getattr(tournament, name) for name in EDITABLE_SETTINGS if name != "seed"}
+    values["seed"] = tournament.organiser_seed
+    return values
+
+
+def _merged_settings(tournament: Tournament, changes: dict) -> dict:
+    """The settings after `changes`: a number of games per table replaces duplicate sets
+    and the other way round, as at creation only one of the two may be set."""
+    merged = tournament_settings(tournament)
+    merged.update(changes)
+    if "duplicate_sets" in changes and "games_per_table" not in changes and changes["duplicate_sets"]:
+        merged["games_per_table"] = None
+    if "games_per_table" in changes and "duplicate_sets" not in changes and changes["games_per_table"]:
+        merged["duplicate_sets"] = 0
+    return merged
+
+
+def tournament_update(*, tournament: Tournament, **changes) -> Tournament:
+    """Change a draft's settings, any of EDITABLE_SETTINGS: checked as creation checks them
+    (the same functions), all or nothing. Only a draft: once started its tables are
+    planned from these settings. A change that the draft's entrants no longer fit (seat
+    rotation with bots that are not house bots) is refused; the owner rule is Start's,
+    as for a new draft."""
+    unknown = sorted(set(changes) - set(EDITABLE_SETTINGS))
+    if unknown:
+        raise ValidationError({name: "Not a setting of a tournament." for name in unknown})
+    with transaction.atomic():
+        locked = Tournament.objects.select_for_update().get(pk=tournament.pk)
+        if locked.status != Tournament.Status.DRAFT:
+            raise ValidationError({"status": f"Only a draft can be edited; this one is {locked.status}."})
+        merged = _merged_settings(locked, changes)
+        errors = _settings_errors(merged["format"], merged)
+        if merged.get("slug") != locked.slug and Tournament.objects.filter(slug=merged.get("slug")).exists():
+            errors["slug"] = "A tournament with this slug exists."
+        if (
+            merged.get("deal_format") == Tournament.DealFormat.ROTATION
+            and locked.entrants.filter(bot__house_bot="").exists()
+        ):
+            errors["deal_format"] = ROTATION_NEEDS_HOUSE_BOTS
+        if errors:
+            raise ValidationError(errors)
+        if merged.get("games_per_table"):
+            merged["duplicate_sets"] = 0
+        locked.organiser_seed = merged.pop("seed") or ""
+        merged["preset"] = merged.get("preset") or "south"
+        merged["options"] = merged.get("options") or {}
+        merged["deal_format"] = merged.get("deal_format") or Tournament.DealFormat.FIELD
+        for name, value in merged.items():
+            setattr(locked, name, value)
+        return _settings_save(locked)
+
+
+def tournament_entrants_set(*, tournament: Tournament, bots: Sequence[Bot]) -> None:
+    """Make the draft's entrants exactly `bots`: those no longer listed leave, new ones
+    are added with every entry check (tournament_entrant_add). The web's edit form."""
+    wanted = {bot.pk: bot for bot in bots}
+    with transaction.atomic():
+        for entrant in tournament.entrants.select_related("bot"):
+            if entrant.bot_id not in wanted:
+                tournament_entrant_remove(tournament=tournament, bot=entrant.bot)
+        present = set(tournament.entrants.values_list("bot_id", flat=True))
+        for pk, bot in wanted.items():
+            if pk not in present:
+                tournament_entrant_add(tournament=tournament, bot=bot)
 
 
 def _require_editable(tournament: Tournament) -> None:
