@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import inspect
 import json
 import os
@@ -38,6 +39,7 @@ from bots_sdk.bot import (
 from bots_sdk.cards import Card
 from bots_sdk.liveview import COUNTS_REFS, LiveView, seal
 from bots_sdk.rules import Game
+from bots_sdk.rules.notes import with_notes, without_notes
 from bots_sdk.stats import GameRecord
 
 _HOOKS = ("on_table_start", "on_game_start", "on_game_end", "on_table_end")
@@ -228,6 +230,7 @@ class _Runner:
         rejected = [0] * n  # illegal answers, which the referee would reject
         think = [0.0] * n
         moves = [0] * n
+        notes: list[str | None] = []  # one per move of the record (None: no note)
         perf = time.perf_counter
         getrefcount = sys.getrefcount if COUNTS_REFS else lambda _: 1 << 30
         IllegalMove = self.IllegalMove
@@ -261,11 +264,13 @@ class _Runner:
                 fallbacks[seat] += 1
                 errors.append(f"{labels[seat]}: play() raised {type(exc).__name__}: {exc}; fallback played")
                 play_safe_move(game, view)
+                notes.append(None)
                 seal(view, held=1)
                 view = None
                 continue
             think[seat] += perf() - t0
             moves[seat] += 1
+            note = view.noted
             # liveview.seal(), inlined: if the bot kept the view (more references than our
             # variable and getrefcount's argument), it gets its snapshot now and the next
             # move a new object.
@@ -277,22 +282,20 @@ class _Runner:
                     game.pass_turn()
                 else:
                     game.play(cards)
+                notes.append(note)
             except IllegalMove as exc:
                 fallbacks[seat] += 1
                 rejected[seat] += 1
                 shown = "pass" if cards is None else " ".join(str(c) for c in cards)
                 errors.append(f"{labels[seat]}: illegal move {shown} (the referee rejects it: {exc}); fallback played")
                 play_safe_move(game, game.view(seat))
+                notes.append(None)
         points = tuple(game.points)
         order = tuple(game.finishing_order)
         want_replay = cfg.replays_dir is not None or any("on_game_end" in h for h in hooks)
-        replay = game.replay() if want_replay else None
-        for s, bot in enumerate(bots):
-            if "on_game_end" in hooks[s]:
-                result = GameResult(table_id, 0, s, order, points, game.instant_winner, replay)
-                self._hook(bot, "on_game_end", result, errors, labels[s])
-            if "on_table_end" in hooks[s]:
-                self._hook(bot, "on_table_end", TableResult(table_id, s, points, 1), errors, labels[s])
+        replay = with_notes(game.replay(), notes) if want_replay else None
+        self._end_hooks(bots, hooks, GameResult(table_id, 0, 0, order, points, game.instant_winner, replay),
+                        errors, labels)
         record = GameRecord(
             unit=task.unit,
             entrants=entrants,
@@ -304,6 +307,21 @@ class _Runner:
             moves=tuple(moves),
         )
         return record, replay
+
+
+    def _end_hooks(self, bots: list[Bot], hooks: list[Any], ended: GameResult, errors: list[str],
+                   labels: _Labels) -> None:
+        """Tell each bot that asked how the game (`ended`, as seat 0 sees it) and the
+        one-game table went. A bot sees its own notes in the replay, as on the platform,
+        never another seat's."""
+        for s, bot in enumerate(bots):
+            if "on_game_end" in hooks[s]:
+                mine = None if ended.replay is None else without_notes(ended.replay, keep_seats=(s,))
+                result = dataclasses.replace(ended, seat=s, replay=mine)
+                self._hook(bot, "on_game_end", result, errors, labels[s])
+            if "on_table_end" in hooks[s]:
+                table = TableResult(ended.table_id, s, ended.points, 1)
+                self._hook(bot, "on_table_end", table, errors, labels[s])
 
 
 def _replay_name(task: GameTask) -> str:

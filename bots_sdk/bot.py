@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 from bots_sdk.cards import DECK, Card, parse_cards
 from bots_sdk.rules import Game, GameState, SeatView
+from bots_sdk.rules.notes import note_too_long
 from bots_sdk.rules.view import FIELDS as SEAT_VIEW_FIELDS
 from bots_sdk.rules.view import Plays
 
@@ -189,6 +190,24 @@ class View(SeatView):
     def pass_turn(self) -> Pass:
         """Return this from `play` to pass (or to decline an offer)."""
         return PASS
+
+    def note(self, text: str) -> None:
+        """Say why you play the move you are about to return (at most 256 UTF-8 bytes; a
+        later call replaces an earlier one). It goes with your answer into the game's
+        record, which shows it to your bot's owner only: never to another seat, nor to
+        anyone else (docs/bot-guide.md, "Notes"). ValueError if it is too long or not a
+        string, so a bad note is found in the local arena, not at the referee."""
+        if not isinstance(text, str):
+            raise ValueError(f"view.note() takes a string, not {type(text).__name__}")
+        problem = note_too_long(text)
+        if problem is not None:
+            raise ValueError(problem)
+        self.__dict__["_note"] = text  # not a field: the view's content stays as it was
+
+    @property
+    def noted(self) -> str | None:
+        """The note given with `note()` while deciding on this view (None: none)."""
+        return self.__dict__.get("_note") or None
 
     @property
     def table_cards(self) -> tuple[Card, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bots_sdk.cards import format_cards, parse_cards
+from bots_sdk.rules.notes import NOTE_KEY
 from bots_sdk.rules.replay import ReplayError, replay_read
 
 __all__ = ["ReplayError", "format_replay"]
@@ -19,6 +20,17 @@ def _seat_label(seat: int, names: list[str] | None) -> str:
     if names and seat < len(names):
         return f"seat {seat} ({names[seat]})"
     return f"seat {seat}"
+
+
+def _note_lines(move: dict[str, Any]) -> list[str]:
+    """The move's note (the bot's own words, docs/replay-format.md) as one line, with every
+    character that is not printable (controls, line breaks, bidi overrides) written as an
+    escape, so a note cannot drive the terminal or fake a line of the printout."""
+    note = move.get(NOTE_KEY)
+    if not isinstance(note, str) or not note:
+        return []
+    shown = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in note)
+    return [f"         note: {shown}"]
 
 
 def format_replay(
@@ -91,6 +103,7 @@ def format_replay(
         except ValueError as exc:
             out.append(f"!! move {i} cannot be read: {exc}")
             break
+        out.extend(_note_lines(move))
 
     out.append("")
     if game.is_over:

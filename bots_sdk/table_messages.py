@@ -223,10 +223,12 @@ class TableMessages:
         budget_s = max(0.0, (m.time_left_ms - self._margin_ms(m.time_left_ms)) / 1000)
         hold_until = arrived + self._hold_s(state.bot, m.time_left_ms, label)
         cards: tuple[Card, ...] | None
+        raw_ok = False
         try:
             async with asyncio.timeout(budget_s):  # no extra task, unlike wait_for
                 raw = await self._call_play(state.bot, view)
             cards = normalize_move(raw)
+            raw_ok = True
         except TimeoutError:
             cards = safe_move(view.can_pass, view.legal_plays())
             count = self.errors.add("play() too slow", "")
@@ -258,8 +260,10 @@ class TableMessages:
         state.pending[m.move_id] = (view, cards)
         self.stats.moves += 1
         # Answered on the stream that asked, whichever stream plays the table now.
+        # The note goes with the bot's own answer only, never with a fallback it did not choose.
+        note = view.noted if raw_ok else None
         await link.write(move_message(m.table_id, m.game_index, m.move_id, cards,
-                                      min(thinking_us, 2**32 - 1)))
+                                      min(thinking_us, 2**32 - 1), note))
 
     async def _call_play(self, bot: Bot, view: View) -> Any:
         if inspect.iscoroutinefunction(bot.play):

@@ -127,10 +127,11 @@ def game_info(m: gw.GameStart) -> GameInfo:
 
 
 def move_message(
-    table_id: str, game_index: int, move_id: int, cards: Sequence[Card] | None, thinking_us: int
+    table_id: str, game_index: int, move_id: int, cards: Sequence[Card] | None, thinking_us: int,
+    note: str | None = None,
 ) -> gw.BotMessage:
     move = gw.Move(table_id=table_id, game_index=game_index, move_id=move_id,
-                   thinking_us=thinking_us)
+                   thinking_us=thinking_us, note=note or "")
     if cards is None:
         setattr(move, "pass", True)  # `pass` is a Python keyword
     else:

@@ -13,10 +13,11 @@ from typing import Any
 from bots_sdk.cards import DECK
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.rules import Game, IllegalMove
+from bots_sdk.rules.notes import note_too_long
 from referee_service import wire
 
 __all__ = ["DISCONNECTED", "FORFEITED", "MOVE_ID_OFFSETS", "MOVE_ID_SPACING", "STRIKE_NAMES",
-           "MoveTiming", "PendingMove", "apply_answer", "new_move_id_base"]
+           "MoveTiming", "PendingMove", "apply_answer", "new_move_id_base", "note_error"]
 
 DISCONNECTED = object()  # put in a pending move's queue when the stream drops
 FORFEITED = object()  # ... when the seat forfeits while its move is pending
@@ -105,6 +106,9 @@ class MoveTiming:
     fallback: str | None = None
     house: bool = False
     played: list[int] | None = None  # card indices applied (None: a pass); not recorded
+    # The bot's note on its accepted move: goes into the replay record (owner-only on the
+    # platform), never into the timing log, which the game page shows to everyone.
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +121,13 @@ class MoveTiming:
             "fallback": self.fallback,
             "house": self.house,
         }
+
+
+def note_error(move: gw.Move) -> tuple[gw.MoveErrorCode.ValueType, str] | None:
+    """(NOTE_TOO_LONG, reason) when the Move's note is over bots_sdk.rules.notes.MAX_NOTE_BYTES. Checked before
+    the move is applied: the answer is refused whole, so a note is never cut short."""
+    reason = note_too_long(move.note) if move.note else None
+    return None if reason is None else (gw.MOVE_ERROR_CODE_NOTE_TOO_LONG, reason)
 
 
 def apply_answer(game: Game, move: gw.Move) -> tuple[gw.MoveErrorCode.ValueType, str] | None:

@@ -21,6 +21,7 @@ from referee_service.moves import (
     PendingMove,
     apply_answer,
     new_move_id_base,
+    note_error,
 )
 from referee_service.seats import Participant
 from referee_service.sessions import BotSession
@@ -153,7 +154,7 @@ class RemoteParticipant(Participant):
         self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - spec.move_time_ms))
         timing = MoveTiming(seat=seat, move_id=pending.move_id, elapsed_ms=elapsed_ms,
                             thinking_ms=asked.thinking, attempts=max(asked.attempts, 1),
-                            played=asked.played)
+                            played=asked.played, note=asked.note)
         if asked.thinking is not None:
             timing.network_ms = elapsed_ms - asked.thinking
         if asked.strike_reason is not None:
@@ -209,12 +210,18 @@ class RemoteParticipant(Participant):
         (the bot is told why; a strike after its last attempt). True when asking is over."""
         spec = self.runner.spec
         loop = asyncio.get_running_loop()
+        too_long = note_error(answer)
+        if too_long is not None:
+            # Refused whole and not counted: an attempt is an illegal move, a note is not.
+            self._reject(pending, *too_long)
+            return False
         asked.attempts += 1
         asked.answered = loop.time()
         elapsed_ms = (asked.answered - start) * 1000
         error = apply_answer(game, answer)
         if error is None:
             asked.played = None if getattr(answer, "pass") else list(answer.cards)
+            asked.note = answer.note or None
             if answer.thinking_us:
                 asked.thinking = min(answer.thinking_us / 1000, elapsed_ms)
             if session.ack_moves:
@@ -227,17 +234,22 @@ class RemoteParticipant(Participant):
         left = pending.attempts_left = spec.max_illegal_attempts - asked.attempts
         self.runner.log_event("illegal_move", participant=self.index, seat=pending.seat,
                               move_id=pending.move_id, reason=reason)
-        self.send(gw.RefereeMessage(move_rejected=gw.MoveRejected(
-            table_id=spec.table_id, game_index=pending.game_index,
-            move_id=pending.move_id, code=code, reason=reason,
-            time_left_ms=max(0, int((pending.deadline - loop.time()) * 1000)),
-            attempts_left=max(0, left), sent_game_index=pending.game_index,
-            sent_move_id=pending.move_id)))
+        self._reject(pending, code, reason)
         if left <= 0:
             asked.struck(gw.STRIKE_REASON_ILLEGAL_MOVES,
                          f"{asked.attempts} illegal answers; last: {reason}")
             return True
         return False
+
+    def _reject(self, pending: PendingMove, code: gw.MoveErrorCode.ValueType, reason: str) -> None:
+        """Tell the bot why its answer to `pending` was not applied, and what it has left."""
+        loop = asyncio.get_running_loop()
+        self.send(gw.RefereeMessage(move_rejected=gw.MoveRejected(
+            table_id=self.runner.spec.table_id, game_index=pending.game_index,
+            move_id=pending.move_id, code=code, reason=reason,
+            time_left_ms=max(0, int((pending.deadline - loop.time()) * 1000)),
+            attempts_left=max(0, pending.attempts_left), sent_game_index=pending.game_index,
+            sent_move_id=pending.move_id)))
 
     def _strike(self, game: Game, pending: PendingMove, timing: MoveTiming,
                 reason: gw.StrikeReason.ValueType, detail: str) -> None:
@@ -274,6 +286,7 @@ class _Asked:
     answered: float | None = None  # event-loop time of the last answer judged
     thinking: float | None = None  # ms, as the bot reported it (capped at the elapsed)
     played: list[int] | None = None  # the legal answer's cards (None: a pass)
+    note: str | None = None  # the legal answer's note, for the record only
     strike_reason: gw.StrikeReason.ValueType | None = None
     detail: str = ""
 

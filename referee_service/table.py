@@ -21,6 +21,7 @@ from typing import Any
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.rules import REPLAY_SCHEMA, Game
+from bots_sdk.rules.notes import with_notes
 from referee_service import wire
 from referee_service.house import HousePacer
 from referee_service.moves import (
@@ -237,7 +238,10 @@ class TableRunner:
         record = org.GameRecord(
             table_id=spec.table_id, game_index=index, seat_participants=self.seating,
             seat_names=[self.participants[p].name for p in self.seating],
-            replay_json=json.dumps(game.replay(), separators=(",", ":")),
+            # Each move's note (one timing per move of the record) joins the record, the
+            # only place it goes: no view, result or timing log sent to a seat has it.
+            replay_json=json.dumps(with_notes(game.replay(), [t.note for t in timings]),
+                                   separators=(",", ":")),
             timing_json=json.dumps({"schema": "tienlen.timing/1", "moves": moves},
                                    separators=(",", ":")),
             strikes=[p.strikes for p in self.participants],

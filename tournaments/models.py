@@ -392,6 +392,9 @@ class Entrant(models.Model):
     rating_at_start = models.FloatField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     joined_at = models.DateTimeField(auto_now_add=True)
+    # When the bot's owner made its move notes in this tournament public (only once it
+    # has finished: services.notes); until then they are the owner's only (sealing).
+    notes_published_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["tournament_id", "seed_rank", "id"]

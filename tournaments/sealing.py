@@ -9,7 +9,8 @@ Two rules, every page, API view, export, log and event stream asks this module:
   A deal's seed is public from the same moment; its commitment always.
 - **A bot's private data** (its hosted code and versions' validation logs, its runtime
   logs, its move notes) is shown to the bot's owner only: never to other bots, other
-  users, organisers or spectators, before or after the reveal.
+  users, organisers or spectators, before or after the reveal (move notes: unless the
+  owner publishes them once the tournament has finished, services.notes).
 
 Readers filter with these functions instead of writing the predicates out: a page that
 writes its own test of a deal's `revealed_at` can forget it, so
@@ -38,7 +39,8 @@ from django.db.models import (
     QuerySet,
 )
 
-from tournaments.models import Bot, Deal, Game, Table, TableSeat, Tournament
+from bots_sdk.rules.notes import has_notes, without_notes
+from tournaments.models import Bot, Deal, Game, GameSeat, Table, TableSeat, Tournament
 from tournaments.play.lifecycle import CLOSED
 
 #: What a sealed game's pages, API answers and downloads say instead of its result.
@@ -190,3 +192,39 @@ def bot_private_visible(*, user: Any, bot: Bot) -> bool:
     owner only: staff and organisers see what the public sees, so a platform account with
     privileges cannot become a channel between competitors."""
     return bool(user is not None and user.is_authenticated and bot.owner_id == user.pk)
+
+
+def owned_seats(*, user: Any, game: Game) -> frozenset[int]:
+    """The seats of `game` whose bot's private data `user` may read (`bot_private_visible`;
+    1 query for a signed-in user, none for anyone else)."""
+    if user is None or not user.is_authenticated:
+        return frozenset()
+    seats = GameSeat.objects.filter(game_id=game.pk).select_related("bot")
+    return frozenset(s.seat for s in seats if bot_private_visible(user=user, bot=s.bot))
+
+
+def notes_published_seats(*, game_id: int) -> frozenset[int]:
+    """The seats of the game whose bot's owner published its notes of the game's tournament
+    (services.notes), which has finished (1 query)."""
+    return frozenset(GameSeat.objects.filter(
+        game_id=game_id, entrant__notes_published_at__isnull=False,
+        entrant__tournament__status=Tournament.Status.FINISHED,
+    ).values_list("seat", flat=True))
+
+
+def replay_for(replay: dict[str, Any], *, user: Any, game: Game) -> dict[str, Any]:
+    """A revealed game's replay as `user` may see it: the move notes of the seats whose bot
+    `user` owns and of those whose owner published them, and no other seat's. Every page,
+    API answer and download that hands out a replay reads it through this or
+    `replay_public`; the replay itself must already be public (`game_check`)."""
+    if not has_notes(replay):
+        return replay
+    keep = owned_seats(user=user, game=game) | notes_published_seats(game_id=game.pk)
+    return without_notes(replay, keep_seats=keep)
+
+
+def replay_public(replay: dict[str, Any], *, game_id: int) -> dict[str, Any]:
+    """A revealed game's replay as the public sees it: only the published move notes."""
+    if not has_notes(replay):
+        return replay
+    return without_notes(replay, keep_seats=notes_published_seats(game_id=game_id))

@@ -11,6 +11,7 @@ from .combos import Combination, beats, classify
 from .deal import deal
 from .game import Game, IllegalMove
 from .moves import LegalPlays
+from .notes import MAX_NOTE_BYTES
 from .options import PRESETS, Options
 from .record import REPLAY_SCHEMA
 from .replay import ReplayError, replay_game, replay_read
@@ -24,7 +25,7 @@ ENGINE_BUILD = "python" if _game_module.__file__.endswith(".py") else "mypyc"
 assert ENGINE_BUILD == engine_build.BUILD, "bots_sdk.engine_build.select() ran too late"
 
 __all__ = [
-    "ENGINE_BUILD", "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
+    "ENGINE_BUILD", "MAX_NOTE_BYTES", "PRESETS", "REPLAY_SCHEMA", "Combination", "Game", "GameState", "IllegalMove", "LegalPlays",
     "MoveRecord", "Options", "ReplayError", "SeatView", "Table", "Visibility", "beats", "classify", "deal",
     "replay_game", "replay_read", "seat_visibility",
 ]  # fmt: skip

@@ -15,6 +15,7 @@ from typing import Any
 
 from bots_sdk.cards import CARD_TEXT
 from bots_sdk.rules import PRESETS, Game, GameState, Options, classify
+from bots_sdk.rules.notes import NOTE_KEY
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
     frames["moves"] = moves
     frames["states"] = states
     _attach_timing(moves, timing)
+    frames["has_notes"] = _attach_notes(moves, moves_in)
     frames["places"] = final_places(result, players)
     if result.get("instant_winner") is not None:
         w = result["instant_winner"]
@@ -131,6 +133,21 @@ def _attach_timing(moves: list[dict[str, Any]], timing: dict[str, Any] | None) -
             move["fallback"] = str(t["fallback"])
         if (t.get("attempts") or 1) > 1:
             move["attempts"] = int(t["attempts"])
+
+
+def _attach_notes(moves: list[dict[str, Any]], moves_in: list[Any]) -> bool:
+    """Each move's note as the replay has it (the caller passed the replay through
+    `sealing.replay_for`, so only the viewer's own bots' notes and published ones are
+    left); True if any."""
+    if len(moves_in) != len(moves):
+        return False
+    found = False
+    for move, m in zip(moves, moves_in, strict=True):
+        note = m.get(NOTE_KEY) if isinstance(m, dict) else None
+        if isinstance(note, str) and note:
+            move["note"] = note
+            found = True
+    return found
 
 
 def _plain(moves_in: list[Any], players: int) -> tuple[list[dict], list[dict]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
+from typing import Any
 
 from django.conf import settings
 from django.contrib.staticfiles import finders
@@ -254,8 +255,9 @@ def _withheld_page(request: HttpRequest, withheld: sealing.DealWithheld) -> Http
     )
 
 
-def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
-    """The game's replay (engine's reader), its timing log, and why the replay cannot be
+def _replay_and_timing(game: Game, user: Any) -> tuple[dict, dict | None, str | None]:
+    """The game's replay (engine's reader) as `user` may see it (`sealing.replay_for`: the
+    notes of their own bots' seats only), its timing log, and why the replay cannot be
     read (None when it can: the page then shows the result without the move-by-move view)."""
     try:
         replay = game_replay_stored(game=game)
@@ -270,7 +272,7 @@ def _replay_and_timing(game: Game) -> tuple[dict, dict | None, str | None]:
         except (ValueError, OSError, zlib.error):
             timing = None  # a damaged timing log only loses the per-move times
     try:
-        data, problem = replay.read(), None
+        data, problem = sealing.replay_for(replay.read(), user=user, game=game), None
     except ReplayError as exc:
         data, problem = {}, str(exc)  # the page says so instead of failing
     return data, (timing if isinstance(timing, dict) else None), problem
@@ -285,7 +287,7 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     except sealing.DealWithheld as withheld:
         return _withheld_page(request, withheld)
     seats = list(game.seats.all())
-    replay, timing, problem = _replay_and_timing(game)
+    replay, timing, problem = _replay_and_timing(game, request.user)
     names = {s.seat: s.bot.name for s in seats}
     frames = replay_frames(
         replay,
@@ -294,6 +296,9 @@ def game_detail(request: HttpRequest, game_id: int) -> HttpResponse:
     )
     if problem:
         frames["warning"] = f"{problem}. The recorded result is shown; the moves are not."
+    owned = sealing.owned_seats(user=request.user, game=game)
+    if owned and not problem:  # the owner's "fork from here" line (docs/web.md)
+        frames["fork"] = {"seats": sorted(owned), "url": request.build_absolute_uri(reverse("web:game_detail", args=[game.pk]))}
     per_seat = (game.timing or {}).get("per_seat") if isinstance(game.timing, dict) else None
     timing_rows = (
         [{"seat": s, "bot": names.get(s, f"Seat {s}"), **row} for s, row in enumerate(per_seat)]

@@ -72,7 +72,7 @@ def test_the_javascript_bot_plays_every_preset_and_size_without_a_rejected_move(
         bot_dir: Path, referee: RefereeThread) -> None:
     bot = node_bot(bot_dir, referee.target, "--max-tables", "2")
     tables = 0
-    moves = 0
+    moves = noted = 0
     try:
         with OrganizerClient(referee.target, ORGANIZER, timeout=300) as client:
             deadline = time.monotonic() + 30
@@ -95,13 +95,17 @@ def test_the_javascript_bot_plays_every_preset_and_size_without_a_rejected_move(
                         mine = [m for m in json.loads(game.timing_json)["moves"] if m["seat"] == seat]
                         # every answer legal at the first attempt, none replaced
                         assert all(m["attempts"] == 1 and m["fallback"] is None for m in mine)
+                        # each with its note in the record, and only the bot's own moves
+                        replay = json.loads(game.replay_json)
+                        assert [m["seat"] for m in replay["moves"] if "note" in m] == [m["seat"] for m in mine]
+                        noted += sum(1 for m in replay["moves"] if m.get("note", "").startswith("lowest of "))
                         moves += len(mine)
                     tables += 1
     finally:
         bot.send_signal(signal.SIGINT)  # leaves with Goodbye and a last line
         out, err = bot.communicate(timeout=30)
     assert bot.returncode == 0, out + err
-    assert moves > 100
+    assert moves > 100 and noted > 0
     assert f"bye: {tables} tables, {moves} moves, 0 rejected, 0 strikes" in out, out
     assert "connected to" in out and "as JS example (bot id jsbot" in out
 

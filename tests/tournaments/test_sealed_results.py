@@ -27,19 +27,22 @@ from __future__ import annotations
 import io
 import json
 import re
+import zlib
 from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.management import call_command
 from django.test import AsyncClient, Client
 
+from bots_sdk.rules.notes import with_notes, without_notes
 from tests.tournaments.conftest import running_round_robin
 from tests.tournaments.crawler import crawl, game_routes
 from tests.tournaments.local_play import table_play_locally
 from tournaments import sealing
-from tournaments.models import Entrant, Game, GameSeat, RatingChange, Replay, Table, Tournament
+from tournaments.models import Bot, Entrant, Game, GameSeat, RatingChange, Replay, Table, Tournament
 from tournaments.services.tables import table_complete
 from tournaments.services.tournaments import (
     tournament_create,
@@ -370,3 +373,138 @@ def test_every_address_of_a_game_answers_as_the_sealing_module_says(organiser, h
         row = standings[entrant.bot.name]
         assert row["games"] == seats.count(), entrant.bot.name
         assert row["points"] == sum(seats.values_list("points", flat=True)), entrant.bot.name
+
+
+def _note_every_move(game: Game) -> None:
+    """Store the game's replay with a note on every move, as the referee records the notes
+    its bots send (tests/referee/test_move_notes.py): `NOTE-<game>-seat<seat>`."""
+    row = Replay.objects.get(game=game)
+    doc = with_notes(row.read(), [f"NOTE-{game.pk}-seat{m['seat']}" for m in row.read()["moves"]])
+    text = json.dumps(doc, separators=(",", ":"))
+    row.data, row.raw_size = zlib.compress(text.encode()), len(text)
+    row.save(update_fields=["data", "raw_size"])
+
+
+def _seat_notes(game: Game, seat: int) -> set[str]:
+    """The notes the stored replay holds for the seat's moves (none in an instant win,
+    where nobody moves: the deals are random)."""
+    return {m["note"] for m in Replay.objects.get(game=game).read()["moves"] if m["seat"] == seat}
+
+
+def _notes_in(body: str) -> set[str]:
+    return set(re.findall(r"NOTE-\d+-seat\d", body))
+
+
+def _crawl_as(user: Any) -> dict[str, tuple[int, str]]:
+    cache.clear()
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return {url: (status, body) for url, (status, body, _headers) in crawl(client).items()}
+
+
+def test_move_notes_are_their_bots_owners_only_before_and_after_the_reveal(
+        organiser, house_bots, owner, other_owner) -> None:
+    rr = running_round_robin(organiser, house_bots, name="Notes cup", seats_per_table=4, duplicate_sets=1)
+    a = rr.tables.order_by("round", "number").first()
+    b = rr.tables.exclude(pk=a.pk).get(deal_group=a.deal_group)
+    table_play_locally(table_id=a.pk, games=2)
+    table_play_locally(table_id=b.pk, games=1)
+    shown = Game.objects.select_related("deal").get(table=a, index=0)
+    hidden = Game.objects.select_related("deal").get(table=a, index=1)
+    assert sealing.game_revealed(shown) and not sealing.game_revealed(hidden)
+    for game in Game.objects.all():
+        _note_every_move(game)
+    seat_bots = {s.seat: s.bot for s in shown.seats.select_related("bot")}
+    Bot.objects.filter(pk=seat_bots[0].pk).update(owner=owner)
+    Bot.objects.filter(pk=seat_bots[1].pk).update(owner=other_owner)
+    # where those two bots sit in each game (seats rotate between a table's games)
+    seat_of = {game.pk: {s.bot_id: s.seat for s in game.seats.all()} for game in (shown, hidden)}
+
+    def own_notes(game: Game, user: User) -> set[str]:
+        bot = seat_bots[0] if user == owner else seat_bots[1]
+        return _seat_notes(game, seat_of[game.pk][bot.pk])
+
+    assert own_notes(shown, owner) or own_notes(hidden, owner)  # both instant wins: 1 in thousands
+
+    # Anonymous, an organiser, a staff member: no note anywhere, before the reveal or after.
+    staff = User.objects.create_user("staff", is_staff=True)
+    for viewer in (None, organiser, staff):
+        for url, (_status, body) in _crawl_as(viewer).items():
+            assert not _notes_in(body), (viewer, url)
+    # Each owner: their own bot's notes of the revealed game, on its page and API replay
+    # only; no other seat's, nothing of the sealed game, nothing in the public download
+    # or the proof.
+    for user in (owner, other_owner):
+        pages = _crawl_as(user)
+        for url, (status, body) in pages.items():
+            found = _notes_in(body)
+            if url in (f"/games/{shown.pk}/", f"/api/v1/games/{shown.pk}/replay/"):
+                assert found == own_notes(shown, user), (user, url, status, body[:300])
+            else:
+                assert not found, (user, url, found)
+        replay = json.loads(pages[f"/api/v1/games/{shown.pk}/replay/"][1])
+        mine = seat_of[shown.pk][(seat_bots[0] if user == owner else seat_bots[1]).pk]
+        assert all(("note" in m) == (m["seat"] == mine) for m in replay["moves"])
+        if own_notes(shown, user):
+            assert 'id="show-notes"' in pages[f"/games/{shown.pk}/"][1]  # the viewer's toggle
+        download = pages[f"/games/{shown.pk}/replay.json"][1]
+        assert json.loads(download) == without_notes(Replay.objects.get(game=shown).read())
+        assert pages[f"/games/{hidden.pk}/"][0] == 403
+    # The reveal (table b plays deal 1) shows the sealed game's notes to the owners alone.
+    table_play_locally(table_id=b.pk, games=1)
+    hidden.refresh_from_db()
+    assert sealing.game_revealed(Game.objects.select_related("deal").get(pk=hidden.pk))
+    _note_every_move(Game.objects.get(table=b, index=1))
+    urls = [url.replace("<game_id>", str(hidden.pk)) for url in game_routes()]
+    for viewer in (None, organiser, staff, owner, other_owner):
+        client = Client()
+        if viewer is not None:
+            client.force_login(viewer)
+        for url in urls:
+            response = client.get(url, HTTP_ACCEPT="application/json" if url.startswith("/api/") else "text/html")
+            assert response.status_code == 200, url
+            found = _notes_in(response.content.decode())
+            expected = (own_notes(hidden, viewer) if viewer in (owner, other_owner)
+                        and url in (f"/games/{hidden.pk}/", f"/api/v1/games/{hidden.pk}/replay/") else set())
+            assert found == expected, (viewer, url, found, response.content[:400])
+
+
+def test_an_owner_publishes_their_bots_notes_once_the_tournament_has_finished(
+        organiser, house_bots, owner, other_owner) -> None:
+    rr = running_round_robin(organiser, house_bots, name="Published cup", seats_per_table=4, duplicate_sets=1)
+    a = rr.tables.order_by("round", "number").first()
+    b = rr.tables.exclude(pk=a.pk).get(deal_group=a.deal_group)
+    table_play_locally(table_id=a.pk, games=1)
+    table_play_locally(table_id=b.pk, games=1)
+    game = Game.objects.select_related("deal").get(table=a, index=0)
+    assert sealing.game_revealed(game)
+    _note_every_move(game)
+    seats = {s.seat: s.bot for s in game.seats.select_related("bot")}
+    Bot.objects.filter(pk=seats[0].pk).update(owner=owner)
+    Bot.objects.filter(pk=seats[1].pk).update(owner=other_owner)
+    url = f"/api/v1/tournaments/{rr.slug}/entrants/{seats[0].name}/publish-notes/"
+    mine, client = Client(), Client()
+    mine.force_login(owner)
+    client.force_login(other_owner)
+    # Not while the tournament plays (its entrants could read how the bot thinks), not by
+    # anyone but the owner, not anonymously.
+    answer = mine.post(url)
+    assert answer.status_code == 400 and "once the tournament has finished" in answer.content.decode()
+    Tournament.objects.filter(pk=rr.pk).update(status=Tournament.Status.FINISHED)
+    assert client.post(url).status_code == 403
+    assert Client().post(url).status_code in (401, 403)
+    for url_of_game, (_status, body) in _crawl_as(None).items():
+        assert not _notes_in(body), url_of_game
+    answer = mine.post(url)
+    assert answer.status_code == 200 and answer.json()["notes_published_at"]
+    # Now everyone sees seat 0's notes wherever the replay is served, and still no other
+    # seat's (the other owner: their own too).
+    published = _seat_notes(game, 0)
+    replay_urls = {f"/games/{game.pk}/", f"/games/{game.pk}/replay.json",
+                   f"/api/v1/games/{game.pk}/replay/", f"/api/v1/games/{game.pk}/proof/",
+                   f"/api/v1/tournaments/{rr.slug}/replays.zip"}
+    for url_of_game, (_status, body) in _crawl_as(None).items():
+        assert _notes_in(body) == (published if url_of_game in replay_urls else set()), url_of_game
+    page = client.get(f"/games/{game.pk}/").content.decode()
+    assert _notes_in(page) == published | _seat_notes(game, 1)

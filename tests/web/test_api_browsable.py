@@ -51,6 +51,7 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "progress": (f"/api/v1/tournaments/{t}/progress/", OPEN),
         "entrants": (f"/api/v1/tournaments/{t}/entrants/", OPEN),
         "entrant": (f"/api/v1/tournaments/{t}/entrants/{bot}/", SIGNED_IN),
+        "entrant-notes-publish": (f"/api/v1/tournaments/{t}/entrants/{bot}/publish-notes/", SIGNED_IN),
         "join": (f"/api/v1/tournaments/{t}/join/", SIGNED_IN),
         "leave": (f"/api/v1/tournaments/{t}/leave/", SIGNED_IN),
         "start": (f"/api/v1/tournaments/{t}/start/", SIGNED_IN),

@@ -31,6 +31,8 @@ urlpatterns = [
     path("tournaments/<slug:slug>/progress/", views.TournamentProgressView.as_view(), name="progress"),
     path("tournaments/<slug:slug>/entrants/", views.TournamentEntrantsView.as_view(), name="entrants"),
     path("tournaments/<slug:slug>/entrants/<botname:bot>/", views.TournamentEntrantDeleteView.as_view(), name="entrant"),
+    path("tournaments/<slug:slug>/entrants/<botname:bot>/publish-notes/", views.EntrantNotesPublishView.as_view(),
+         name="entrant-notes-publish"),
     path("tournaments/<slug:slug>/join/", views.LadderJoinView.as_view(), name="join"),
     path("tournaments/<slug:slug>/leave/", views.LadderLeaveView.as_view(), name="leave"),
     path("tournaments/<slug:slug>/start/", views.TournamentStartView.as_view(), name="start"),

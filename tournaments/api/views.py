@@ -65,6 +65,7 @@ from tournaments.services.accounts import (
     user_can_manage_tournament,
     user_is_organiser,
 )
+from tournaments.services.notes import entrant_notes_publish
 from tournaments.services.tournaments import (
     ladder_join,
     ladder_leave,
@@ -472,6 +473,20 @@ class TournamentEntrantDeleteView(ServiceAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class EntrantNotesPublishView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT},
+                   summary="Publish your bot's move notes of a finished tournament (bot owners; "
+                   "every replay of its games there then shows them)")
+    def post(self, request, slug: str, bot: str):
+        tournament = self.tournament(slug)
+        entrant = entrant_notes_publish(user=request.user, tournament=tournament,
+                                        bot=get_object_or_404(bot_list(), name=bot))
+        return Response({"tournament": tournament.slug, "bot": bot,
+                         "notes_published_at": entrant.notes_published_at.isoformat()})
+
+
 class LadderJoinView(ServiceAPIView):
     input_serializers = {"POST": s.EntrantInput}
     permission_classes = [permissions.IsAuthenticated]
@@ -692,12 +707,13 @@ class GameDetailView(ServiceAPIView):
 class GameReplayView(ServiceAPIView):
     @extend_schema(
         responses={200: OpenApiTypes.OBJECT, 403: _WITHHELD_RESPONSE, 410: _UNREADABLE_RESPONSE},
-        summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed",
+        summary="The engine's replay JSON (tienlen.replay/1), once the game's deal is revealed; "
+        "moves carry a `note` only for the seats of the bots the caller owns",
     )
     def get(self, request, game_id: int):
         _game_notices(self, game_id)
         try:
-            return Response(game_replay(game_id=game_id))
+            return Response(game_replay(game_id=game_id, user=request.user))
         except Replay.DoesNotExist as exc:
             raise exceptions.NotFound("No such game.") from exc
         except sealing.DealWithheld as exc:

@@ -7,12 +7,13 @@ and the web pages the withheld page, never a result.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 
 from tournaments.models import Bot, Game, GameSeat, Replay, Table, Tournament
-from tournaments.sealing import game_check, revealed, sealed_games
+from tournaments.sealing import game_check, replay_for, replay_public, revealed, sealed_games
 
 
 def game_list(*, tournament: Tournament | None = None, bot: Bot | None = None, table: Table | None = None) -> QuerySet[Game]:
@@ -48,12 +49,14 @@ def game_get(*, game_id: int) -> Game:
 PROOF_SCHEMA = "tienlen.deal-proof/1"
 
 
-def game_replay(*, game_id: int) -> dict[str, Any]:
-    """The engine's replay JSON of a game (1 query); DealWithheld until its deal is revealed,
-    ReplayError (bots_sdk.rules) if the stored replay cannot be read."""
+def game_replay(*, game_id: int, user: Any = None) -> dict[str, Any]:
+    """The engine's replay JSON of a game as `user` may see it: the move notes of the seats
+    `user`'s bots played and no other (`sealing.replay_for`; 1 query, 2 for a signed-in
+    user when the replay has notes); DealWithheld until its deal is revealed, ReplayError
+    (bots_sdk.rules) if the stored replay cannot be read."""
     replay = Replay.objects.select_related("game__deal", "game__table__tournament").get(game_id=game_id)
     game_check(replay.game, what="replay")
-    return replay.read()
+    return replay_for(replay.read(), user=user, game=replay.game)
 
 
 def game_seating(*, game: Game) -> list[dict[str, Any]]:
@@ -83,9 +86,12 @@ def replay_public_text(*, replay: Replay) -> str:
     """A revealed game's replay as the public download serves it: checked by the engine's
     reader, the text as the referee sent it; ReplayError if the stored replay is damaged.
     The `/games/<id>/replay.json` download and the tournament's replay archive both serve
-    this, so a replay has one public form. Check the game (`game_check`) first."""
-    replay.read()
-    return replay.decoded_text()
+    this, so a replay has one public form. Check the game (`game_check`) first. A replay
+    with move notes is served without those its bots' owners did not publish
+    (`sealing.replay_public`; 1 query more), re-encoded as compact JSON."""
+    data = replay.read()
+    public = replay_public(data, game_id=replay.game_id)
+    return replay.decoded_text() if public is data else json.dumps(public, separators=(",", ":"))
 
 
 def revealed_replays(*, tournament: Tournament, after_game_id: int = 0, limit: int = 200) -> list[Replay]:
@@ -124,5 +130,5 @@ def game_proof(*, game_id: int) -> dict[str, Any]:
             "revealed_at": game.deal.revealed_at.isoformat(),
         },
         "reproducible": tournament.reproducible,
-        "replay": replay.read(),
+        "replay": replay_public(replay.read(), game_id=game.pk),  # a proof is public: published notes only
     }

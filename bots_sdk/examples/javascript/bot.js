@@ -88,15 +88,22 @@ const describe = (cards) => (cards === null ? "pass" : cards.map(cardText).join(
 // The choice: the legal play whose strongest card is weakest (shedding small cards first),
 // more cards first among equals; keep 2s (cards 48..51) by passing when passing is
 // allowed; decline every offer (a pass, which does not lock the seat out). Returns the
-// cards to play, or null to pass.
+// cards to play (null to pass) and a note saying why: the referee keeps the note in the
+// game's record for this bot's owner only and never sends it to another seat (at most
+// 256 bytes of UTF-8; docs/protocol.md, Move.note).
 function choose(view) {
   const plays = view.legal_plays.map((p) => p.cards.map(Number));
-  if (view.offer) return view.can_pass ? null : plays[0];
-  if (plays.length === 0) return null; // only a pass is legal
+  if (view.offer) {
+    return view.can_pass ? { cards: null, note: `declined the offer ${view.offer}` }
+      : { cards: plays[0], note: "had to take the offer" };
+  }
+  if (plays.length === 0) return { cards: null, note: "nothing beats the table" };
   plays.sort((a, b) => Math.max(...a) - Math.max(...b) || b.length - a.length);
   const best = plays[0];
-  if (view.can_pass && Math.max(...best) >= 48 && view.table) return null;
-  return best;
+  if (view.can_pass && Math.max(...best) >= 48 && view.table) {
+    return { cards: null, note: `kept my 2s: the lowest of ${plays.length} plays is ${describe(best)}` };
+  }
+  return { cards: best, note: `lowest of ${plays.length} plays` };
 }
 
 // ------------------------------------------------------------------ the stream
@@ -346,15 +353,16 @@ class Bot {
   answer(link, request) {
     const table = this.tables.get(request.table_id);
     if (table) table.requests.set(request.move_id, request);
-    const cards = choose(request.view);
+    const { cards, note } = choose(request.view);
     this.moves++;
-    this.sendMove(link, request, cards);
+    this.sendMove(link, request, cards, note);
   }
 
-  sendMove(link, request, cards) {
+  sendMove(link, request, cards, note = "") {
     const move = { table_id: request.table_id, game_index: request.game_index, move_id: request.move_id };
     if (cards === null) move.pass = true;
     else move.cards = cards;
+    if (note) move.note = note;
     link.send({ move });
   }
 

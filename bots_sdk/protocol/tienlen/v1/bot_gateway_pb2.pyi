@@ -63,6 +63,8 @@ class _MoveErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MoveErr
     """during an offer only the offered plays are legal"""
     MOVE_ERROR_CODE_ILLEGAL_PLAY: _MoveErrorCode.ValueType  # 15
     """any other illegal play (see reason)"""
+    MOVE_ERROR_CODE_NOTE_TOO_LONG: _MoveErrorCode.ValueType  # 16
+    """Move.note over 256 UTF-8 bytes (not applied, not counted)"""
 
 class MoveErrorCode(_MoveErrorCode, metaclass=_MoveErrorCodeEnumTypeWrapper):
     """Each code with the engine's IllegalMove.code and an example reason: the table in
@@ -100,6 +102,8 @@ MOVE_ERROR_CODE_NOT_OFFERED: MoveErrorCode.ValueType  # 14
 """during an offer only the offered plays are legal"""
 MOVE_ERROR_CODE_ILLEGAL_PLAY: MoveErrorCode.ValueType  # 15
 """any other illegal play (see reason)"""
+MOVE_ERROR_CODE_NOTE_TOO_LONG: MoveErrorCode.ValueType  # 16
+"""Move.note over 256 UTF-8 bytes (not applied, not counted)"""
 Global___MoveErrorCode: _TypeAlias = MoveErrorCode  # noqa: Y015
 
 class _StrikeReason:
@@ -290,12 +294,17 @@ class Move(_message.Message):
     PASS_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     THINKING_US_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game_index: _builtins.int
     move_id: _builtins.int
     """echo MoveRequest.move_id"""
     thinking_us: _builtins.int
     """optional: the bot's own measure of its thinking time"""
+    note: _builtins.str
+    """optional: why the bot played this, at most 256 UTF-8 bytes (longer: NOTE_TOO_LONG).
+    Kept in the game's record for the bot's owner only; never sent to another seat.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """the cards to play"""
@@ -308,10 +317,11 @@ class Move(_message.Message):
         move_id: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.int] | None = ...,
         thinking_us: _builtins.int = ...,
+        note: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "game_index", b"game_index", "move_id", b"move_id", "pass", b"pass", "table_id", b"table_id", "thinking_us", b"thinking_us"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "game_index", b"game_index", "move_id", b"move_id", "note", b"note", "pass", b"pass", "table_id", b"table_id", "thinking_us", b"thinking_us"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -126,6 +126,12 @@
     this.moveList = this.root.querySelector("#move-list");
     this.resultEl = this.root.querySelector("#result-panel");
     this.noteEl = this.root.querySelector("#move-note");
+    var notesToggle = this.root.querySelector("#show-notes");
+    if (notesToggle) {
+      notesToggle.addEventListener("change", function () {
+        self.moveList.classList.toggle("hide-notes", !notesToggle.checked);
+      });
+    }
 
     SPEEDS.forEach(function (sp, i) {
       var o = el("option", { value: String(i), text: sp + "\u00d7" });
@@ -173,6 +179,8 @@
       if (m.attempts) li.appendChild(el("span", { cls: "badge pending", title: "illegal moves tried before this one", text: m.attempts + " tries" }));
       if (typeof m.ms === "number") li.appendChild(el("span", { cls: "ms", title: "thinking time, as the bot reported it", text: (m.ms < 10 ? m.ms.toFixed(1) : Math.round(m.ms)) + " ms" }));
       if (m.out) li.appendChild(el("span", { cls: "badge finished", text: "out #" + m.out }));
+      // Only the viewer's own bots' notes, and published ones, are in the data (tournaments/sealing.py).
+      if (typeof m.note === "string") li.appendChild(el("div", { cls: "move-note", title: "the bot's note on this move", text: m.note }));
       li.addEventListener("click", function () { self.go(i + 1); });
       self.moveList.appendChild(li);
     });
@@ -326,6 +334,15 @@
     }
     if (state.offer) {
       this.center.appendChild(el("div", { cls: "kind", text: "offer: " + state.offer.replace(/_/g, " ") }));
+    }
+
+    // the owner's "fork from here": the command that asks their bot about the next move
+    var forkEl = this.root.querySelector("#fork-line");
+    if (forkEl && data.fork) {
+      var owned = data.fork.seats;
+      var seat = owned.indexOf(state.to_move) >= 0 ? state.to_move : owned[0];
+      forkEl.parentNode.hidden = finalStep;
+      forkEl.textContent = "tienlen-bot fork " + data.fork.url + " --move " + (k + 1) + " --seat " + seat + " --bot my_bot.py";
     }
 
     // controls and list
