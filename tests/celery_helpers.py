@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -62,7 +62,7 @@ def _default_concurrency() -> int:
 @contextmanager
 def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = None,
                            shutdown_timeout: float = 60.0, analysis: bool = True,
-                           runner: bool = False) -> Iterator[str]:
+                           runner: bool = False, also: Sequence[str] = ()) -> Iterator[str]:
     """Run a real worker of `tienlen_site`'s app consuming only a fresh private queue.
 
     Tasks sent while inside (`.delay()` from any thread) go to that queue, so workers of
@@ -96,7 +96,7 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
         settings.TIENLEN_ANALYSIS_QUEUE = f"{queue}-analysis"
         settings.TIENLEN_RUNNER_QUEUE = f"{queue}-runner"
         consumed = [queue, *([settings.TIENLEN_ANALYSIS_QUEUE] if analysis else []),
-                    *([settings.TIENLEN_RUNNER_QUEUE] if runner else [])]
+                    *([settings.TIENLEN_RUNNER_QUEUE] if runner else []), *also]
         if broker_changed:
             if saved_env is not None:
                 os.environ["CELERY_BROKER_URL"] = url

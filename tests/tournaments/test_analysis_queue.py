@@ -41,10 +41,6 @@ def referee(settings):
 
 
 def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee) -> None:
-    from celery.contrib.testing.worker import start_worker
-
-    from tienlen_site.celery import app
-
     # Two workers' threads write at once (tables, then baselines while the first is up):
     # SQLite's shared in-memory test database locks whole tables across threads.
     need_postgresql("a tables worker and an analysis worker run at once")
@@ -57,6 +53,7 @@ def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee
     for i, policy in enumerate(["random", "greedy", "heuristic", "random", "greedy"]):
         tournament_entrant_add(tournament=tournament, bot=bot_create(owner=staff, name=f"house-{i}", house_bot=policy)[0])
     with isolated_celery_worker(analysis=False):  # a worker of tables only, as compose's `worker`
+        analysis_queue = settings.TIENLEN_ANALYSIS_QUEUE  # where the baselines are sent
         tournament_start(tournament=tournament)
         wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", what="the finish")
         deals = Deal.objects.filter(tournament=tournament)
@@ -66,12 +63,11 @@ def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee
         assert not deals.filter(baseline__isnull=False).exists()
         before = tournament_luck_adjusted(tournament=tournament)
         assert before.games_scored == 20 and before.deals_with_baseline == 0
-        # The baselines wait on the analysis queue; a worker consuming it computes them.
-        # (a generous shutdown: on a loaded 2-core machine a worker thread finishing its last
-        # simulation took longer than celery's default 10 s to exit)
-        with start_worker(app, pool="threads", concurrency=1, perform_ping_check=False,
-                          shutdown_timeout=60.0, queues=[settings.TIENLEN_ANALYSIS_QUEUE]):
-            wait_for(lambda: not deals.filter(baseline__isnull=True).exists(), 120, "the luck baselines")
+    # The baselines wait on the analysis queue; a worker consuming it computes them. (A
+    # second worker of its own, as compose's `analysis`: a bare celery test worker started
+    # inside the first one changed the app's queues under it and at times never stopped.)
+    with isolated_celery_worker(analysis=False, concurrency=1, also=[analysis_queue]):
+        wait_for(lambda: not deals.filter(baseline__isnull=True).exists(), 120, "the luck baselines")
     after = tournament_luck_adjusted(tournament=tournament)
     assert after.games_scored == 20 and after.deals_with_baseline == deals.count()
     assert all(row.compared == row.games for row in after.rows)
