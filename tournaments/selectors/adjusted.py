@@ -9,8 +9,9 @@ from typing import Any
 
 from django.core.cache import cache
 
-from tournaments.models import Deal, Entrant, GameSeat, Tournament
-from tournaments.sealing import deals_revealed, reveal_state, revealed
+from tournaments.models import Entrant, Tournament
+from tournaments.sealing import reveal_state
+from tournaments.selectors.revealed_games import revealed_game_seats
 
 
 @dataclass(frozen=True)
@@ -86,26 +87,11 @@ def _luck_adjusted_compute(tournament: Tournament, *, with_baselines: bool) -> t
     """The scoring itself (one query, two with baselines): standings by entrant id, games
     and deals counted.
 
-    The seats come without their deal's baseline and the baselines once per deal: joined
-    to every seat, the same JSON was fetched and parsed four times a game."""
+    The seats come without their deal's baseline and the baselines once per deal
+    (tournaments.selectors.revealed_games)."""
     from tournaments.scoring.adjusted import GameRow, adjusted_standings
 
-    baselines = dict(
-        Deal.objects.filter(deals_revealed(), tournament=tournament, baseline__isnull=False)
-        .values_list("pk", "baseline")
-    ) if with_baselines else {}
-    seats = (
-        GameSeat.objects.filter(revealed("game__"), game__table__tournament=tournament)
-        .order_by("game_id", "seat")
-        .values_list("game_id", "entrant_id", "points", "game__deal_id")
-    )
-    games: dict[int, tuple[int, list[int], list[int]]] = {}
-    for game_id, entrant_id, points, deal_id in seats:
-        row = games.get(game_id)
-        if row is None:
-            row = games[game_id] = (deal_id, [], [])
-        row[1].append(entrant_id)
-        row[2].append(points)
+    games, baselines = revealed_game_seats(tournament, with_baselines=with_baselines)
     rows = []
     for deal_id, entrants, points in games.values():
         baseline = baselines.get(deal_id)

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from tournaments.isolation import bot_isolated
-from tournaments.models import Deal, Entrant, GameSeat, Tournament
+from tournaments.models import Entrant, Tournament
 from tournaments.scoring.adjusted import GameRow
 from tournaments.scoring.collusion import DEFAULT_ALPHA, METHOD, CollusionReport, collusion_report
-from tournaments.sealing import deals_revealed, reveal_state, revealed
+from tournaments.sealing import reveal_state
+from tournaments.selectors.revealed_games import revealed_game_seats
 
 COLLUSION_CACHE_S = 24 * 3600
 
@@ -99,22 +100,7 @@ def tournament_collusion(*, tournament: Tournament, alpha: float = DEFAULT_ALPHA
 
 def _compute(tournament: Tournament, entrants: dict[int, tuple[str, bool]], *, alpha: float,
              with_baselines: bool) -> CollusionReport:
-    baselines = dict(
-        Deal.objects.filter(deals_revealed(), tournament=tournament, baseline__isnull=False)
-        .values_list("pk", "baseline")
-    ) if with_baselines else {}
-    seats = (
-        GameSeat.objects.filter(revealed("game__"), game__table__tournament=tournament)
-        .order_by("game_id", "seat")
-        .values_list("game_id", "entrant_id", "points", "game__deal_id")
-    )
-    games: dict[int, tuple[int, list[int], list[int]]] = {}
-    for game_id, entrant_id, points, deal_id in seats:
-        row = games.get(game_id)
-        if row is None:
-            row = games[game_id] = (deal_id, [], [])
-        row[1].append(entrant_id)
-        row[2].append(points)
+    games, baselines = revealed_game_seats(tournament, with_baselines=with_baselines)
     rows = []
     for deal_id, seated, points in games.values():
         if any(e is None for e in seated):
