@@ -24,7 +24,8 @@ from tests.celery_helpers import isolated_celery_worker
 from tests.e2e.test_faults import require_redis_broker
 from tests.hosting.conftest import RUNTIMES_DIR
 from tests.needs import need_postgresql, unavailable
-from tests.tournaments.test_worker import ORGANIZER_TOKEN, SdkBot
+from tests.platform_referee import platform_referee
+from tests.tournaments.test_worker import SdkBot
 from tournaments.hosting.check import problems
 from tournaments.hosting.process import HostingConfig
 from tournaments.hosting.sandbox import processes_of
@@ -92,16 +93,8 @@ def sandbox_clean_up(state: Path) -> None:
 
 @pytest.fixture
 def referee(settings) -> Iterator[str]:
-    from referee_service.server import RefereeThread
-    from tournaments.token_store import DjangoTokenStore
-
-    thread = RefereeThread(DjangoTokenStore(), organizer_token=ORGANIZER_TOKEN).start()
-    settings.REFEREE_TARGET = thread.target
-    settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
-    try:
+    with platform_referee(settings) as thread:
         yield thread.target
-    finally:
-        thread.stop()
 
 
 def submit(site: str, token: str, path: Path, bot: str, *flags: str) -> subprocess.CompletedProcess:

@@ -7,13 +7,16 @@ real referee on a loopback port, house bots, the database of the test run.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
 from tests.celery_helpers import isolated_celery_worker
 from tests.needs import need_postgresql
-from tests.tournaments.test_worker import ORGANIZER_TOKEN, wait_for
+from tests.platform_referee import platform_referee
+from tests.tournaments.test_worker import wait_for
 from tournaments.models import Deal, Game, Tournament
 from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.services.accounts import bot_create
@@ -27,17 +30,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def referee(settings):
-    from referee_service.server import RefereeThread
-    from tournaments.token_store import DjangoTokenStore
-
-    thread = RefereeThread(DjangoTokenStore(), organizer_token=ORGANIZER_TOKEN).start()
-    settings.REFEREE_TARGET = thread.target
-    settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
-    try:
+def referee(settings) -> Iterator[str]:
+    with platform_referee(settings) as thread:
         yield thread.target
-    finally:
-        thread.stop()
 
 
 def test_the_recording_worker_leaves_the_baselines_to_the_analysis_queue(referee) -> None:

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from tests.celery_helpers import isolated_celery_worker
+from tests.platform_referee import ORGANIZER_TOKEN, platform_referee
 from tournaments.models import Deal, Game, GameSeat, RatingChange, Table, TableSeat, Tournament
 from tournaments.selectors.games import game_replay
 from tournaments.selectors.standings import tournament_standings
@@ -32,21 +33,12 @@ from tournaments.services.tournaments import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-ORGANIZER_TOKEN = "organizer-secret-for-tests"
 
 
 @pytest.fixture
 def referee(settings) -> Iterator[str]:
-    from referee_service.server import RefereeThread
-    from tournaments.token_store import DjangoTokenStore
-
-    thread = RefereeThread(DjangoTokenStore(), organizer_token=ORGANIZER_TOKEN).start()
-    settings.REFEREE_TARGET = thread.target
-    settings.REFEREE_ORGANIZER_TOKEN = ORGANIZER_TOKEN
-    try:
+    with platform_referee(settings) as thread:
         yield thread.target
-    finally:
-        thread.stop()
 
 
 @pytest.fixture
