@@ -109,13 +109,11 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
             app.amqp._producer_pool = None
         app.conf.result_backend = None
         app.conf.task_default_queue = queue
-        task_postrun.connect(_close_worker_thread_connections, weak=False)
         with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
                           perform_ping_check=False, shutdown_timeout=shutdown_timeout,
                           queues=consumed):
             yield queue
     finally:
-        task_postrun.disconnect(_close_worker_thread_connections)
         settings.TIENLEN_ANALYSIS_QUEUE = saved_analysis
         settings.TIENLEN_RUNNER_QUEUE = saved_runner
         _restore_conf(app.conf, saved_conf)
@@ -140,6 +138,11 @@ def _close_worker_thread_connections(**_kwargs: Any) -> None:
 
     if threading.current_thread() is not threading.main_thread():
         connections.close_all()
+
+
+# Connected for the whole run, not only inside a worker's block: a task still finishing
+# when its test's worker stops (the pool's threads outlive it) closes its connection too.
+task_postrun.connect(_close_worker_thread_connections, weak=False, dispatch_uid="tests-close-thread-connections")
 
 
 def _restore_conf(conf: Any, saved: dict[str, Any]) -> None:
