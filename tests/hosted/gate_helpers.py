@@ -21,8 +21,8 @@ from tournaments.hosting.sandbox import processes_of
 from tournaments.models import BotSubmission
 from tournaments.services import hosting
 
-GREEDY = b"from bots_sdk.examples import GreedyBot as Bot\n"
-RANDOM = b"from bots_sdk.examples import RandomBot as Bot\n"
+GREEDY = b"from bots_sdk.examples import GreedyBot\n\n\nclass Greedy(GreedyBot):\n    pass\n"
+RANDOM = b"from bots_sdk.examples import RandomBot\n\n\nclass Random(RandomBot):\n    pass\n"
 
 
 def zipped(*members: tuple[str, bytes]) -> bytes:
