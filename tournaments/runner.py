@@ -33,7 +33,14 @@ from pathlib import Path
 from django.conf import settings
 
 from tournaments.hosting import archive
-from tournaments.hosting.process import BotSpec, Host, HostedBot, HostingConfig, SessionEnd, SlotsFull
+from tournaments.hosting.process import (
+    BotSpec,
+    Host,
+    HostedBot,
+    HostingConfig,
+    SessionEnd,
+    SlotsFull,
+)
 from tournaments.hosting.sandbox import Limits
 from tournaments.models import BotSubmission, GateVerdict
 from tournaments.play.lifecycle import lease_owner_new

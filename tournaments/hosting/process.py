@@ -61,7 +61,6 @@ from tournaments.hosting.cgroups import (
     CgroupLimits,
     CgroupUsage,
 )
-from tournaments.hosting.storage import DEFAULT_STORAGE_MIB, Packed
 from tournaments.hosting.relay import SEED_SOCKET, Relay, RelayError, RelayHub, RelayStats
 from tournaments.hosting.sandbox import (
     INSIDE,
@@ -76,6 +75,7 @@ from tournaments.hosting.sandbox import (
     rlimits_prefix,
     secret_args,
 )
+from tournaments.hosting.storage import DEFAULT_STORAGE_MIB, Packed
 
 __all__ = [
     "UNSANDBOXED_VALUE",

@@ -77,11 +77,19 @@ def unpack(data: bytes, target: Path, *, cap_bytes: int, uid: int | None, gid: i
     if not data:
         return
     try:
-        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
+        _unpack_members(data, target, cap_bytes)
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise StorageError(f"the stored storage is unreadable: {exc}") from exc
+        raise StorageError(f"the stored storage could not be unpacked: {exc}") from exc
+    if uid is not None and gid is not None:
+        os.chown(target, uid, gid)
+        for dirpath, dirnames, filenames in os.walk(target):
+            for name in [*dirnames, *filenames]:
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+
+def _unpack_members(data: bytes, target: Path, cap_bytes: int) -> None:
     total = entries = 0
-    with tar:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         for member in tar:
             parts = member.name.split("/")
             if member.name.startswith("/") or any(p in ("", ".", "..") for p in parts):
@@ -103,13 +111,6 @@ def unpack(data: bytes, target: Path, *, cap_bytes: int, uid: int | None, gid: i
                 with source, open(path, "wb") as out:
                     out.write(source.read())
                 os.chmod(path, 0o600)
-            else:
-                continue
-    if uid is not None and gid is not None:
-        os.chown(target, uid, gid)
-        for dirpath, dirnames, filenames in os.walk(target):
-            for name in [*dirnames, *filenames]:
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
 
 def pack(source: Path, *, cap_bytes: int) -> Packed:
