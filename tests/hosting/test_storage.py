@@ -121,6 +121,19 @@ def test_a_stored_tar_over_the_cap_or_with_hostile_names_is_cut_when_unpacked(tm
     assert not (tmp_path / "escape").exists()
 
 
+def test_without_the_tmpfs_a_storage_over_its_cap_is_not_kept_and_links_are_not_followed(tmp_path):
+    source = tmp_path / "storage"
+    source.mkdir()
+    (source / "a.bin").write_bytes(b"z" * 600)
+    (source / "secret-link").symlink_to("/etc/hostname")
+    kept = storage_mod.pack(source, cap_bytes=1000)
+    assert kept.files == 1 and kept.size == 600 and "1 entries that are not files or folders" in kept.note
+    (source / "b.bin").write_bytes(b"z" * 600)
+    over = storage_mod.pack(source, cap_bytes=1000)
+    assert over.data == b"" and over.note == ("storage not kept: over its cap of 1000 bytes "
+                                              "(the previous contents stay)")
+
+
 def test_no_other_bot_can_read_a_bots_storage(host, code):
     secret = f"SECRET-OF-B-{secrets.token_hex(8)}"
     b = host.start(BotSpec(runtime="python3.11", code_dir=code(STORE_BOT), token=OTHER_TOKEN, storage=b"",

@@ -621,6 +621,7 @@ class HostedBot:
         _copy_code(self.spec.code_dir, self.dir / "bot", gid)
         if self.spec.storage is not None:
             target = self.dir / "storage"
+            target.mkdir(mode=0o700)
             uid = self.slot.uid if self.sandboxed else None
             self._storage_mounted = self.sandboxed and storage.mount(
                 target, cap_bytes=self.spec.storage_mib * 1024 * 1024, uid=uid, gid=gid)
