@@ -29,7 +29,11 @@ from tests.platform_referee import platform_referee
 from tournaments.models import BotStorage, Game, GameSeat, HostedSession, Table, Tournament
 from tournaments.services import hosting
 from tournaments.services.accounts import bot_create
-from tournaments.services.tournaments import tournament_create, tournament_entrant_add, tournament_start
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_start,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
