@@ -53,6 +53,19 @@ class Hosting(models.TextChoices):
     HOSTED = "hosted", "hosted (the platform runs it)"
 
 
+class Gate(models.TextChoices):
+    """What a new ready version of a hosted bot does before it plays (docs/hosting.md)."""
+
+    OFF = "off", "promoted as soon as it is ready"
+    MANUAL = "manual", "plays its predecessor first; the owner promotes it"
+    AUTO = "auto", "plays its predecessor first; promoted unless it did worse"
+
+
+#: A rating is provisional while its bot has fewer rated games than this in its pool, and
+#: again for this many rated games after a new hosted version was promoted (docs/hosting.md).
+PROVISIONAL_GAMES = 20
+
+
 class Bot(models.Model):
     """A bot owned by a user. House bots run inside the referee and have no token."""
 
@@ -79,6 +92,8 @@ class Bot(models.Model):
     # Why the platform stopped hosting it (a crash loop: tournaments.services.hosting); ""
     # while it runs. A new ready version, or the owner switching it on again, clears it.
     hosting_stopped = models.CharField(max_length=300, blank=True)
+    # Whether a new ready version first plays a duplicate set against its predecessor.
+    gate = models.CharField(max_length=8, choices=Gate.choices, default=Gate.OFF)
 
     class Meta:
         ordering = ["name"]
@@ -140,6 +155,22 @@ class BotVersion(models.Model):
         return f"{self.bot_id}@{self.version}"
 
 
+class GateStatus(models.TextChoices):
+    QUEUED = "queued"
+    PLAYING = "playing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class GateVerdict(models.TextChoices):
+    """The SPRT's verdict (bots_sdk.stats.sprt, as `tienlen-bot arena --sprt`), both ways."""
+
+    BETTER = "better"            # H1 accepted for new - old
+    WORSE = "worse"              # H1 accepted for old - new
+    NO_DIFFERENCE = "no_difference"  # H0 accepted both ways: within the test's delta
+    UNDECIDED = "undecided"      # the games ran out before either bound
+
+
 class BotSubmission(models.Model):
     """An immutable submitted version of a hosted bot's code (docs/hosting.md): the zip as
     uploaded (checked by tournaments.hosting.archive, at most 1 MiB), its content hash, who
@@ -174,6 +205,21 @@ class BotSubmission(models.Model):
     validation_log = models.TextField(blank=True)
     detail = models.CharField(max_length=500, blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
+    # When it became the bot's active version (None: never, or not yet).
+    promoted_at = models.DateTimeField(null=True, blank=True)
+    # The gate (docs/hosting.md): a duplicate set against `gate_against` (the version active
+    # when it became ready), played by a runner, unrated, seen by the owner only.
+    gate_status = models.CharField(max_length=16, choices=GateStatus.choices, blank=True)
+    gate_against = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    gate_games = models.PositiveIntegerField(default=0)
+    gate_sets = models.PositiveIntegerField(default=0)
+    # Points per game of this version minus its predecessor's, paired per duplicate set.
+    gate_score = models.FloatField(null=True, blank=True)
+    gate_half_width = models.FloatField(null=True, blank=True)
+    gate_verdict = models.CharField(max_length=16, choices=GateVerdict.choices, blank=True)
+    gate_detail = models.CharField(max_length=500, blank=True)
+    gate_log = models.TextField(blank=True)
+    gate_finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["bot_id", "seq"]
@@ -228,6 +274,24 @@ class HostedSession(models.Model):
         return f"session {self.pk} of {self.bot_id}"
 
 
+class BotStorage(models.Model):
+    """A hosted bot's own storage, kept between its sessions (docs/hosting.md): the files
+    its sessions left in `$TIENLEN_STORAGE`, as a gzipped tar, bounded by
+    tournaments.hosting.storage. Private: its owner's only (bot_private_visible), and no
+    other bot ever gets it mounted."""
+
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="storage")
+    data = models.BinaryField()
+    size = models.PositiveBigIntegerField(default=0)  # the files' bytes, unpacked
+    files = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+    # The session that wrote it last (two sessions at once: the later end wins).
+    session = models.ForeignKey(HostedSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    def __str__(self) -> str:
+        return f"storage of {self.bot_id}"
+
+
 class RatingPool(models.Model):
     """Ratings are only comparable within one preset and one table size."""
 
@@ -256,6 +320,9 @@ class Rating(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
     rating = models.FloatField(default=START_RATING)
     games = models.PositiveIntegerField(default=0)
+    # Provisional until `games` reaches this (a new hosted version was promoted: the rating
+    # is kept, but it is provisional again for PROVISIONAL_GAMES rated games).
+    provisional_until = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -266,6 +333,12 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot_id} {self.rating:.1f} in {self.pool_id}"
+
+    @property
+    def provisional(self) -> bool:
+        """Too few rated games to trust it: fewer than PROVISIONAL_GAMES in all, or since its
+        bot's newest hosted version was promoted."""
+        return self.games < max(PROVISIONAL_GAMES, self.provisional_until)
 
 
 def new_salt() -> str:

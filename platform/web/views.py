@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
 from tournaments import sealing
-from tournaments.models import Game, RatingPool, Replay, Tournament
+from tournaments.models import Game, Gate, RatingPool, Replay, Tournament
 from tournaments.selectors import bots as bot_reads
 from tournaments.selectors import tournaments as tournament_reads
 from tournaments.selectors.adjusted import tournament_luck_adjusted
@@ -43,7 +43,7 @@ from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import tournament_get, tournament_progress
-from tournaments.selectors.versions import bot_sessions, bot_submissions
+from tournaments.selectors.versions import bot_sessions, bot_storage, bot_submissions
 from tournaments.services.accounts import user_can_manage_tournament
 from web import live, queries
 from web.replay_frames import replay_frames
@@ -228,6 +228,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "hosted_versions": hosted_versions,
             "hosted_active": next((v for v in hosted_versions or () if v.pk == bot.active_submission_id), None),
             "hosted_sessions": bot_sessions(viewer=request.user, bot=bot, limit=20),
+            "hosted_storage": bot_storage(viewer=request.user, bot=bot),
+            "gate_choices": Gate.choices,
         },
     )
 

@@ -42,6 +42,8 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "bot-version": (f"/api/v1/bots/{bot}/versions/1/", SIGNED_IN),
         "bot-hosting": (f"/api/v1/bots/{bot}/hosting/", SIGNED_IN),
         "bot-sessions": (f"/api/v1/bots/{bot}/sessions/", SIGNED_IN),
+        "bot-version-promote": (f"/api/v1/bots/{bot}/versions/1/promote/", SIGNED_IN),
+        "bot-storage": (f"/api/v1/bots/{bot}/storage/", SIGNED_IN),
         "bot-ratings": (f"/api/v1/bots/{bot}/ratings/", OPEN),
         "bot-rating-history": (f"/api/v1/bots/{bot}/ratings/{world.pool.slug}/", OPEN),
         "bot-games": (f"/api/v1/bots/{bot}/games/", OPEN),

@@ -464,18 +464,21 @@ class GameOutput(serializers.ModelSerializer):
 class RatingOutput(serializers.ModelSerializer):
     bot = serializers.CharField(source="bot.name")
     owner = serializers.CharField(source="bot.owner.username")
+    # Too few rated games to trust it (Rating.provisional; docs/hosting.md for a new version)
+    provisional = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = Rating
-        fields = ["bot", "owner", "rating", "games", "updated_at"]
+        fields = ["bot", "owner", "rating", "games", "provisional", "updated_at"]
 
 
 class BotRatingOutput(serializers.ModelSerializer):
     pool = serializers.CharField(source="pool.slug")
+    provisional = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = Rating
-        fields = ["pool", "rating", "games", "updated_at"]
+        fields = ["pool", "rating", "games", "provisional", "updated_at"]
 
 
 class RatingChangeOutput(serializers.ModelSerializer):
