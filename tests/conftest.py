@@ -68,6 +68,13 @@ def _children() -> dict[int, str]:
 # Matched by name and by the function the thread runs, both, so a test's own thread that
 # happens to share a name is still caught.
 _PROCESS_THREADS: tuple[tuple[str, str], ...] = (
+    # grpc.aio's one completion-queue poller for the whole process: started with the first
+    # grpc.aio channel or server to exist, shared by all of them, stopped when the last is
+    # deallocated. That is not when a test stops its server: pytest holds the test's
+    # fixture values (the stopped referee and its server object) until after this check,
+    # so the poller outlives every test that started it. A server left running is still
+    # caught, by its listening port.
+    (r"Thread-\d+ \(_poll_wrapper\)", r"grpc\._cython\.cygrpc\.PollerCompletionQueue\._poll_wrapper"),
 )
 
 

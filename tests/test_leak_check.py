@@ -90,3 +90,17 @@ def test_a_port_held_only_by_a_thread_goes_with_it() -> None:
     threading.Thread(target=serve, name="closing-server").start()
     threading.Timer(0.1, stop.set).start()
     assert _left_behind(before, grace=5.0) == []
+
+
+def test_a_thread_named_like_a_shared_one_is_still_a_leak() -> None:
+    """The threads a library shares across the process are exempt by name and by what they
+    run, both: a test's own thread under such a name is still caught."""
+    before = _snapshot()
+    stop = threading.Event()
+    thread = _thread("Thread-999 (_poll_wrapper)", True, stop)
+    try:
+        problems = _left_behind(before, grace=GRACE_S)
+        assert [p for p in problems if "'Thread-999 (_poll_wrapper)'" in p], problems
+    finally:
+        stop.set()
+        thread.join(5)
