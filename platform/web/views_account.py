@@ -145,9 +145,15 @@ class SignOutView(LogoutView):
 
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
-    bots = Bot.objects.filter(owner=request.user).order_by("name")
+    from tournaments.selectors.entries import bot_invitations, my_bots_status
+
     verified = verification.user_verified(user=request.user)
-    return render(request, "web/my_bots.html", {"bots": bots, "verified": verified})
+    response = render(request, "web/my_bots.html", {
+        "rows": my_bots_status(owner=request.user), "verified": verified,
+        "invitations": list(bot_invitations(owner=request.user)),
+    })
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @login_required
