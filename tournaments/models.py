@@ -82,6 +82,9 @@ class Bot(models.Model):
     # When a referee of the pool last reported it connected (its heartbeat, written at
     # most once a minute: tournaments.play.pool.referee_heartbeat). Its owner's "My bots".
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    # Its owner lets every organiser enter it without asking (tournaments.services.entries):
+    # their invitations are accepted at once. The demo's planners are so.
+    accepts_invitations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]

@@ -69,6 +69,11 @@ class ApiTokenForm(forms.Form):
 
 class BotEditForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=2000)
+    accepts_invitations = forms.BooleanField(
+        required=False, label="Any organiser may enter this bot without asking",
+        help_text="Off (the default): an organiser's entry of it is an invitation you accept or decline "
+        "on My bots. On: it is accepted at once.",
+    )
 
 
 class BotChoiceField(forms.ModelMultipleChoiceField):

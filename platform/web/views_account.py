@@ -186,10 +186,12 @@ def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name, owner=request.user)
-    form = BotEditForm(request.POST or None, initial={"description": bot.description})
+    form = BotEditForm(request.POST or None, initial={"description": bot.description,
+                                                      "accepts_invitations": bot.accepts_invitations})
     if request.method == "POST" and form.is_valid():
         try:
-            accounts.bot_update(bot=bot, description=form.cleaned_data["description"])
+            accounts.bot_update(bot=bot, description=form.cleaned_data["description"],
+                                accepts_invitations=form.cleaned_data["accepts_invitations"])
         except ValidationError as exc:
             _form_errors(form, exc)
         else:

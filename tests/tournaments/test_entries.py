@@ -225,3 +225,17 @@ def test_my_bots_shows_connection_last_seen_entries_and_join(organiser, field) -
     # Nobody else sees my bots there: the page is the signed-in owner's own.
     assert 'data-bot="bot0"' not in web(others[1].owner).get("/me/bots/").content.decode()
     assert Client().get("/me/bots/").status_code == 302
+
+
+def test_a_bot_whose_owner_accepts_every_invitation_enters_at_once(organiser, field) -> None:
+    draft, _, others = field
+    me = others[0].owner
+    # Its owner says so (web edit page); nobody else can (another user's edit page is a 404).
+    assert web(others[1].owner).post("/me/bots/bot0/edit/", {"description": "", "accepts_invitations": "on"}).status_code == 404
+    assert api(others[1].owner).patch("/api/v1/bots/bot0/", {"accepts_invitations": True}, format="json").status_code == 403
+    web(me).post("/me/bots/bot0/edit/", {"description": "", "accepts_invitations": "on"})
+    assert Bot.objects.get(pk=others[0].pk).accepts_invitations
+    entered = api(organiser).post("/api/v1/tournaments/cup/entrants/", {"bot": "bot0"}, format="json").json()
+    assert entered["status"] == "active"
+    assert api(organiser).post("/api/v1/tournaments/cup/entrants/", {"bot": "bot1"}, format="json").json()["status"] == "invited"
+    assert draft.entrants.count() == 2

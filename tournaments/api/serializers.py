@@ -62,7 +62,10 @@ class BotCreateInput(serializers.Serializer):
 
 
 class BotUpdateInput(serializers.Serializer):
-    description = serializers.CharField(max_length=2000, allow_blank=True)
+    description = serializers.CharField(max_length=2000, allow_blank=True, required=False)
+    accepts_invitations = serializers.BooleanField(
+        required=False,
+        help_text="Every organiser may enter this bot without asking: invitations are accepted at once.")
 
 
 class TournamentCreateInput(serializers.Serializer):
@@ -183,7 +186,8 @@ class BotOwnerOutput(BotOutput):
     """What the owner sees: never the token, only its first characters."""
 
     class Meta(BotOutput.Meta):
-        fields = [*BotOutput.Meta.fields, "token_prefix", "token_created_at", "revoked_at"]
+        fields = [*BotOutput.Meta.fields, "token_prefix", "token_created_at", "revoked_at",
+                  "accepts_invitations", "last_seen_at"]
 
 
 class BotTokenOutput(serializers.Serializer):

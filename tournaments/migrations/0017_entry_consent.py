@@ -21,6 +21,11 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
+            model_name="bot",
+            name="accepts_invitations",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.AddField(
             model_name="tournament",
             name="open_registration",
             field=models.BooleanField(default=False),

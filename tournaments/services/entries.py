@@ -42,8 +42,9 @@ OUT = (Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
 
 
 def needs_consent(*, bot: Bot, user) -> bool:
-    """Entering this bot needs its owner's consent: it is neither the user's nor a house bot."""
-    return not bot.house_bot and bot.owner_id != user.pk
+    """Entering this bot needs its owner's consent: it is neither the user's nor a house
+    bot, and its owner has not said that every organiser may enter it (`accepts_invitations`)."""
+    return not bot.house_bot and bot.owner_id != user.pk and not bot.accepts_invitations
 
 
 def tournament_entrant_enter(*, tournament: Tournament, bot: Bot, by) -> Entrant:
