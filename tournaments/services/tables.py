@@ -279,7 +279,10 @@ def _knockout_eliminate(tournament: Tournament, round_no: int) -> None:
         tournament=tournament, table_seats__table__tournament=tournament,
         table_seats__table__round=round_no, table_seats__advanced=False,
     )
-    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
+    # A withdrawn or disqualified bot keeps that status (and its reason) on the page.
+    Entrant.objects.filter(pk__in=eliminated.values("pk")).exclude(
+        status__in=(Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
+    ).update(status=Entrant.Status.ELIMINATED)
 
 
 def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
