@@ -17,7 +17,11 @@ from tournaments.models import Bot, Entrant, Referee, Table, Tournament
 from tournaments.play.pool import bots_seen
 from tournaments.services.accounts import bot_create, house_bot_for
 from tournaments.services.entries import entrant_disqualify, entry_join, entry_withdraw
-from tournaments.services.tournaments import tournament_create, tournament_entrant_add, tournament_start
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_start,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -100,8 +104,8 @@ def test_nobody_answers_an_invitation_for_someone_elses_bot(organiser, field) ->
 
 
 def test_open_registration_within_its_window(organiser, field) -> None:
-    _, own, others = field
-    me, bot = others[0].owner, others[0]
+    _, _, others = field
+    me = others[0].owner
     closed = api(me).post("/api/v1/tournaments/cup/join/", {"bot": "bot0"}, format="json")
     assert closed.status_code == 400 and "by invitation of the organiser only" in str(closed.json())
     now = timezone.now()
