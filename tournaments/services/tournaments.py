@@ -1,5 +1,5 @@
-"""Tournaments: create (validated), edit a draft (by the same checks), entrants, ladder
-join/leave, start, cancel, schedule the first tables, finish; and the table planning they
+"""Tournaments: create (validated), edit a draft (by the same checks), entrants (added
+as trusted entries: consent is tournaments.services.entries'), start, cancel, schedule the first tables, finish; and the table planning they
 share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
 with its committed deals).
 
