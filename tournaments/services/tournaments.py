@@ -1,6 +1,6 @@
 """Tournaments: create (validated), edit a draft (by the same checks), entrants (added
-as trusted entries: consent is tournaments.services.entries'), start, cancel, schedule the first tables, finish; and the table planning they
-share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
+as trusted entries: consent is tournaments.services.entries'), start, cancel, schedule
+the first tables, finish; and the table planning they share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
 with its committed deals).
 
 Services validate, write in one transaction, and enqueue follow-up work only after commit
