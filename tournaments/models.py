@@ -94,6 +94,12 @@ class Bot(models.Model):
     hosting_stopped = models.CharField(max_length=300, blank=True)
     # Whether a new ready version first plays a duplicate set against its predecessor.
     gate = models.CharField(max_length=8, choices=Gate.choices, default=Gate.OFF)
+    # When a referee of the pool last reported it connected (its heartbeat, written at
+    # most once a minute: tournaments.play.pool.referee_heartbeat). Its owner's "My bots".
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    # Its owner lets every organiser enter it without asking (tournaments.services.entries):
+    # their invitations are accepted at once. The demo's planners are so.
+    accepts_invitations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]
@@ -412,6 +418,12 @@ class Tournament(models.Model):
     # Verified entry (tournaments.services.verification): only bots whose owner's account is
     # approved (by staff, or a confirmed e-mail) may enter; house bots are exempt.
     verified_entry = models.BooleanField(default=False)
+    # Open registration (tournaments.services.entries): bot owners enter their own bots
+    # themselves, between the two times when set (a round robin or knockout until it
+    # starts; a ladder also while it runs). Ladders are open unless created otherwise.
+    open_registration = models.BooleanField(default=False)
+    registration_opens_at = models.DateTimeField(null=True, blank=True)
+    registration_closes_at = models.DateTimeField(null=True, blank=True)
     design = models.CharField(max_length=64, blank=True)
     starts_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -458,6 +470,10 @@ class Entrant(models.Model):
         ACTIVE = "active", "Active"
         ELIMINATED = "eliminated", "Eliminated"
         WITHDRAWN = "withdrawn", "Withdrawn"
+        # Entered by an organiser who does not own it: waits for its owner to accept
+        # (tournaments.services.entries); it plays nothing until then.
+        INVITED = "invited", "Invited"
+        DISQUALIFIED = "disqualified", "Disqualified"
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
     bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="entries")
@@ -468,6 +484,11 @@ class Entrant(models.Model):
     # When the bot's owner made its move notes in this tournament public (only once it
     # has finished: services.notes); until then they are the owner's only (sealing).
     notes_published_at = models.DateTimeField(null=True, blank=True)
+    # Why it was disqualified (the organiser's words, public) or withdrawn; who invited it.
+    status_reason = models.CharField(max_length=300, blank=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["tournament_id", "seed_rank", "id"]
