@@ -72,7 +72,7 @@ class DemoConfig:
     timeout: float = 1800.0
     log_dir: Path | None = None
     fresh: bool = False
-    hosted_bot: str = ""  # a kind of `bots` the platform hosts instead of a process (demo.hosting)
+    hosted_bot: str = DEFAULT_HOSTED_BOT  # a kind of `bots` the platform hosts instead of a process (demo.hosting)
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> DemoConfig:
@@ -358,8 +358,9 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
         seats_per_table=config.seats,
         move_time_ms=config.move_time_ms,
         connect_deadline_s=120,
-        description="Started by manage.py run_demo: two versions of the demo's planner, each in "
-        "its own process over gRPC, and house bots played by the referee.",
+        description="Started by manage.py run_demo: two versions of the demo's planner, one in "
+        "its own process over gRPC and one hosted by the platform (its code submitted and run in "
+        "the sandbox, where the host can), and house bots played by the referee.",
         **plan,
     )
     for bot in Bot.objects.filter(pk__in=[*(b.bot_id for b in bots), *house_bot_ids]).order_by("pk"):
