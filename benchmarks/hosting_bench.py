@@ -10,7 +10,9 @@ own, so the relay never shares an interpreter with the referee): the same Python
   so the relay's share is visible on its own;
 - **sandboxed**: bubblewrap as a slot uid, cgroups, through the relay (a hosted bot),
 
-playing tables in turn (round-robin, so load drifts hit every variant alike), each round
+playing tables in turn (round-robin, so load drifts hit every variant alike; each table
+played by an organiser client in a process of its own, as a worker would, so the relay's
+loop never shares this process's interpreter lock with a table's stream), each round
 twice: once as the machine is ("idle": no load of the benchmark's own) and once with
 `--load N` busy loops (default 2: one per core here) running beside it, so the bar is
 shown both with and without CPU contention in the same run. Per move: the referee's
@@ -231,6 +233,13 @@ def main() -> int:
         _echo(int(sys.argv[2]))
     if len(sys.argv) > 1 and sys.argv[1] == "--_relay":
         _relay(*sys.argv[2:5])
+    if len(sys.argv) > 1 and sys.argv[1] == "--_play":
+        target, variant, table, games, seed = sys.argv[2:7]
+        with OrganizerClient(target, ORGANIZER, timeout=600) as client:
+            events = list(client.play_table(table_id=table, games=int(games), seed=seed,
+                                            seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
+        print(json.dumps({"ms": seat_ms(events), "strikes": int(events[-1].strikes[0])}))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run (does it work?)")
     parser.add_argument("--rounds", type=int, default=8, help="tables per variant (default 8)")
@@ -308,12 +317,16 @@ def main() -> int:
                 for phase in phases:  # alternating: idle, loaded, idle, loaded, ...
                     with Busy(phase):
                         for variant in VARIANTS:
-                            events = list(client.play_table(
-                                table_id=f"{variant}-{phase}-{r}", games=args.games, seed=f"bench-{r}",
-                                seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
-                            strikes[phase, variant] += events[-1].strikes[0]
+                            # played from a process of its own: the organiser's stream never
+                            # shares an interpreter (and its lock) with the relay's loop,
+                            # as on a platform (the workers are not the runners)
+                            out = subprocess.run(
+                                [sys.executable, __file__, "--_play", target, variant, f"{variant}-{phase}-{r}",
+                                 str(args.games), f"bench-{r}"], capture_output=True, text=True, check=True)
+                            played = json.loads(out.stdout.strip().splitlines()[-1])
+                            strikes[phase, variant] += played["strikes"]
                             if r:  # the first round warms every path up
-                                samples[phase, variant] += seat_ms(events)
+                                samples[phase, variant] += played["ms"]
                         loads[phase].append(os.getloadavg()[0])
             for phase in phases:
                 what = f"with {phase} busy loops beside it" if phase else "as the machine is (no load of its own)"

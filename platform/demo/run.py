@@ -432,7 +432,8 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
             say.detail(hosted_note)
             hosted = []
     processes_for = [b for b in bots if b not in hosted]
-    say.step(f"Starting {len(processes_for)} bot processes (tienlen-bot run ... --server {target})")
+    say.step(f"Starting {len(processes_for)} bot process{'es' if len(processes_for) != 1 else ''} "
+             f"(tienlen-bot run ... --server {target})")
     for bot in processes_for:
         group.start(
             f"bot-{bot.name}",
@@ -521,6 +522,9 @@ def hosted_summary(*, tournament_id: int, bot: DemoBot) -> str:
 
     version = Bot.objects.select_related("active_submission").get(pk=bot.bot_id).active_submission
     sessions = HostedSession.objects.filter(bot_id=bot.bot_id, table__tournament_id=tournament_id)
+    deadline = time.monotonic() + 10  # the runner stops the last table's session within a second or two
+    while sessions.exclude(status=HostedSession.Status.ENDED).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
     ends = Counter(sessions.values_list("reason", flat=True))
     against = sessions.filter(fault="bot").count()
     how = ", ".join(f"{n} {reason or 'running'}" for reason, n in sorted(ends.items()))
