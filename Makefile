@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test test-fast lint demo proto bench
+.PHONY: setup chromium bubblewrap hosting-runtimes compose-check-tool test test-fast lint demo demo-runtimes proto bench
 
 # The engine is compiled with mypyc at install time (setup.py): a changed engine source
 # reinstalls, so the compiled build never lags behind it (a stale one is not used anyway).
@@ -88,11 +88,18 @@ FAST_TESTS := tests/engine tests/sdk tests/referee -m "not slow and not browser"
 test-fast: setup
 	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(FAST_TESTS) $(PYTEST_ARGS)
 
-# The main job (README: `make demo`): a real round robin between real bot processes.
+# The main job (README: `make demo`): a real round robin between real bot processes, one
+# of them hosted by the platform (submitted as an author would, run in the sandbox).
 # Without DATABASE_URL it runs on its own SQLite database in var/demo/, started afresh each
-# run (the last run's is kept as db.sqlite3.previous), so runs never share ratings.
+# run (the last run's is kept as db.sqlite3.previous), so runs never share ratings. The
+# hosted bot needs the runtimes: built first where the sandbox can run (bwrap, root; once,
+# about a minute), else the demo says why and runs that bot as a process.
 DEMO_VAR ?= $(CURDIR)/var/demo
-demo: setup
+demo-runtimes: setup
+	@if command -v bwrap >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  $(BIN)/python -m tournaments.hosting.runtimes --build python3.11 || \
+	  echo "could not build the hosted-bot runtime: the demo runs its bots as processes"; fi
+demo: setup demo-runtimes
 	TIENLEN_VAR_DIR=$${TIENLEN_VAR_DIR:-$(DEMO_VAR)} $(BIN)/python manage.py run_demo $(if $(DATABASE_URL),,--fresh) $(DEMO_ARGS)
 
 # Regenerate the gRPC/protobuf Python code from proto/ (checked in; a test diffs it).

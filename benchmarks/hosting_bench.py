@@ -10,10 +10,15 @@ own, so the relay never shares an interpreter with the referee): the same Python
   so the relay's share is visible on its own;
 - **sandboxed**: bubblewrap as a slot uid, cgroups, through the relay (a hosted bot),
 
-playing tables in turn (round-robin, so load drifts hit every variant alike). Per move:
-the referee's measured time for the bot's seat (request sent -> answer read, from the
-games' timing records), mean and median, and their ratios to direct (the bar: <= 1.2x;
-on a loaded machine the median's ratio is the steadier one).
+playing tables in turn (round-robin, so load drifts hit every variant alike; each table
+played by an organiser client in a process of its own, as a worker would, so the relay's
+loop never shares this process's interpreter lock with a table's stream), each round
+twice: once as the machine is ("idle": no load of the benchmark's own) and once with
+`--load N` busy loops (default 2: one per core here) running beside it, so the bar is
+shown both with and without CPU contention in the same run. Per move: the referee's
+measured time for the bot's seat (request sent -> answer read, from the games' timing
+records), mean and median, and their ratios to direct (the bar: <= 1.2x; on a loaded
+machine the median's ratio is the steadier one).
 Then the start-up time of a hosted bot (start -> runtime up -> connected to the referee)
 for the Python and the Node runtime, and its memory (the cgroup's peak and its current
 charge after a table, and the RSS of its processes).
@@ -25,7 +30,7 @@ side a process of its own, so the relay's event loop is what is compared.
 Needs root and bubblewrap (a host that passes `python -m tournaments.hosting.check`) and
 the built runtimes (`python -m tournaments.hosting.runtimes`).
 
-    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N]
+    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N] [--load N]
 """
 
 from __future__ import annotations
@@ -69,6 +74,26 @@ class Shedder(Bot):
 '''
 VARIANTS = ("direct", "relay", "sandboxed")
 TOKENS = {v: f"bench-token-{v}-0123456789" for v in VARIANTS}
+
+
+BUSY = "while True: pass"
+
+
+class Busy:
+    """`n` busy loops (processes of their own) while inside: CPU contention for the bots."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Busy:
+        self.procs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for proc in self.procs:
+            proc.kill()
+            proc.wait(10)
 
 
 def wait_connected(client: OrganizerClient, bot_id: str, timeout: float = 60) -> float:
@@ -208,11 +233,20 @@ def main() -> int:
         _echo(int(sys.argv[2]))
     if len(sys.argv) > 1 and sys.argv[1] == "--_relay":
         _relay(*sys.argv[2:5])
+    if len(sys.argv) > 1 and sys.argv[1] == "--_play":
+        target, variant, table, games, seed = sys.argv[2:7]
+        with OrganizerClient(target, ORGANIZER, timeout=600) as client:
+            events = list(client.play_table(table_id=table, games=int(games), seed=seed,
+                                            seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
+        print(json.dumps({"ms": seat_ms(events), "strikes": int(events[-1].strikes[0])}))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a short run (does it work?)")
     parser.add_argument("--rounds", type=int, default=8, help="tables per variant (default 8)")
     parser.add_argument("--games", type=int, default=25, help="games per table (default 25)")
     parser.add_argument("--starts", type=int, default=5, help="start-ups timed per runtime")
+    parser.add_argument("--load", type=int, default=2,
+                        help="busy loops beside the loaded half of each round (default 2; 0: no loaded half)")
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.games, args.starts = 2, 5, 2
@@ -275,29 +309,43 @@ def main() -> int:
                                            max_tables=1)))
             for variant in VARIANTS:
                 wait_connected(client, variant)
-            samples: dict[str, list[float]] = {v: [] for v in VARIANTS}
-            strikes = dict.fromkeys(VARIANTS, 0)
+            phases = [0, args.load] if args.load else [0]
+            samples: dict[tuple[int, str], list[float]] = {(p, v): [] for p in phases for v in VARIANTS}
+            strikes = dict.fromkeys(samples, 0)
+            loads: dict[int, list[float]] = {p: [] for p in phases}
             for r in range(args.rounds + 1):
+                for phase in phases:  # alternating: idle, loaded, idle, loaded, ...
+                    with Busy(phase):
+                        for variant in VARIANTS:
+                            # played from a process of its own: the organiser's stream never
+                            # shares an interpreter (and its lock) with the relay's loop,
+                            # as on a platform (the workers are not the runners)
+                            out = subprocess.run(
+                                [sys.executable, __file__, "--_play", target, variant, f"{variant}-{phase}-{r}",
+                                 str(args.games), f"bench-{r}"], capture_output=True, text=True, check=True)
+                            played = json.loads(out.stdout.strip().splitlines()[-1])
+                            strikes[phase, variant] += played["strikes"]
+                            if r:  # the first round warms every path up
+                                samples[phase, variant] += played["ms"]
+                        loads[phase].append(os.getloadavg()[0])
+            for phase in phases:
+                what = f"with {phase} busy loops beside it" if phase else "as the machine is (no load of its own)"
+                print(f"\nper move, {what}: {args.rounds} tables x {args.games} games per variant, "
+                      f"4 seats, round-robin; load average {min(loads[phase]):.1f}-{max(loads[phase]):.1f}")
+                print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
+                      f"{'mean vs direct':>15} {'median vs direct':>17} {'strikes':>8}")
+                base = statistics.fmean(samples[phase, "direct"])
+                base_median = statistics.median(samples[phase, "direct"])
                 for variant in VARIANTS:
-                    events = list(client.play_table(
-                        table_id=f"{variant}-{r}", games=args.games, seed=f"bench-{r}",
-                        seats=[variant, "house:greedy", "house:random", "house:heuristic"]))
-                    strikes[variant] += events[-1].strikes[0]
-                    if r:  # the first round warms every path up
-                        samples[variant] += seat_ms(events)
-            print(f"\nper move: {args.rounds} tables x {args.games} games per variant, "
-                  "4 seats, round-robin")
-            print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
-                  f"{'mean vs direct':>15} {'median vs direct':>17} {'strikes':>8}")
-            base = statistics.fmean(samples["direct"])
-            base_median = statistics.median(samples["direct"])
-            for variant in VARIANTS:
-                ms = samples[variant]
-                p90 = statistics.quantiles(ms, n=10)[-1]
-                print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
-                      f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
-                      f"{statistics.fmean(ms) / base:>14.2f}x "
-                      f"{statistics.median(ms) / base_median:>16.2f}x {strikes[variant]:>8}")
+                    ms = samples[phase, variant]
+                    p90 = statistics.quantiles(ms, n=10)[-1]
+                    print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
+                          f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
+                          f"{statistics.fmean(ms) / base:>14.2f}x "
+                          f"{statistics.median(ms) / base_median:>16.2f}x {strikes[phase, variant]:>8}")
+                ratio = statistics.median(samples[phase, "sandboxed"]) / base_median
+                print(f"bar (sandboxed vs direct, median <= 1.2x): {ratio:.2f}x, "
+                      f"{'met' if ratio <= 1.2 else 'NOT met'}")
             sandboxed = bots[1]
             usage = sandboxed.usage()
             rss = rss_kib(tree(sandboxed.sandbox_pid)) if sandboxed.sandbox_pid else 0

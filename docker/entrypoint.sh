@@ -28,6 +28,27 @@ case "$role" in
       --queues "${CELERY_QUEUES:-celery,analysis}" \
       --hostname "${CELERY_WORKER_NAME:-worker}@%h" "$@"
     ;;
+  runner)
+    # Hosted bots (docs/hosting.md, "Runners"): a Celery worker of the runner queue only,
+    # one process per sandbox slot (TIENLEN_SANDBOX_SLOTS). It starts as root and runs each
+    # bot as its own slot uid in its own cgroup. On cgroup v2 the container has a cgroup
+    # namespace of its own, mounted read-only: remount it writable (CAP_SYS_ADMIN) and
+    # move this process into a leaf, so the bots' cgroups can get the memory, pids and cpu
+    # controllers below the container's own (a cgroup with processes cannot delegate them).
+    # Whatever fails here, the worker's host check then refuses to start with one line
+    # saying what is missing: a bot never runs unsandboxed.
+    if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+      [ -w /sys/fs/cgroup ] || mount -o remount,rw /sys/fs/cgroup 2>/dev/null || true
+      if mkdir -p /sys/fs/cgroup/runner 2>/dev/null; then
+        echo $$ > /sys/fs/cgroup/runner/cgroup.procs 2>/dev/null || true
+      fi
+    fi
+    exec celery -A tienlen_site.celery:app worker \
+      --loglevel "${LOG_LEVEL:-INFO}" \
+      --concurrency "${TIENLEN_SANDBOX_SLOTS:-16}" \
+      --queues "${TIENLEN_RUNNER_QUEUE:-runner}" \
+      --hostname "${CELERY_WORKER_NAME:-runner}@%h" "$@"
+    ;;
   beat)
     exec celery -A tienlen_site.celery:app beat \
       --loglevel "${LOG_LEVEL:-INFO}" \

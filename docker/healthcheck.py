@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Container health probes, one per role (`healthcheck.py web|referee|worker`).
+"""Container health probes, one per role (`healthcheck.py web|referee|worker|runner`).
 
 Kept dependency-free beyond what the image already has so a probe can never fail for
 reasons other than the service itself; exit status 0 means healthy (Docker's contract).
@@ -45,7 +45,21 @@ def probe_worker() -> bool:
     return result.returncode == 0
 
 
-PROBES = {"web": probe_web, "referee": probe_referee, "worker": probe_worker}
+def probe_runner() -> bool:
+    """A runner is healthy while its host can still sandbox bots (the host check, with a
+    real sandbox started: a container whose profile changed fails here) and its Celery
+    worker answers a ping."""
+    check = subprocess.run(
+        [sys.executable, "-m", "tournaments.hosting.check"], capture_output=True, text=True, check=False,
+    )
+    if check.returncode != 0:
+        print(check.stdout.strip(), file=sys.stderr)
+        return False
+    os.environ.setdefault("CELERY_WORKER_NAME", "runner")
+    return probe_worker()
+
+
+PROBES = {"web": probe_web, "referee": probe_referee, "worker": probe_worker, "runner": probe_runner}
 
 
 def main(argv: list[str]) -> int:

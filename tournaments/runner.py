@@ -32,7 +32,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from tournaments.hosting import archive
+from tournaments.hosting import archive, runtimes
+from tournaments.hosting.check import BUILD_RUNTIMES
 from tournaments.hosting.process import (
     BotSpec,
     Host,
@@ -63,6 +64,23 @@ REFEREES_EVERY_S = 5.0
 class PlatformFailure(Exception):
     """The runner could not do its job for a reason of its own (no slot, no runtime, the
     sandbox would not start): never the bot's fault; the task retries."""
+
+
+class RuntimeMissing(Exception):
+    """This runner has no built runtime for the version (its operator did not build it,
+    or the platform's code changed under it): the platform's fault, and retrying on this
+    runner cannot help. The message names the runtime and how to build it."""
+
+
+def runtime_check(runtime: str) -> None:
+    """RuntimeMissing unless `runtime` is built for this runner's sources (cheap: reads its
+    manifest; no sandbox needed)."""
+    config = HostingConfig.from_env(Path(settings.VAR_DIR))
+    try:
+        runtimes.load(runtime, config.runtimes_dir)
+    except runtimes.RuntimeError_ as exc:
+        raise RuntimeMissing(f"runtime {runtime} is not built on this runner ({exc}; build it: "
+                             f"{BUILD_RUNTIMES.format(dir=config.runtimes_dir)})") from exc
 
 
 def runner_host() -> Host:
@@ -176,9 +194,11 @@ def _protocol_game(host: Host, submission: BotSubmission, code: Path) -> tuple[b
 
 
 def validate_submission(submission: BotSubmission) -> Verdict:
-    """Certify the version in the sandbox; raises PlatformFailure when the runner failed.
+    """Certify the version in the sandbox; raises PlatformFailure when the runner failed,
+    RuntimeMissing when it has no built runtime for it (checked first).
     Python: the SDK's certification and a local game (no way out at all), then a game
     through the protocol; JavaScript: the game through the protocol."""
+    runtime_check(submission.runtime)
     host = runner_host()
     code = code_dir(host, submission)
     parts: list[str] = []
@@ -218,7 +238,7 @@ def run_session(session_id: int) -> str:
                        label=f"bot {session.bot_id} table {session.table_id}",
                        storage=hosting.bot_storage_data(bot_id=session.bot_id))
         bot = host.start(spec)
-    except (SlotsFull, OSError, ValueError) as exc:
+    except (SlotsFull, OSError, ValueError, runtimes.RuntimeError_) as exc:
         retry = hosting.hosted_session_end(session_id=session_id, reason="start_failed", fault="platform",
                                            detail=f"the runner could not start it: {exc}", exit_code=None,
                                            log="", log_bytes=0, log_truncated=False, retry=True, runner=runner)

@@ -19,20 +19,45 @@ from tournaments.services import hosting
 log = logging.getLogger(__name__)
 
 PLATFORM_RETRY_S = 5
+VALIDATION_RETRIES = 20
 
 
-@shared_task(bind=True, acks_late=True, max_retries=20)
+def platform_failure_detail(why: str) -> str:
+    """The owner's one line for a version the platform could not validate: whose fault it
+    is, and what to do (nothing is wrong with the code as far as anyone knows)."""
+    return (f"not validated, for a reason of the platform's (not your code's): {why}. "
+            "Submit the same code again once the operators have fixed it")
+
+
+def _validation_failed_on_the_platform(submission_id: int, why: str) -> None:
+    hosting.submission_validation_finish(
+        submission_id=submission_id, ok=False,
+        log=f"== the platform could not validate this version: {why}\n"
+            "== this says nothing about the code: it never ran", detail=platform_failure_detail(why))
+
+
+@shared_task(bind=True, acks_late=True, max_retries=VALIDATION_RETRIES)
 def submission_validate_task(self, submission_id: int) -> str:
     from tournaments.models import BotSubmission
-    from tournaments.runner import PlatformFailure, validate_submission
+    from tournaments.runner import PlatformFailure, RuntimeMissing, validate_submission
 
     if not hosting.submission_validation_begin(submission_id=submission_id):
         return "already validated or being validated"
     submission = BotSubmission.objects.get(pk=submission_id)
     try:
         verdict = validate_submission(submission)
+    except RuntimeMissing as exc:
+        # Retrying cannot build a runtime: fail the version now, saying it is ours.
+        log.error("validation of submission %s: %s", submission_id, exc)
+        _validation_failed_on_the_platform(submission_id, str(exc))
+        return "failed on the platform's side: no runtime"
     except (PlatformFailure, SandboxUnavailable) as exc:
         log.warning("validation of submission %s failed on the runner's side: %s", submission_id, exc)
+        if self.request.retries >= self.max_retries:
+            # Not queued forever: the owner is told, and nothing is held against the code.
+            _validation_failed_on_the_platform(
+                submission_id, f"{self.max_retries + 1} attempts failed on the runners, the last with: {exc}")
+            return "failed on the platform's side"
         hosting.submission_validation_retry(submission_id=submission_id)
         raise self.retry(countdown=PLATFORM_RETRY_S, exc=exc) from exc
     hosting.submission_validation_finish(submission_id=submission_id, ok=verdict.ok, log=verdict.log,
@@ -71,15 +96,17 @@ def gate_task(self, submission_id: int) -> str:
 
 def runner_refusal(consumed: set[str]) -> str | None:
     """Why a worker consuming `consumed` must not start: it takes the runner queue on a host
-    that cannot sandbox (one line, the host check's), else None."""
+    that cannot sandbox, or whose runtimes are not built for the code it runs (one line,
+    the host check's, naming what is missing and, for a runtime, how to build it), else None."""
     from pathlib import Path
 
-    from tournaments.hosting.check import problems
+    from tournaments.hosting.check import problems, runtime_problems
     from tournaments.hosting.process import HostingConfig
 
     if settings.TIENLEN_RUNNER_QUEUE not in consumed:
         return None
-    found = problems(HostingConfig.from_env(Path(settings.VAR_DIR)))
+    config = HostingConfig.from_env(Path(settings.VAR_DIR))
+    found = problems(config) + runtime_problems(config)
     if not found:
         return None
     return (f"this worker consumes the runner queue {settings.TIENLEN_RUNNER_QUEUE!r} but cannot run "
@@ -88,9 +115,10 @@ def runner_refusal(consumed: set[str]) -> str | None:
 
 @celeryd_after_setup.connect
 def _runner_check(sender=None, instance=None, **_: object) -> None:
-    """`celery worker --queues runner` on a host that cannot sandbox refuses to start with
-    one line saying what is missing (it would otherwise fail every hosted bot's job): a
-    bot never runs unsandboxed by accident. SystemExit passes Celery's signal dispatch."""
+    """`celery worker --queues runner` on a host that cannot sandbox, or without the built
+    runtimes, refuses to start with one line saying what is missing (it would otherwise
+    fail every hosted bot's job): a bot never runs unsandboxed by accident.
+    SystemExit passes Celery's signal dispatch."""
     if instance is None:
         return
     refusal = runner_refusal(set(instance.app.amqp.queues.consume_from or ()))

@@ -68,6 +68,9 @@ class Printer:
             self.write(f"Two versions of one bot: {result.versions}")
         self.write()
         self.write(format_table("Ratings", result.ratings))
+        if result.hosted:
+            self.write()
+            self.write(f"Hosted: {result.hosted}")
 
     def serving(self, url: str, log_dir: Path) -> None:
         self.write()

@@ -46,6 +46,9 @@ DEFAULT_HOUSE_BOTS = (
     "heuristic", "heuristic", "heuristic", "greedy", "greedy", "greedy", "greedy", "random", "random", "random",
 )
 DEFAULT_GAMES_PER_TABLE = 11  # 33 tables: 363 games, about 40 s on 2 cores
+# The bot the platform hosts by default (demo.hosting): submitted as its author would,
+# validated in the sandbox and played by a runner, with no process of the demo's for it.
+DEFAULT_HOSTED_BOT = "planner-v1"
 
 
 class DemoError(RuntimeError):
@@ -69,7 +72,7 @@ class DemoConfig:
     timeout: float = 1800.0
     log_dir: Path | None = None
     fresh: bool = False
-    hosted_bot: str = ""  # a kind of `bots` the platform hosts instead (demo.hosting)
+    hosted_bot: str = DEFAULT_HOSTED_BOT  # a kind of `bots` the platform hosts instead of a process (demo.hosting)
 
     @classmethod
     def from_options(cls, options: Mapping[str, object]) -> DemoConfig:
@@ -121,7 +124,7 @@ class DemoConfig:
             timeout=float(options["timeout"]),  # type: ignore[arg-type]
             log_dir=options.get("log_dir"),  # type: ignore[arg-type]
             fresh=bool(options.get("fresh")),
-            hosted_bot=_hosted_kind(options.get("hosted_bot"), bots, serve=not options["no_serve"]),
+            hosted_bot=_hosted_kind(options.get("hosted_bot"), bots),
         )
 
     def hosted_name(self) -> str:
@@ -142,12 +145,16 @@ class DemoConfig:
         return _unique_names("house", self.house_bots)
 
 
-def _hosted_kind(value: object, bots: tuple[str, ...], *, serve: bool) -> str:
-    kind = str(value or "").strip()
+def _hosted_kind(value: object, bots: tuple[str, ...]) -> str:
+    """--hosted-bot: None (not given) hosts DEFAULT_HOSTED_BOT when it is one of the bots;
+    "" or "none" hosts none; anything else must be one of the bots."""
+    if value is None:
+        return DEFAULT_HOSTED_BOT if DEFAULT_HOSTED_BOT in bots else ""
+    kind = str(value).strip()
+    if kind.lower() == "none":
+        return ""
     if kind and kind not in bots:
         raise ValueError(f"--hosted-bot: {kind!r} is not one of --bots ({', '.join(bots)})")
-    if kind and not serve:
-        raise ValueError("--hosted-bot needs the web site (it is submitted through it): drop --no-serve")
     return kind
 
 
@@ -178,6 +185,7 @@ class DemoResult:
     standings: list[dict] = field(default_factory=list)
     ratings: list[dict] = field(default_factory=list)
     versions: str = ""  # planner v2 against v1, when both played
+    hosted: str = ""  # how the hosted bot played (its sessions), or why it ran as a process
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -353,8 +361,9 @@ def demo_tournament_create(*, config: DemoConfig, owner: object, bots: Sequence[
         seats_per_table=config.seats,
         move_time_ms=config.move_time_ms,
         connect_deadline_s=120,
-        description="Started by manage.py run_demo: two versions of the demo's planner, each in "
-        "its own process over gRPC, and house bots played by the referee.",
+        description="Started by manage.py run_demo: two versions of the demo's planner, one in "
+        "its own process over gRPC and one hosted by the platform (its code submitted and run in "
+        "the sandbox, where the host can), and house bots played by the referee.",
         **plan,
     )
     for bot in Bot.objects.filter(pk__in=[*(b.bot_id for b in bots), *house_bot_ids]).order_by("pk"):
@@ -414,16 +423,20 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
     wait_until(lambda: referee_healthy(target), timeout=60, what="the referee", group=group)
 
     hosted = [b for b in bots if b.name == config.hosted_name()]
+    hosted_note = ""
     if hosted:
         from demo.hosting import hosting_env, hosting_problem
 
         env.update(hosting_env())
         problem = hosting_problem()
         if problem:
-            say.detail(f"not hosting {hosted[0].name}: {problem}; it runs as a process instead")
+            hosted_note = (f"{hosted[0].name} runs as a process (remote) instead of hosted: "
+                           f"this host cannot sandbox it: {problem}")
+            say.detail(hosted_note)
             hosted = []
     processes_for = [b for b in bots if b not in hosted]
-    say.step(f"Starting {len(processes_for)} bot processes (tienlen-bot run ... --server {target})")
+    say.step(f"Starting {len(processes_for)} bot process{'es' if len(processes_for) != 1 else ''} "
+             f"(tienlen-bot run ... --server {target})")
     for bot in processes_for:
         group.start(
             f"bot-{bot.name}",
@@ -499,13 +512,35 @@ def demo_run(*, config: DemoConfig, group: ProcessGroup, say: Printer) -> DemoRe
         standings=demo_standings(tournament_id=tournament.pk),
         versions=version_check(tournament_id=tournament.pk),
         ratings=demo_ratings(tournament_id=tournament.pk),
+        hosted=hosted_summary(tournament_id=tournament.pk, bot=hosted[0]) if hosted else hosted_note,
     )
 
 
+def hosted_summary(*, tournament_id: int, bot: DemoBot) -> str:
+    """How the hosted bot played: its version, its sessions on the runner and how they
+    ended, and whose fault any end was (the owner's view of the bot's page)."""
+    from collections import Counter
+
+    from tournaments.models import Bot, HostedSession
+
+    version = Bot.objects.select_related("active_submission").get(pk=bot.bot_id).active_submission
+    sessions = HostedSession.objects.filter(bot_id=bot.bot_id, table__tournament_id=tournament_id)
+    deadline = time.monotonic() + 10  # the runner stops the last table's session within a second or two
+    while sessions.exclude(status=HostedSession.Status.ENDED).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    ends = Counter(sessions.values_list("reason", flat=True))
+    against = sessions.filter(fault="bot").count()
+    how = ", ".join(f"{n} {reason or 'running'}" for reason, n in sorted(ends.items()))
+    return (f"{bot.name} played hosted: version {version.version if version else '?'} in the sandbox, "
+            f"{sessions.count()} sessions on the runner ({how}), "
+            f"{against} ended by the bot's own fault; no process of the demo's ran it")
+
+
 def demo_bot_host(*, bot: DemoBot, config: DemoConfig, group: ProcessGroup, env: dict[str, str], say: Printer) -> None:
-    """Hand the bot's code to the platform as its author would (`tienlen-bot submit ...
-    --hosted` through the site), with a runner to validate and play it."""
-    from demo.hosting import bot_source, runner_argv, submit
+    """Hand the bot's code to the platform as its author would, with a runner to validate
+    and play it: `tienlen-bot submit ... --hosted` through the site when the demo serves
+    it, else (--no-serve) the same submission service the site's API calls."""
+    from demo.hosting import bot_source, runner_argv, submit, submit_through_service
     from tournaments.models import Bot
     from tournaments.services.accounts import api_token_create
 
@@ -515,6 +550,16 @@ def demo_bot_host(*, bot: DemoBot, config: DemoConfig, group: ProcessGroup, env:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "bot.py").write_text(bot_source(bot.run_target))
     author = Bot.objects.select_related("owner").get(pk=bot.bot_id).owner
+    if not config.serve:
+        say.step(f"Submitting {bot.name} to be hosted ({folder}, through the submission service the "
+                 "site's API uses: --no-serve has no site for tienlen-bot submit)")
+        lines, ok = submit_through_service(folder=folder, bot_id=bot.bot_id, author=author,
+                                           timeout=300, check=group.check_alive)
+        for line in lines:
+            say.detail(line)
+        if not ok:
+            raise DemoError(f"hosting {bot.name} failed: {lines[-1] if lines else ''}")
+        return
     _, api_token = api_token_create(user=author, name="demo: tienlen-bot submit")
     say.step(f"Submitting {bot.name} to be hosted: tienlen-bot submit {folder} --bot {bot.name} "
              f"--site {config.url()} --hosted")

@@ -305,6 +305,10 @@ TIENLEN_ANALYSIS_QUEUE = os.environ.get("TIENLEN_ANALYSIS_QUEUE", "analysis")
 # bot's session for a table): consumed only by runners, workers on a host that can sandbox
 # (docs/hosting.md), whose concurrency is their sandbox slots.
 TIENLEN_RUNNER_QUEUE = os.environ.get("TIENLEN_RUNNER_QUEUE", "runner")
+# How long a seat of a table with a hosted bot may stay disconnected before it forfeits
+# (the referee's own grace is 10 s): room for a dead runner's session to restart on another
+# runner (its lease expires and a reaper queues it again). Read by the table workers.
+TIENLEN_HOSTED_DISCONNECT_GRACE_S = float(os.environ.get("TIENLEN_HOSTED_DISCONNECT_GRACE_S", "60"))
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # Celery beat's tick: starts scheduled tournaments when due and ladder tables. Pages read it
 # too: a ladder no tick has looked at for two periods (plus a margin) says nobody ticks it.

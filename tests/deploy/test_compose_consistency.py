@@ -42,7 +42,7 @@ def test_every_service_role_is_handled_by_the_entrypoint() -> None:
 
 def test_compose_has_the_full_system_with_health_checks() -> None:
     services = compose()["services"]
-    for name in ("postgres", "redis", "web", "worker", "referee"):
+    for name in ("postgres", "redis", "web", "worker", "referee", "runner"):
         assert "healthcheck" in services[name], f"{name} has no health check"
     bots = [n for n, s in services.items() if "bots" in s.get("profiles", [])]
     assert sorted(bots) == ["bot-greedy", "bot-heuristic", "bot-random"]
@@ -117,6 +117,8 @@ def test_settings_the_workers_need_reach_their_containers() -> None:
 def test_dockerfile_copies_only_what_exists() -> None:
     dockerfile = (DOCKER / "Dockerfile").read_text()
     for line in re.findall(r"^COPY (.+)$", dockerfile, re.M):
+        if line.startswith("--from="):
+            continue  # from another stage (the Node.js image), not from the repository
         *sources, _dest = line.split()
         for source in sources:
             assert (ROOT / source).exists(), f"Dockerfile copies missing {source}"
@@ -152,3 +154,72 @@ def test_build_context_leaves_out_secrets_and_local_state() -> None:
     ignored = (DOCKER / "Dockerfile.dockerignore").read_text().split()
     for entry in (".venv", "var", "docker/.env", ".git", "**/__pycache__"):
         assert entry in ignored
+
+
+def dockerfile_stage(name: str) -> str:
+    """The text of one stage of docker/Dockerfile (from its FROM to the next FROM)."""
+    text = (DOCKER / "Dockerfile").read_text()
+    match = re.search(rf"^FROM \S+ AS {name}\n(.*?)(?=^FROM |\Z)", text, re.M | re.S)
+    assert match, f"the Dockerfile has no stage {name!r}"
+    return match.group(1)
+
+
+def test_the_runner_service_is_a_celery_worker_of_the_runner_queue_that_scales() -> None:
+    from django.conf import settings
+
+    runner = compose()["services"]["runner"]
+    assert runner["command"] == ["runner"]
+    assert runner["build"]["target"] == "runner"
+    assert "runner" in entrypoint_roles()
+    body = (DOCKER / "entrypoint.sh").read_text().split("\n  runner)\n", 1)[1].split(";;", 1)[0]
+    # a worker of the runner queue only (the table workers never consume it), with one
+    # process per sandbox slot
+    assert "exec celery -A tienlen_site.celery:app worker" in body
+    assert '--queues "${TIENLEN_RUNNER_QUEUE:-' + settings.TIENLEN_RUNNER_QUEUE + '}"' in body
+    assert '--concurrency "${TIENLEN_SANDBOX_SLOTS:-' in body
+    assert "TIENLEN_SANDBOX_SLOTS" in runner["environment"]
+    assert settings.TIENLEN_RUNNER_QUEUE not in compose()["services"]["worker"]["environment"]["CELERY_QUEUES"]
+    # `--scale runner=N`: nothing that two replicas could not share
+    for key in ("container_name", "ports", "hostname"):
+        assert key not in runner, f"runner sets {key}: --scale runner=N would clash"
+    # the runner's environment reaches the database, the broker and the organiser secret
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "REFEREE_ORGANIZER_TOKEN", "DJANGO_SECRET_KEY"):
+        assert name in runner["environment"]
+
+
+def test_the_runner_container_may_sandbox_and_says_why() -> None:
+    runner = compose()["services"]["runner"]
+    assert runner["cap_add"] == ["SYS_ADMIN"]
+    assert set(runner["security_opt"]) == {"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"}
+    assert not runner.get("privileged"), "the runner needs a few relaxations, not a privileged container"
+    text = (DOCKER / "compose.yml").read_text().split("\n  runner:\n", 1)[1].split("\n  # The example bots", 1)[0]
+    for reason in ("CAP_SYS_ADMIN:", "seccomp", "AppArmor", "/proc"):
+        assert reason in text, f"compose.yml does not say why the runner needs {reason}"
+    # no other service gets any of it
+    for name, svc in compose()["services"].items():
+        if name != "runner":
+            assert "cap_add" not in svc and "security_opt" not in svc and not svc.get("privileged"), name
+
+
+def test_the_runner_image_has_the_sandbox_and_builds_the_runtimes() -> None:
+    from tournaments.hosting import runtimes
+
+    stage = dockerfile_stage("runner")
+    assert re.search(r"\bbubblewrap=", stage), "the runner image does not install bubblewrap"
+    for package in ("python3.11=", "python3.11-venv=", "python3.11-dev=", "gcc="):
+        assert package in stage, f"the runner image lacks {package.rstrip('=')} (the python3.11 runtime)"
+    assert runtimes.BASE_PYTHON == "/usr/bin/python3.11"  # Debian's, as installed above
+    assert f"COPY --from=node /usr/local/bin/node {runtimes.NODE}" in stage
+    assert re.search(r"^FROM node:20\.[0-9.]+-bookworm-slim AS node$", (DOCKER / "Dockerfile").read_text(), re.M)
+    # every runtime is built into the image (no --build: all of them), where the runner
+    # looks for them; a runner never builds one when a bot starts
+    env = dict(re.findall(r"(TIENLEN_HOSTING_RUNTIMES)=(\S+)", stage))
+    assert f"python -m tournaments.hosting.runtimes --dir {env['TIENLEN_HOSTING_RUNTIMES']}" in stage
+    assert "--build" not in stage.split("tournaments.hosting.runtimes", 1)[1].split("\n", 1)[0]
+    # what the runtimes' digest is computed from is in the image
+    for path in ("setup.py", "packaging"):
+        assert re.search(rf"^COPY {path} ", stage, re.M), f"the runner image lacks {path}"
+    # root: each bot runs as its own unprivileged uid, in its own cgroup
+    users = re.findall(r"^USER (\S+)$", stage, re.M)
+    assert users[-1] == "0"
+    assert re.search(r"^CMD \[\"runner\"\]$", stage, re.M)

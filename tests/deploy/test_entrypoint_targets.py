@@ -56,6 +56,7 @@ def help_text(*argv: str) -> str:
 ROLE_HELP = {
     "web": ("-m", "uvicorn"),
     "worker": ("-m", "celery", "-A", "tienlen_site.celery:app", "worker"),
+    "runner": ("-m", "celery", "-A", "tienlen_site.celery:app", "worker"),
     "beat": ("-m", "celery", "-A", "tienlen_site.celery:app", "beat"),
     "referee": ("-m", "referee_service"),
     "bot": ("-m", "bots_sdk.cli", "run"),
@@ -71,7 +72,7 @@ def role_flags(role: str) -> set[str]:
 @pytest.mark.parametrize("role", sorted(ROLE_HELP))
 def test_every_flag_the_entrypoint_passes_is_accepted(role: str) -> None:
     flags = role_flags(role)
-    if role in {"worker", "beat", "referee", "bot", "web"}:
+    if role in {"worker", "beat", "referee", "bot", "web", "runner"}:
         assert flags, f"no flags found for role {role}"
     text = help_text(*ROLE_HELP[role])
     for flag in sorted(flags):

@@ -146,6 +146,18 @@ def test_run_demo_plays_a_round_robin_between_bot_processes(demo_env, tmp_path) 
     for name in ("demo-planner-v2", "demo-planner-v1", "demo-greedy", "demo-random"):
         assert name in text
     assert "Two versions of one bot: demo-planner-v2 - demo-planner-v1:" in text
+    # planner-v1 is hosted by default: submitted through the site as its author would,
+    # validated in the sandbox and played by a runner; on a host that cannot sandbox the
+    # demo says so in one line and runs it as a process
+    hosted = [line for line in out.lines if line.startswith("Hosted: ")]
+    assert len(hosted) == 1, text
+    if "played hosted" in hosted[0]:
+        assert "submitted demo-planner-v1 s1" in text and ": ready" in text
+        assert "demo-planner-v1 is hosted, playing s1" in text
+        assert "0 ended by the bot's own fault" in hosted[0]
+        assert Bot.objects.get(name="demo-planner-v1").hosting == "hosted"
+    else:
+        assert "demo-planner-v1 runs as a process (remote) instead of hosted: this host cannot sandbox it" in hosted[0]
     # The organiser's sign-in, printed with a password that works.
     from django.contrib.auth import get_user_model
 

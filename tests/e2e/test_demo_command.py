@@ -18,6 +18,7 @@ from tests.needs import need_postgresql
         (["--house-bots", "greedy,oracle"], "unknown house bot(s) oracle"),
         (["--preset", "atlantis"], "unknown preset 'atlantis'"),
         (["--games-per-table", "4", "--duplicate-sets", "1"], "give one of them, not both"),
+        (["--hosted-bot", "search"], "--hosted-bot: 'search' is not one of --bots (planner-v2, planner-v1)"),
     ],
 )
 def test_bad_arguments_are_refused_with_the_reason(args, message) -> None:

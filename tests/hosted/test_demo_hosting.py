@@ -1,6 +1,7 @@
-"""The demo's hosted bot (`run_demo --hosted-bot KIND`), without running the demo: the
-option is checked, and the bot.py it submits is self-contained and loads as the same bot.
-(The demo itself was run with `--hosted-bot planner-v1`: see docs/hosting.md.)"""
+"""The demo's hosted bot (planner-v1 by default, `run_demo --hosted-bot KIND|none`),
+without running the demo: the option is checked, the bot.py it submits is self-contained
+and loads as the same bot, and a host that cannot sandbox is said in one line. (The demo
+itself, hosted and not, runs in tests/e2e/test_demo.py and tests/e2e/test_demo_command.py.)"""
 
 from __future__ import annotations
 
@@ -16,13 +17,34 @@ OPTIONS = {"bots": "planner-v2,planner-v1", "seats": 4, "preset": "south", "move
            "timeout": 60}
 
 
-def test_the_hosted_bot_must_be_one_of_the_bots_and_needs_the_site() -> None:
-    assert DemoConfig.from_options({**OPTIONS, "hosted_bot": "planner-v1"}).hosted_name() == "demo-planner-v1"
-    assert DemoConfig.from_options(OPTIONS).hosted_name() == ""
+def test_the_demo_hosts_planner_v1_by_default_and_the_hosted_bot_must_be_one_of_the_bots() -> None:
+    assert DemoConfig.from_options(OPTIONS).hosted_name() == "demo-planner-v1"  # by default
+    assert DemoConfig.from_options({**OPTIONS, "hosted_bot": "planner-v2"}).hosted_name() == "demo-planner-v2"
+    for none in ("none", ""):
+        assert DemoConfig.from_options({**OPTIONS, "hosted_bot": none}).hosted_name() == ""
+    # without the site (--no-serve) it is submitted through the service the API calls
+    assert DemoConfig.from_options({**OPTIONS, "no_serve": True}).hosted_name() == "demo-planner-v1"
+    # other bots, and no planner-v1 among them: none hosted unless asked for
+    assert DemoConfig.from_options({**OPTIONS, "bots": "greedy,random"}).hosted_name() == ""
     with pytest.raises(ValueError, match="not one of --bots"):
         DemoConfig.from_options({**OPTIONS, "hosted_bot": "greedy"})
-    with pytest.raises(ValueError, match="needs the web site"):
-        DemoConfig.from_options({**OPTIONS, "hosted_bot": "planner-v1", "no_serve": True})
+
+
+def test_a_host_that_cannot_sandbox_is_said_in_one_line_naming_what_is_missing(monkeypatch, settings, tmp_path) -> None:
+    from demo.hosting import hosting_problem
+
+    monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap on the PATH
+    problem = hosting_problem()
+    assert problem is not None and "bubblewrap is not installed" in problem and "\n" not in problem
+    monkeypatch.undo()
+    monkeypatch.setenv("TIENLEN_HOSTING_RUNTIMES", str(tmp_path / "none"))
+    problem = hosting_problem()
+    assert problem is not None and "\n" not in problem
+    from tournaments.hosting.check import problems
+    from tournaments.hosting.process import HostingConfig
+
+    if not problems(HostingConfig.from_env(settings.VAR_DIR)):  # the sandbox is fine: the runtime is named
+        assert "runtime python3.11 is not built" in problem and "make hosting-runtimes" in problem
 
 
 @pytest.mark.parametrize(("kind", "expected"), [("planner-v1", ("planner", "1.0.0")), ("greedy", ("greedy", None))])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,20 +21,16 @@ from rest_framework.test import APIClient
 
 from tests.celery_helpers import isolated_celery_worker
 from tests.e2e.test_faults import require_redis_broker
-from tests.hosting.conftest import RUNTIMES_DIR
-from tests.needs import need_postgresql, unavailable
+from tests.hosted.support import runner_config, sandbox_clean_up, slot_processes_left
+from tests.hosted.support import runner_env as support_runner_env
+from tests.needs import need_postgresql
 from tests.platform_referee import platform_referee
 from tests.tournaments.test_worker import SdkBot
-from tournaments.hosting.check import problems
 from tournaments.hosting.process import HostingConfig
-from tournaments.hosting.sandbox import processes_of
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
-UID_BASE = 1_620_000
-SLOTS = 4
-CGROUP = "tienlen-sandbox-e2e"
 
 GOOD = '''\
 import sys
@@ -58,37 +53,16 @@ BROKEN = 'raise RuntimeError("broken on purpose")\n'
 def runner_env(monkeypatch) -> Iterator[HostingConfig]:
     need_postgresql("a worker, a referee and the site share the games")
     require_redis_broker()
-    state = Path(tempfile.mkdtemp(prefix="tlh-e2e-", dir="/tmp"))
-    config = HostingConfig(state_dir=state, runtimes_dir=RUNTIMES_DIR, uid_base=UID_BASE, slots=SLOTS,
-                           cgroup_base=CGROUP)
-    found = problems(config)
-    if found:
-        unavailable("this host cannot sandbox hosted bots: " + "; ".join(found))
-    for name, value in {"TIENLEN_HOSTING_DIR": str(state), "TIENLEN_HOSTING_RUNTIMES": str(RUNTIMES_DIR),
-                        "TIENLEN_SANDBOX_UID_BASE": str(UID_BASE), "TIENLEN_SANDBOX_SLOTS": str(SLOTS),
-                        "TIENLEN_SANDBOX_CGROUP": CGROUP}.items():
+    config = runner_config()
+    for name, value in support_runner_env(config).items():
         monkeypatch.setenv(name, value)
     yield config
     from tournaments.runner import runner_host_close
 
     runner_host_close()
-    left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
-    sandbox_clean_up(state)
+    left = slot_processes_left()
+    sandbox_clean_up(config.state_dir)
     assert not any(left.values()), f"sandboxed processes left: {left}"
-
-
-def sandbox_clean_up(state: Path) -> None:
-    """Remove the runner's state and the (empty) cgroup bases the tests' sessions used."""
-    import shutil
-
-    from tournaments.hosting.cgroups import CgroupHost
-
-    shutil.rmtree(state, ignore_errors=True)
-    cg = CgroupHost.detect(CGROUP)
-    for h in cg.hierarchies:
-        path = cg.base_dir(h)
-        if path.exists() and not any(p.is_dir() for p in path.iterdir()):
-            path.rmdir()
 
 
 @pytest.fixture

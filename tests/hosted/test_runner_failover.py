@@ -8,10 +8,7 @@ forfeit, no strike counted against the bot."""
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import zipfile
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -25,12 +22,14 @@ from tests.e2e.stack import (
     new_marker,
 )
 from tests.e2e.test_faults import require_redis_broker
-from tests.hosted.test_hosted_e2e import CGROUP, SLOTS, UID_BASE, sandbox_clean_up
-from tests.hosting.conftest import RUNTIMES_DIR
-from tests.needs import need_postgresql, unavailable
-from tournaments.hosting.check import problems
-from tournaments.hosting.process import HostingConfig
-from tournaments.hosting.sandbox import processes_of
+from tests.hosted.support import (
+    runner_config,
+    runner_env,
+    runner_worker_argv,
+    sandbox_clean_up,
+    slot_processes_left,
+)
+from tests.needs import need_postgresql
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -60,12 +59,7 @@ def marker():
 def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_forfeit(marker, tmp_path) -> None:
     need_postgresql("the runners, the worker and the referee share the table")
     require_redis_broker()
-    state = Path(tempfile.mkdtemp(prefix="tlh-f-", dir="/tmp"))  # short: unix socket paths live under it
-    config = HostingConfig(state_dir=state, runtimes_dir=RUNTIMES_DIR, uid_base=UID_BASE, slots=SLOTS,
-                           cgroup_base=CGROUP)
-    found = problems(config)
-    if found:
-        unavailable("this host cannot sandbox hosted bots: " + "; ".join(found))
+    config = runner_config(prefix="tlh-f-")
     broker_clear_stale(settings.CELERY_BROKER_URL)
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -100,9 +94,7 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
         "REFEREE_TARGET": target, "REFEREE_ORGANIZER_TOKEN": organizer_token,
         "TIENLEN_ORGANIZER_TOKEN": organizer_token,
         "TIENLEN_LEASE_SECONDS": "6", "TIENLEN_LEASE_RENEW_SECONDS": "1.5", "TIENLEN_LEASE_REAP_SECONDS": "2",
-        "TIENLEN_HOSTING_DIR": str(state), "TIENLEN_HOSTING_RUNTIMES": str(RUNTIMES_DIR),
-        "TIENLEN_SANDBOX_UID_BASE": str(UID_BASE), "TIENLEN_SANDBOX_SLOTS": str(SLOTS),
-        "TIENLEN_SANDBOX_CGROUP": CGROUP,
+        **runner_env(config),
         MARKER_VARIABLE: marker,
     }
     organiser = User.objects.create(username="failover-organiser", is_staff=True)
@@ -112,18 +104,13 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
     for entrant in (bot, house_bot_for(kind="greedy")):
         tournament_entrant_add(tournament=tournament, bot=entrant)
 
-    def runner_argv(name: str) -> list[str]:
-        return processes.python_argv("-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--loglevel", "INFO",
-                                     "--queues", "runner", "--pool", "threads", "--concurrency", "2",
-                                     "--hostname", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle")
-
     with processes.ProcessGroup(tmp_path / "logs") as group:
         group.start("referee", processes.python_argv(
             "-m", "referee_service", "--listen", target, "--token-store", "tournaments.token_store:DjangoTokenStore"),
             env=env)
         processes.wait_until(lambda: processes.referee_healthy(target), timeout=60, what="the referee", group=group)
         group.start("worker", processes.celery_worker_argv(concurrency=2, name="tables"), env=env)
-        group.start("runner-1", runner_argv("runner1"), env=env)
+        group.start("runner-1", runner_worker_argv("runner1"), env=env)
         tournament_start(tournament=tournament)
 
         def session() -> HostedSession | None:
@@ -137,7 +124,7 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
         first = session()
         assert first is not None and first.status == "running"
         assert f":{group.processes['runner-1'].pid}:" in first.runner
-        group.start("runner-2", runner_argv("runner2"), env=env)
+        group.start("runner-2", runner_worker_argv("runner2"), env=env)
         group.kill("runner-1")
 
         processes.wait_until(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", timeout=240,
@@ -153,6 +140,6 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
     assert HostedSession.objects.filter(bot=bot).count() == 1  # the same session, started again
     assert final.starts == 2 and f":{runner_2}:" in final.runner
     assert final.reason == "stopped" and final.fault == "none"
-    left = {uid: processes_of(uid) for uid in range(UID_BASE, UID_BASE + SLOTS)}
-    sandbox_clean_up(state)
+    left = slot_processes_left()
+    sandbox_clean_up(config.state_dir)
     assert not any(left.values()), f"sandboxed processes left: {left}"

@@ -409,3 +409,87 @@ def test_a_hosted_bot_in_a_running_tournament_cannot_turn_remote(owner, bot) -> 
         hosting.bot_hosting_set(bot=bot, user=owner, hosting="remote")
     Tournament.objects.filter(pk=tournament.pk).update(status="finished")
     assert hosting.bot_hosting_set(bot=bot, user=owner, hosting="remote").hosting == "remote"
+
+
+def test_a_runner_without_the_built_runtimes_refuses_to_start_naming_the_runtime_and_the_build(settings, tmp_path) -> None:
+    """The host may sandbox, but a runtime is not built for these sources (a deploy that
+    skipped `make hosting-runtimes`, or an SDK changed under it): the runner's worker does
+    not start, in one line naming the runtime and the command that builds it, instead of
+    failing every bot of that runtime."""
+    import subprocess
+    import sys
+
+    empty = tmp_path / "no-runtimes"
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--queues", "runner",
+         "--pool", "solo", "--without-gossip", "--without-mingle"],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": "platform:.", "CELERY_BROKER_URL": "memory://",
+             "TIENLEN_VAR_DIR": str(settings.VAR_DIR), "TIENLEN_HOSTING_RUNTIMES": str(empty)},
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 1
+    line = next(x for x in done.stderr.splitlines() if x.startswith("tienlen runner: "))
+    for name in ("node20", "python3.11"):
+        assert f"runtime {name} is not built in {empty}" in line
+    assert "make hosting-runtimes" in line and f"python -m tournaments.hosting.runtimes --dir {empty}" in line
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_validation_that_finds_no_runtime_fails_the_version_as_the_platforms_fault(monkeypatch, tmp_path) -> None:
+    """The runtime went missing under a running runner: the version is failed at once with
+    a reason that says it is the platform's, not requeued forever; the bot keeps its ready
+    version and nothing is held against it."""
+    import time
+
+    from tests.celery_helpers import isolated_celery_worker
+    from tests.e2e.test_faults import require_redis_broker
+    from tests.needs import need_postgresql
+
+    need_postgresql("a runner's worker thread and the test share the submission")
+    require_redis_broker()  # as the other tests of real runners
+    author = User.objects.create_user("author")
+    bot, _ = bot_create(owner=author, name="hosted-one")
+    first = _validated(bot, author, ok=True)
+    bot.refresh_from_db()
+    hosting.bot_hosting_set(bot=bot, user=author, hosting="hosted")
+    monkeypatch.setenv("TIENLEN_HOSTING_RUNTIMES", str(tmp_path / "no-runtimes"))
+    with isolated_celery_worker(runner=True, concurrency=1, analysis=False):
+        second = hosting.submission_create(bot=bot, user=author, data=zipped(("bot.py", BOT + b"# v2\n")),
+                                           runtime="python3.11")
+        deadline = time.monotonic() + 60
+        while BotSubmission.objects.get(pk=second.pk).status in ("queued", "validating"):
+            assert time.monotonic() < deadline, "the validation never ended"
+            time.sleep(0.1)
+    second.refresh_from_db()
+    assert second.status == "failed"
+    assert second.detail.startswith("not validated, for a reason of the platform's (not your code's)")
+    assert "runtime python3.11 is not built on this runner" in second.detail
+    assert "the code: it never ran" in second.validation_log and "make hosting-runtimes" in second.validation_log
+    bot.refresh_from_db()
+    assert bot.active_submission_id == first.pk and bot.hosting == "hosted" and bot.hosting_stopped == ""
+    mine = client_of(author).get(f"/api/v1/bots/{bot.name}/versions/{second.seq}/").json()
+    assert mine["status"] == "failed" and "platform's (not your code's)" in mine["detail"]
+    assert client_of(User.objects.create_user("rival")).get(f"/api/v1/bots/{bot.name}/versions/{second.seq}/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_validation_failing_on_the_runners_side_every_time_ends_failed_not_queued_forever(monkeypatch) -> None:
+    """Its last retry (the runners kept failing on their own side: no slot, a sandbox that
+    would not start) fails the version with the platform's reason instead of leaving it
+    queued with no task left to take it."""
+    import tournaments.runner
+    from tournaments.tasks_hosting import VALIDATION_RETRIES, submission_validate_task
+
+    author = User.objects.create_user("author")
+    bot, _ = bot_create(owner=author, name="hosted-one")
+    submission = hosting.submission_create(bot=bot, user=author, data=zipped(("bot.py", BOT)), runtime="python3.11")
+
+    def no_slot(_submission):
+        raise tournaments.runner.PlatformFailure("no free sandbox slot: all 16 slots of this host are taken")
+
+    monkeypatch.setattr(tournaments.runner, "validate_submission", no_slot)
+    result = submission_validate_task.apply(args=(submission.pk,), retries=VALIDATION_RETRIES)
+    assert result.get() == "failed on the platform's side"
+    submission.refresh_from_db()
+    assert submission.status == "failed" and "not your code's" in submission.detail
+    assert f"{VALIDATION_RETRIES + 1} attempts failed on the runners" in submission.detail
+    assert "no free sandbox slot" in submission.validation_log

@@ -244,6 +244,24 @@ def test_the_check_refuses_in_one_line_naming_what_is_missing(tmp_path, hosting_
     assert str(info.value).startswith("cannot run hosted bots on this host: ")
 
 
+def test_a_runtime_not_built_is_named_with_the_command_that_builds_it(tmp_path, capsys, monkeypatch):
+    from tournaments.hosting import check
+
+    config = HostingConfig(state_dir=tmp_path / "state", runtimes_dir=tmp_path / "runtimes")
+    found = check.runtime_problems(config)
+    assert [p.split(" is not built")[0] for p in found] == ["runtime node20", "runtime python3.11"]
+    assert all("make hosting-runtimes" in p and str(tmp_path / "runtimes") in p for p in found)
+    assert check.runtime_problems(config, ["python3.11"]) == found[1:]
+    # `python -m tournaments.hosting.check` says so too (exit status 1), even in the
+    # development mode, which skips only the sandbox
+    monkeypatch.setenv("TIENLEN_HOSTING_RUNTIMES", str(tmp_path / "runtimes"))
+    monkeypatch.setenv("TIENLEN_HOSTING_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("TIENLEN_HOSTING_UNSANDBOXED", "trusted-bots-only")
+    assert check.main([]) == 1
+    out = capsys.readouterr().out
+    assert "runtime python3.11 is not built" in out and "make hosting-runtimes" in out
+
+
 def test_missing_cgroup_controllers_are_named(tmp_path):
     mountinfo = tmp_path / "mountinfo"
     mountinfo.write_text(

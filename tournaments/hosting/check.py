@@ -3,7 +3,10 @@ does, once), and refuses with one line naming what is missing: a bot never runs
 unsandboxed by accident. Only the explicit development mode
 (TIENLEN_HOSTING_UNSANDBOXED=trusted-bots-only) skips it, with a loud warning.
 
-`python -m tournaments.hosting.check` prints the verdict (exit status 0 or 1).
+`python -m tournaments.hosting.check` prints the verdict (exit status 0 or 1), the built
+runtimes included: a runner also needs every runtime built for the sources it runs
+(`runtime_problems`), or each bot of a missing runtime would fail to start; the runner's
+worker refuses to start without them, naming the runtime and how to build it.
 
 What is checked: Linux; bwrap installed; the runner is root (each bot runs as its own
 unprivileged uid, in its own cgroup); user namespaces allowed; a usable cgroup controller
@@ -34,7 +37,10 @@ from tournaments.hosting.sandbox import Binds, Limits, Slot, as_slot, bwrap_argv
 if TYPE_CHECKING:
     from tournaments.hosting.process import HostingConfig
 
-__all__ = ["SandboxUnavailable", "problems", "require_sandbox"]
+__all__ = ["SandboxUnavailable", "problems", "require_sandbox", "runtime_problems"]
+
+#: How an operator builds the runtimes (docs/hosting.md, "The runtimes").
+BUILD_RUNTIMES = "make hosting-runtimes, or python -m tournaments.hosting.runtimes --dir {dir}"
 
 SOCKET_PATH_ROOM = 107 - len("/s/00-0123456789/r/0123456789abcdef.sock")
 
@@ -147,6 +153,20 @@ def _probe(config: HostingConfig, bwrap: str) -> str:
     return ""
 
 
+def runtime_problems(config: HostingConfig, names: Sequence[str] | None = None) -> list[str]:
+    """Which runtimes (all of runtimes.RUNTIMES by default) are not built in the config's
+    runtimes directory for the sources as they are now, each with the command that builds
+    them: a runner never builds one when a bot starts."""
+    found = []
+    for name in sorted(runtimes.RUNTIMES) if names is None else names:
+        try:
+            runtimes.load(name, config.runtimes_dir)
+        except runtimes.RuntimeError_:
+            found.append(f"runtime {name} is not built in {config.runtimes_dir} for these sources "
+                         f"(build it: {BUILD_RUNTIMES.format(dir=config.runtimes_dir)})")
+    return found
+
+
 def require_sandbox(config: HostingConfig, cgroups: CgroupHost | None = None) -> None:
     """Raise SandboxUnavailable (one line) unless this host can sandbox bots."""
     found = problems(config, cgroups)
@@ -177,8 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if config.unsandboxed:
         print(f"WARNING: {UNSANDBOXED_WARNING}")
-        return 0
-    found = problems(config)
+        found = runtime_problems(config)
+        if found:
+            print("cannot run hosted bots on this host: " + "; ".join(found))
+        return 1 if found else 0
+    found = problems(config) + runtime_problems(config)
     if found:
         print("cannot run hosted bots on this host: " + "; ".join(found))
         return 1

@@ -87,10 +87,13 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=positive, default=1800,
                             help="Give up if the tournament is not over after this many seconds.")
         parser.add_argument(
-            "--hosted-bot", default="",
-            help="One of --bots the platform hosts instead of a process: submitted with "
-            "`tienlen-bot submit --hosted` through the site, validated and played in the sandbox "
-            "by a runner (docs/hosting.md). Needs a host that can sandbox and the built runtimes.",
+            "--hosted-bot", default=None,
+            help="One of --bots the platform hosts instead of a process (default: planner-v1 when "
+            "it is one of them; 'none' for none): submitted with `tienlen-bot submit --hosted` "
+            "through the site (with --no-serve: the submission service the site's API uses), "
+            "validated and played in the sandbox by a runner (docs/hosting.md). On a host that "
+            "cannot sandbox, or without the built runtimes (make hosting-runtimes), the demo says "
+            "why and runs it as a process.",
         )
         parser.add_argument(
             "--log-dir", type=Path, default=None,
