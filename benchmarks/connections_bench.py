@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,7 @@ def token_of(i: int) -> str:
 # ---------------------------------------------------------------- client processes
 
 async def idle_clients(targets: list[str], first: int, count: int, per_channel: int,
-                       retry_s: float) -> None:
+                       retry_s: float, ramp_s: float, total: int) -> None:
     """Bots first..first+count-1, bot i on targets[i % len]; waits for "go T0" on stdin,
     then connects them all; prints a JSON report on "report", exits on EOF."""
     loop = asyncio.get_running_loop()
@@ -84,6 +83,8 @@ async def idle_clients(targets: list[str], first: int, count: int, per_channel: 
         nonlocal attempts
         hello = gw.BotMessage(hello=gw.Hello(token=token_of(i), bot_name=f"idle-{i}",
                                              max_tables=1, protocol_version=1))
+        # spread over the ramp: bot i starts at i/total of it (0: all at once)
+        await asyncio.sleep(max(0.0, t0 + ramp_s * i / max(1, total) - time.time()))
         while True:
             attempts += 1
             call = channel_for(i).stream_stream(
@@ -133,6 +134,9 @@ def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+CHILDREN: list[subprocess.Popen[Any]] = []  # every process started, killed at the end
+
+
 def start_referee(token_file: Path, extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TIENLEN_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
@@ -141,6 +145,7 @@ def start_referee(token_file: Path, extra: list[str]) -> tuple[subprocess.Popen[
         [sys.executable, "-m", "referee_service", "--listen", f"127.0.0.1:{port}",
          "--token-store", f"file:{token_file}", "--pool", "none", "--shutdown-grace", "0",
          *extra], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+    CHILDREN.append(proc)
     target = f"127.0.0.1:{port}"
     wait_serving(target, proc)
     return proc, target
@@ -205,9 +210,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             break
         clients.append(subprocess.Popen(
             ["nice", "-n", str(args.client_nice), sys.executable, __file__, "--child",
-             json.dumps(targets), str(first), str(count), str(args.per_channel), "1.0"],
+             json.dumps(targets), str(first), str(count), str(args.per_channel), "1.0",
+             str(args.ramp_s), str(args.bots)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True))
+        CHILDREN.append(clients[-1])
     for n, client in enumerate(clients):
         assert client.stdout is not None
         client.stdout.readline()
@@ -220,9 +227,14 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     marks: dict[str, float] = {}
     cpu: dict[str, dict[str, float]] = {}
 
+    last_cpu: dict[str, float] = {}
+
     def mark(phase: str) -> None:
         marks[phase] = time.time()
-        cpu[phase] = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        for name, pid in pids.items():  # a client that left keeps its last figure
+            with contextlib.suppress(OSError):
+                last_cpu[name] = cpu_seconds(pid)
+        cpu[phase] = dict(last_cpu)
         with contextlib.suppress(OSError):
             cpu[phase]["load_1min"] = os.getloadavg()[0]
 
@@ -254,17 +266,21 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             break
     mark("idle")
     await asyncio.sleep(args.idle_s)
-    mark("end")
+    mark("gone")
     reports = await report()
     after = {name: (rss_mb(pid), open_files(pid)) for name, pid in pids.items()
              if name.startswith("referee")}
-    canary.stop = True
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(canary_task, 30)
-    for client in clients:
+    for client in clients:  # the bots leave; the canary alone again, a second baseline
         assert client.stdin is not None
         client.stdin.close()
         client.wait(30)
+    await asyncio.sleep(3)
+    mark("after")
+    await asyncio.sleep(args.baseline_s)
+    mark("end")
+    canary.stop = True
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(canary_task, 30)
     for proc, _ in referees:
         proc.kill()
         proc.wait()
@@ -273,8 +289,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     for r in reports:
         for code, n in r["errors"].items():
             errors[code] = errors.get(code, 0) + n
-    phases = ["baseline", "connect", "idle", "end"]
+    phases = ["baseline", "connect", "idle", "gone", "after", "end"]
     spans = {p: (marks[p], marks[q]) for p, q in zip(phases, phases[1:], strict=False)}
+    canary_cpu = {p: (cpu[q]["referee 1"] - cpu[p]["referee 1"]) * 1000 / max(1, sum(
+        t[2] for t in canary.tables if marks[p] <= t[0] < marks[q]))
+        for p, q in zip(phases, phases[1:], strict=False)}
     return {
         "bots": args.bots, "welcomed": len(latencies),
         "within_30s": sum(1 for t in latencies if t <= 30),
@@ -283,6 +302,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "attempts": sum(r["attempts"] for r in reports), "errors": errors,
         "details": [r.get("details", {}) for r in reports],
         "canary": {p: canary.rate(*span) for p, span in spans.items()},
+        "canary_referee_cpu_ms": canary_cpu,
         "canary_tables": {p: sum(1 for t in canary.tables if span[0] <= t[0] < span[1])
                           for p, span in spans.items()},
         "referees": {name: {"rss_before": before[name][0], "rss_after": after[name][0],
@@ -298,7 +318,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
     print(f"{result['bots']} idle bots over {args.referees} referees, {args.clients} client "
           f"processes at nice {args.client_nice}, {args.per_channel} stream(s) per "
-          f"connection; load average at the phases: "
+          f"connection, starts spread over {args.ramp_s:g} s; load average at the phases: "
           + ", ".join(f"{p} {v:.2f}" for p, v in result["load"].items() if v is not None))
     print()
     print("| bots | welcomed | within 30 s | Welcome p50 s | p99 s | max s | stream attempts "
@@ -309,17 +329,24 @@ def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
           f"| {result['p50']:.2f} | {result['p99']:.2f} | {result['max']:.2f} "
           f"| {result['attempts']} | {errors} |")
     print()
-    base = result["canary"]["baseline"]
-    print("| canary (4 house bots) | baseline | while connecting | idle, all connected |")
-    print("| --- | ---: | ---: | ---: |")
+    rates = result["canary"]
+    known = [r for r in (rates["baseline"], rates["after"]) if r]
+    base = sum(known) / len(known) if known else None
+    print("| canary (4 house bots, referee 1) | before the bots | while connecting "
+          "| idle, all connected | after they left |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     cells = []
-    for phase in ("baseline", "connect", "idle"):
-        rate = result["canary"][phase]
+    for phase in ("baseline", "connect", "idle", "after"):
+        rate = rates[phase]
         ratio = f" ({rate / base:.2f})" if rate and base else ""
         cells.append(f"{rate:.1f}{ratio}" if rate else "-")
-    print(f"| games/s (ratio to baseline) | {' | '.join(cells)} |")
+    print(f"| games/s (ratio to the mean of before and after) | {' | '.join(cells)} |")
     tables = result["canary_tables"]
-    print(f"| tables | {tables['baseline']} | {tables['connect']} | {tables['idle']} |")
+    print("| tables | " + " | ".join(str(tables[p]) for p in ("baseline", "connect", "idle",
+                                                           "after")) + " |")
+    print("| referee 1 CPU ms per canary game | " + " | ".join(
+        f"{result['canary_referee_cpu_ms'][p]:.1f}" for p in ("baseline", "connect", "idle",
+                                                           "after")) + " |")
     print()
     print("| referee | RSS before MB | RSS after MB | per connected bot KB | open files before "
           "| after |")
@@ -344,7 +371,13 @@ def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
 
 
 async def main(args: argparse.Namespace) -> None:
-    result = await measure(args)
+    try:
+        result = await measure(args)
+    finally:  # never leave a referee or a client behind
+        for proc in CHILDREN:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     if args.json:
         print(json.dumps(result))
     else:
@@ -353,9 +386,10 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        targets_json, first_s, count_s, per_channel_s, retry_s = sys.argv[2:7]
+        targets_json, first_s, count_s, per_channel_s, retry_s, ramp_s, total_s = sys.argv[2:9]
         asyncio.run(idle_clients(json.loads(targets_json), int(first_s), int(count_s),
-                                 int(per_channel_s), float(retry_s)))
+                                 int(per_channel_s), float(retry_s), float(ramp_s),
+                                 int(total_s)))
     else:
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
         parser.add_argument("--bots", type=int, default=10_000)
@@ -364,7 +398,10 @@ if __name__ == "__main__":
         parser.add_argument("--client-nice", type=int, default=10)
         parser.add_argument("--per-channel", type=int, default=1,
                             help="streams per client connection (1)")
-        parser.add_argument("--canary-games", type=int, default=10)
+        parser.add_argument("--ramp-s", type=float, default=0,
+                            help="bots start spread over this many seconds (0: all at once)")
+        parser.add_argument("--canary-games", type=int, default=10,
+                            help="games per canary table (10; 0: no canary)")
         parser.add_argument("--baseline-s", type=float, default=15)
         parser.add_argument("--idle-s", type=float, default=30)
         parser.add_argument("--connect-timeout", type=float, default=60)
