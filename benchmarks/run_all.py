@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 QUICK: dict[str, list[str]] = {
     "arena_bench": ["--games", "200", "--blocks", "6"],
+    "connections_bench": ["--bots", "1000", "--clients", "2", "--baseline-s", "5", "--idle-s", "5"],
     "deal_formats_bench": ["--quick"],
     "determinize_bench": ["--positions", "5", "--samples", "50"],
     "engine_bench": ["--quick"],

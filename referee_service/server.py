@@ -54,6 +54,16 @@ ORGANIZER_SERVICE = org.DESCRIPTOR.services_by_name["Organizer"].full_name
 #: Keepalive as the SDK's clients expect it (bots_sdk/keepalive.py: they must agree).
 SERVER_KEEPALIVE = server_keepalive_options()
 
+#: Calls that arrived and that the server has not yet taken up. The asyncio server takes
+#: them up one at a time from its event loop, so a burst of connecting bots (a referee
+#: starting, or every bot of a restarted referee coming back at once) queues here; gRPC
+#: core's defaults, 1,000 calls waiting (past which it cancels those waiting longer than
+#: a moment) and 3,000 at most, cancelled every stream of a burst past ~3,000 before its
+#: Hello was read: the bot saw CANCELLED, or INTERNAL ("Internal error from Core") when the
+#: cancel cut its Hello's write short. A waiting call costs little memory (no handler yet),
+#: and each is a bot that will be welcomed within seconds.
+MAX_PENDING_CALLS = 100_000
+
 
 @dataclass(slots=True)
 class RefereeConfig:
@@ -138,6 +148,8 @@ class Referee:
             # default 64 KiB read-ahead is ~5,000 pings taken in per flooding stream.
             ("grpc.http2.bdp_probe", 0),
             ("grpc.http2.lookahead_bytes", 8192),
+            ("grpc.server.max_pending_requests", MAX_PENDING_CALLS),
+            ("grpc.server.max_pending_requests_hard_limit", MAX_PENDING_CALLS),
             *server_keepalive_options(self.config.keepalive_ms),
             *self.config.extra_options,
         ]

@@ -1,0 +1,59 @@
+"""The soak (benchmarks/soak.py) in a short version: a ladder of 40 bots (house bots and
+SDK bot processes) over two referees and two workers, on a PostgreSQL instance of its own,
+through one fault of each kind (a worker killed, a referee killed and restarted, a bot
+process restarted, PostgreSQL restarted). Afterwards every game is recorded once, the
+ratings equal a full recompute, no table is stuck or failed, and play went on after every
+fault. The long run and its RSS and games/s figures are in benchmarks/README.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from demo.processes import free_port
+from tests.e2e.stack import MARKER_VARIABLE, kill_marked, new_marker
+from tests.e2e.test_faults import require_redis_broker
+from tests.needs import unavailable
+
+# ~2 min of wall time: set-up (initdb, migrate) ~30 s, 80 s of play, the drain; the
+# timeout leaves a loaded CI machine room
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def marker():
+    value = new_marker()
+    yield value
+    kill_marked(value)  # what a killed soak left, its PostgreSQL instance included
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_short_soak_survives_one_fault_of_each_kind(marker, tmp_path) -> None:
+    require_redis_broker()
+    if not (shutil.which("initdb") or list(Path("/usr/lib/postgresql").glob("*/bin/initdb"))):
+        unavailable("the soak starts a PostgreSQL instance of its own: needs initdb and pg_ctl")
+    argv = [
+        sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--json",
+        "--duration", "80", "--fault-every", "16", "--warmup", "0", "--window", "80",
+        "--min-series", "30", "--instance-warmup", "10", "--drain-timeout", "300", "--pg-port", str(free_port()),
+        "--broker", settings.CELERY_BROKER_URL, "--log-dir", str(tmp_path / "logs"),
+    ]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=840,
+                          env={**os.environ, MARKER_VARIABLE: marker})
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no report (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    result = json.loads(lines[-1])
+    logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-1500:]}"
+                     for p in sorted((tmp_path / "logs").glob("*.log")))
+    assert sorted(f["kind"] for f in result["faults"]) == ["bot", "postgres", "referee", "worker"]
+    assert result["checks"] == {check: True for check in result["checks"]}, (result, logs)
+    assert result["games"] >= 8
+    assert done.returncode == 0
