@@ -24,6 +24,7 @@ from tournaments.models import Table
 from tournaments.play import leases
 from tournaments.play.attempt import AttemptOutcome, Happened, table_attempt
 from tournaments.play.lifecycle import (
+    IllegalTransition,
     LeaseHeld,
     LeaseLost,
     table_busy,
@@ -119,8 +120,9 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
         case Happened.DATABASE_ERROR:
             # The referee call was cancelled (which aborts the table there); the table
-            # resumes from its next unrecorded game. Free the lease if the database is back.
-            with contextlib.suppress(DatabaseError):
+            # resumes from its next unrecorded game. Free the lease if the database is back
+            # (an attempt the database stopped before its plan started nothing: still pending).
+            with contextlib.suppress(DatabaseError, IllegalTransition):
                 table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
         case Happened.FORFEITED_PLAY_ON:
             # The others play the rest against the stand-in house bot, at once (with a

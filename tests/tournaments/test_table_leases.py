@@ -380,3 +380,32 @@ def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_go
     row = Table.objects.get(pk=table.pk)
     assert row.status == "done" and row.games_recorded == row.games_planned
     assert Game.objects.filter(table=table).count() == row.games_planned
+
+
+@pytest.mark.django_db
+def test_the_database_gone_while_planning_the_attempt_retries_in_seconds(table, monkeypatch) -> None:
+    """PostgreSQL restarting while a worker plans a table (before any game streams) is
+    retried like a database error mid-table, not a failed task that leaves the table
+    pending until the tick's forgotten-table check minutes later."""
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+
+    from tournaments import tasks
+    from tournaments.tasks import backoff_seconds
+
+    def plan_down(**_):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr("tournaments.play.attempt.table_plan", plan_down)
+    retries: list[float] = []
+
+    def retry(*, countdown, exc=None, **_):
+        retries.append(countdown)
+        return Retry(exc=exc, when=countdown)
+
+    monkeypatch.setattr(tasks.table_play_task, "retry", retry)
+    with pytest.raises(Retry):
+        tasks.table_play_task(table.pk)
+    assert retries == [backoff_seconds(0)] and backoff_seconds(0) <= 5
+    row = Table.objects.get(pk=table.pk)
+    assert (row.status, row.lease_owner) == (Table.Status.PENDING, "")  # nothing started, nothing held

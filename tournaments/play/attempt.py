@@ -86,7 +86,20 @@ class AttemptOutcome:
 
 def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = ()) -> AttemptOutcome:
     """Play (or resume) the table once, recording its games as they stream in. `avoid`
-    names referees earlier attempts just lost the table on."""
+    names referees earlier attempts just lost the table on.
+
+    The database going away before the play (the plan that takes the lease, the hosted
+    sessions, the routing) is the same outcome as during it: retried in seconds. Raised
+    instead, the task would fail and leave the table pending until the tick's check for
+    forgotten tables, minutes later (a PostgreSQL restart in the soak found it)."""
+    try:
+        return _attempt(table_id, lease, avoid)
+    except OperationalError as exc:
+        log.warning("table %s: database error before the play, will retry: %s", table_id, exc)
+        return AttemptOutcome(Happened.DATABASE_ERROR, table_id, 0, f"database error: {exc}", exc)
+
+
+def _attempt(table_id: int, lease: TableLease, avoid: tuple[str, ...]) -> AttemptOutcome:
     plan = _plan(table_id, lease)
     if plan is None:
         return AttemptOutcome(Happened.NOTHING_TO_PLAY, table_id)
