@@ -14,6 +14,7 @@ urlpatterns = [
     path("tournaments/<slug:slug>/live/", live.tournament_progress_stream, name="tournament_live"),
     path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
     path("tournaments/<slug:slug>/deals/", views.tournament_deals, name="tournament_deals"),
+    path("tournaments/<slug:slug>/seasons/<int:number>/", views.tournament_season, name="tournament_season"),
     path("fair-play/", views.fair_play, name="fair_play"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("leaderboards/<pool:pool>/", views.leaderboard, name="leaderboard"),

@@ -117,6 +117,8 @@ def _settings_errors(format: str, fields: dict) -> dict[str, str]:
         errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
     if format == Tournament.Format.KNOCKOUT and (fields.get("advance_per_table") or 2) >= seats:
         errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    if format != Tournament.Format.LADDER and fields.get("season_days"):
+        errors["season_days"] = "Only a ladder runs in seasons."
     organiser_seed = fields.get("seed") or ""
     if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
         errors["seed"] = "A tournament seed is a string of at most 64 characters."
@@ -171,7 +173,7 @@ EDITABLE_SETTINGS = (
     "name", "slug", "description", "format", "preset", "options", "seats_per_table",
     "duplicate_sets", "games_per_table", "move_time_ms", "time_bank_ms", "connect_deadline_s",
     "rated", "deal_format", "seed", "cycles", "advance_per_table", "ladder_tables_per_tick",
-    "allow_same_owner", "verified_entry",
+    "allow_same_owner", "verified_entry", "season_days", "season_regression",
 )
 
 
