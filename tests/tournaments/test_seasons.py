@@ -20,7 +20,11 @@ from tournaments.services.ratings import ratings_recompute
 from tournaments.services.recording import table_game_record
 from tournaments.services.seasons import seasons_roll
 from tournaments.services.tables import table_complete
-from tournaments.services.tournaments import tournament_create, tournament_entrant_add, tournament_update
+from tournaments.services.tournaments import (
+    tournament_create,
+    tournament_entrant_add,
+    tournament_update,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,12 @@ from django.db import OperationalError
 from referee_service.participants import participant_bot_id
 from tournaments.play import routing
 from tournaments.play.leases import TableLease
-from tournaments.play.lifecycle import LeaseHeld, lease_owner_process_gone, table_lease_break, table_waiting_for
+from tournaments.play.lifecycle import (
+    LeaseHeld,
+    lease_owner_process_gone,
+    table_lease_break,
+    table_waiting_for,
+)
 from tournaments.play.referee import (
     BotsNotConnected,
     FinishedGame,
