@@ -38,7 +38,7 @@ CLOSED_STATUSES = tuple(sorted(CLOSED))
 RUNNING_STATUSES = tuple(sorted(ACTIVE))
 PROGRESS_COUNTS = (
     "entrant_count", "tables_total", "tables_done", "tables_running", "tables_failed",
-    "games_done", "games_planned", "rounds_created",
+    "games_done", "games_planned", "rounds_created", "tables_awaiting",
 )
 
 
@@ -63,6 +63,13 @@ def _progress_counts(tables: str) -> dict[str, Any]:
         ),
         # Knockout rounds are created one after another, so the last number says which exist.
         "rounds_created": Max(f"{tables}round"),
+        # Open tables whose referee waits for bots not connected (Table.awaited): their names
+        # cost a query only when there are some.
+        "tables_awaiting": Count(
+            table,
+            filter=Q(**{f"{tables}status__in": RUNNING_STATUSES, f"{tables}waiting_since__isnull": False})
+            & ~Q(**{f"{tables}waiting_for": []}),
+        ),
     }
 
 
@@ -274,12 +281,12 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
         for sizes in rounds[row["rounds_created"] or 0 :]:
             tables_total += len(sizes)
             games_planned += sum(tournament.games_per_table or tournament.duplicate_sets * size for size in sizes)
-    running = row["tables_running"] or 0
+    awaiting = row.get("tables_awaiting") or 0
     waiting_for: tuple[str, ...] = ()
     activity = tournament_activity(
         tournament=tournament, open_tables=(row["tables_total"] or 0) - (row["tables_done"] or 0)
     )
-    if running and not from_list:
+    if awaiting:
         waiting_for = _tables_waiting_for(tournament)
         if waiting_for and activity.state == "running":
             names = ", ".join(waiting_for)
