@@ -280,10 +280,13 @@ NOTABLE_CACHE_SECONDS = 30
 
 
 def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
-    """Recent games worth watching: upsets, chop chains, frozen players, instant wins.
+    """Recent games worth watching: chop chains, frozen players, upsets, instant wins that
+    were played out; among those, longer games first (more play to watch).
 
-    Reads the last NOTABLE_SCAN replays (about 1 KB each) and caches the pick briefly, so
-    the home page stays cheap however many games are played.
+    A game with no move (an instant win declared on the deal, the most common "notable"
+    before) has nothing to watch and is never picked. Reads the last NOTABLE_SCAN replays
+    (about 1 KB each) and caches the pick briefly, so the home page stays cheap however
+    many games are played.
     """
     cached = cache.get("web:notable_games")
     if cached is not None:
@@ -294,11 +297,16 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         "game_id", "data", "game__table__tournament__name"
     )[:NOTABLE_SCAN]
     picks: list[dict[str, Any]] = []
+    silent: set[int] = set()  # games with no move
     for game_id, blob, tournament_name in replays:
         try:
             data = Replay.read_data(blob, game_id=game_id)
         except ReplayError:
             continue  # a damaged replay is left out of the highlights
+        moves = data.get("moves") or []
+        if not moves:
+            silent.add(game_id)
+            continue  # nothing was played: nothing to watch
         result = data.get("result") or {}
         payments = result.get("payments") or []
         chop_points = sum(p.get("points", 0) for p in payments if "chop" in str(p.get("reason", "")))
@@ -316,6 +324,9 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
             tags.append(f"chop chain ({chop_points} pts)")
             score += 2 + chop_points
         if score:
+            # More play, more to watch: up to 3 points for a long game (120 moves and over).
+            score += min(len(moves), 120) / 40
+            tags.append(f"{len(moves)} moves")
             picks.append({"game_id": game_id, "tournament": tournament_name, "tags": tags, "score": score})
     upsets = (
         # Rated games are revealed ones; the filter also keeps out any rated before that rule.
@@ -327,6 +338,8 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         .order_by("-game_id")[:20]
     )
     for ch in upsets:
+        if ch.game_id in silent:
+            continue
         picks.append({"game_id": ch.game_id, "tournament": ch.game.table.tournament.name, "tags": [f"upset: {ch.bot.name} +{ch.delta:.0f}"], "score": 3 + ch.delta / 4})
     seen: set[int] = set()
     out = []
