@@ -196,33 +196,44 @@ def rating_history(*, bot: Bot) -> list[dict[str, Any]]:
         .values_list("pool_id", "pool__preset", "pool__seats", "seq", "rating_before", "rating_after")
     )
     for pool_id, preset, seats, _seq, before, after in rows:
-        s = series.setdefault(pool_id, {"pool": f"{preset}/{seats}p", "points": [before]})
+        s = series.setdefault(pool_id, {"pool": f"{preset}/{seats}p", "slug": f"{preset}-{seats}", "points": [before]})
         s["points"].append(after)
     out = []
     for s in series.values():
         pts = s["points"]
+        s["games"] = len(pts) - 1  # before thinning: the games the series stands for
         if len(pts) > CHART_MAX_POINTS:
             step = len(pts) / CHART_MAX_POINTS
             pts = [pts[int(i * step)] for i in range(CHART_MAX_POINTS)] + [pts[-1]]
         s["points"] = pts
-        s["games"] = len(s["points"]) - 1
         out.append(s)
     return out
 
 
-def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> dict[str, Any]:
-    """Coordinates for a server-drawn line chart (no chart library on the client)."""
+#: The smallest rating range a chart spans: a bot moving ±7 Elo should look nearly flat,
+#: not fill the chart as if it had swung.
+CHART_MIN_SPAN = 100.0
+
+
+def svg_chart(points: list[float], *, games: int | None = None, width: int = 600, height: int = 160) -> dict[str, Any]:
+    """Coordinates for a server-drawn line chart (no chart library on the client): the
+    line, the y-axis's low and high (spanning at least CHART_MIN_SPAN Elo, centred on the
+    series) and an x-axis of game numbers (`games`: how many games the points stand for,
+    when they were thinned), with ticks at the start, middle and end."""
     if len(points) < 2:
         return {}
     lo, hi = min(points), max(points)
-    if hi - lo < 1:
-        lo, hi = lo - 5, hi + 5
-    pad_l, pad_r, pad_t, pad_b = 44, 8, 10, 18
+    if hi - lo < CHART_MIN_SPAN:
+        mid = (hi + lo) / 2
+        lo, hi = mid - CHART_MIN_SPAN / 2, mid + CHART_MIN_SPAN / 2
+    pad_l, pad_r, pad_t, pad_b = 44, 8, 10, 30
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
     n = len(points) - 1
+    total = games if games is not None else n
     coords = [
         (pad_l + w * i / n, pad_t + h * (1 - (p - lo) / (hi - lo))) for i, p in enumerate(points)
     ]
+    ticks = sorted({0, total // 2, total})
     return {
         "width": width,
         "height": height,
@@ -235,6 +246,11 @@ def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> di
         "x1": width - pad_r,
         "y_top": pad_t,
         "y_bottom": pad_t + h,
+        "games": total,
+        "x_ticks": [{"x": round(pad_l + w * t / total, 1) if total else pad_l, "label": t} for t in ticks],
+        "tick_label_y": pad_t + h + 13,
+        "axis_label_y": height - 2,
+        "x_mid": round(pad_l + w / 2, 1),
     }
 
 

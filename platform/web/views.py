@@ -232,7 +232,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(bot_reads.bot_list(), name=name)
     history = queries.rating_history(bot=bot)
     for s in history:
-        s["chart"] = queries.svg_chart(s["points"])
+        s["chart"] = queries.svg_chart(s["points"], games=s["games"])
     hosted_versions = bot_submissions(viewer=request.user, bot=bot)
     if hosted_versions is not None:
         hosted_versions = list(hosted_versions)
