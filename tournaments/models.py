@@ -244,7 +244,7 @@ class RatingPool(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.preset}/{self.seats}p"
+        return self.slug  # one name everywhere: pages, API, URLs and commands
 
     @property
     def slug(self) -> str:

@@ -196,7 +196,7 @@ def rating_history(*, bot: Bot) -> list[dict[str, Any]]:
         .values_list("pool_id", "pool__preset", "pool__seats", "seq", "rating_before", "rating_after")
     )
     for pool_id, preset, seats, _seq, before, after in rows:
-        s = series.setdefault(pool_id, {"pool": f"{preset}/{seats}p", "slug": f"{preset}-{seats}", "points": [before]})
+        s = series.setdefault(pool_id, {"pool": f"{preset}-{seats}", "slug": f"{preset}-{seats}", "points": [before]})
         s["points"].append(after)
     out = []
     for s in series.values():

@@ -143,6 +143,13 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ctx["bracket"] = tournament_bracket(tournament=tournament)
         rounds = knockout_rounds(tournament=tournament, bracket=ctx["bracket"], entrants=len(standings))
         ctx["ko_rounds"] = queries.knockout_round_labels(rounds=rounds)
+        # A game rates in the pool of its own table size (docs/organiser-guide.md, Ratings):
+        # a knockout's short tables rate in a smaller pool, named beside the tournament's.
+        if tournament.rated and tournament.pool is not None:
+            sizes = {n for r in [*ctx["bracket"], *rounds] for n in r.get("table_sizes", [])}
+            ctx["short_pools"] = [
+                (n, f"{tournament.preset}-{n}") for n in sorted(sizes) if n != tournament.seats_per_table
+            ]
     else:
         tables = table_list(tournament=tournament)
         ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))
