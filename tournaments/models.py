@@ -314,7 +314,7 @@ class RatingPool(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.preset}/{self.seats}p"
+        return self.slug  # one name everywhere: pages, API, URLs and commands
 
     @property
     def slug(self) -> str:
@@ -415,6 +415,16 @@ class Tournament(models.Model):
     # Ladder: tables started per scheduler tick; whether one owner's bots may share a table.
     ladder_tables_per_tick = models.PositiveSmallIntegerField(default=1)
     allow_same_owner = models.BooleanField(default=False)
+    # Ladder seasons (tournaments.services.seasons): a season lasts `season_days`; at its end
+    # its standings are frozen (a Season row) and the next begins, each bot's pool rating
+    # moved `season_regression` of the way back to START_RATING (0: carried over as it is).
+    # None: one endless season, as before seasons existed.
+    season_days = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(366)]
+    )
+    season_regression = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)]
+    )
     # Verified entry (tournaments.services.verification): only bots whose owner's account is
     # approved (by staff, or a confirmed e-mail) may enter; house bots are exempt.
     verified_entry = models.BooleanField(default=False)
@@ -463,6 +473,40 @@ class Tournament(models.Model):
         if self.allow_same_owner:
             notices.append(SAME_OWNER_NOTICE)
         return notices
+
+
+class Season(models.Model):
+    """One season of a ladder (tournaments.services.seasons): open while `ended_at` is None.
+
+    At its end the tick freezes its standings into `standings` (the rows the standings
+    selector gave at that instant, so through tournaments.sealing: revealed games only) and
+    never touches them again; the next season's rating rule is applied once, as the pool's
+    rating-sequence step `rating_seq`, to the bots in `regressed` ({bot id: [before, after]}),
+    which `ratings_recompute` replays at the same place in the sequence."""
+
+    tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="seasons")
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    standings = models.JSONField(default=list, blank=True)
+    # The rating rule applied when this season ended (before the next one began).
+    regression = models.FloatField(default=0.0)
+    pool = models.ForeignKey(RatingPool, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    rating_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    regressed = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["tournament_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "number"], name="season_tournament_number_unique"),
+            models.UniqueConstraint(
+                fields=["tournament"], condition=Q(ended_at__isnull=True), name="season_one_open"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"season {self.number} of {self.tournament_id}"
 
 
 class Entrant(models.Model):
@@ -527,6 +571,9 @@ class Table(models.Model):
     # When the current run of connect attempts began waiting for absent bots (the connect
     # deadline counts from here); cleared once the referee accepts the table.
     waiting_since = models.DateTimeField(null=True, blank=True)
+    # The bots (names) the latest attempt found not connected to its referee: what the table
+    # waits for while `waiting_since` is set (the referee has not started it yet).
+    waiting_for = models.JSONField(default=list, blank=True)
     # Last sign of life from the worker playing the table (an attempt began, games were
     # recorded, a retry was noted): the beat tick re-enqueues tables silent for too long.
     progress_at = models.DateTimeField(null=True, blank=True)
@@ -539,6 +586,9 @@ class Table(models.Model):
     # The referee its latest attempt was routed to (tournaments.play.routing): its pool id, or
     # the REFEREE_TARGET address outside a pool; it moves when the table fails over.
     referee = models.CharField(max_length=255, blank=True, default="")
+    # A ladder with seasons: the season (Season.number) the table was seated in; its games
+    # count in that season's standings only.
+    season = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -562,6 +612,14 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tournament_id} r{self.round} t{self.number}"
+
+    @property
+    def awaited(self) -> list[str]:
+        """The bots the open table waits for now: those its latest attempt found not
+        connected, until the referee starts the table (games arrive: `waiting_since` clears)."""
+        if self.status not in (self.Status.RUNNING, self.Status.WAITING) or self.waiting_since is None:
+            return []
+        return [str(name) for name in self.waiting_for or []]
 
 
 class Deal(models.Model):

@@ -671,7 +671,7 @@ def demo_ratings(*, tournament_id: int) -> list[dict]:
     return [
         {
             "bot": rating.bot.name,
-            "pool": f"{tournament.preset}/{tournament.seats_per_table}p",
+            "pool": f"{tournament.preset}-{tournament.seats_per_table}",
             "rating": format_decimal(rating.rating, 1),
             "change": format_decimal(changes.get(rating.bot_id, 0.0), 1, sign=True),
             "games rated": rating.games,

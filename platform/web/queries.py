@@ -196,33 +196,44 @@ def rating_history(*, bot: Bot) -> list[dict[str, Any]]:
         .values_list("pool_id", "pool__preset", "pool__seats", "seq", "rating_before", "rating_after")
     )
     for pool_id, preset, seats, _seq, before, after in rows:
-        s = series.setdefault(pool_id, {"pool": f"{preset}/{seats}p", "points": [before]})
+        s = series.setdefault(pool_id, {"pool": f"{preset}-{seats}", "slug": f"{preset}-{seats}", "points": [before]})
         s["points"].append(after)
     out = []
     for s in series.values():
         pts = s["points"]
+        s["games"] = len(pts) - 1  # before thinning: the games the series stands for
         if len(pts) > CHART_MAX_POINTS:
             step = len(pts) / CHART_MAX_POINTS
             pts = [pts[int(i * step)] for i in range(CHART_MAX_POINTS)] + [pts[-1]]
         s["points"] = pts
-        s["games"] = len(s["points"]) - 1
         out.append(s)
     return out
 
 
-def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> dict[str, Any]:
-    """Coordinates for a server-drawn line chart (no chart library on the client)."""
+#: The smallest rating range a chart spans: a bot moving ±7 Elo should look nearly flat,
+#: not fill the chart as if it had swung.
+CHART_MIN_SPAN = 100.0
+
+
+def svg_chart(points: list[float], *, games: int | None = None, width: int = 600, height: int = 160) -> dict[str, Any]:
+    """Coordinates for a server-drawn line chart (no chart library on the client): the
+    line, the y-axis's low and high (spanning at least CHART_MIN_SPAN Elo, centred on the
+    series) and an x-axis of game numbers (`games`: how many games the points stand for,
+    when they were thinned), with ticks at the start, middle and end."""
     if len(points) < 2:
         return {}
     lo, hi = min(points), max(points)
-    if hi - lo < 1:
-        lo, hi = lo - 5, hi + 5
-    pad_l, pad_r, pad_t, pad_b = 44, 8, 10, 18
+    if hi - lo < CHART_MIN_SPAN:
+        mid = (hi + lo) / 2
+        lo, hi = mid - CHART_MIN_SPAN / 2, mid + CHART_MIN_SPAN / 2
+    pad_l, pad_r, pad_t, pad_b = 44, 8, 10, 30
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
     n = len(points) - 1
+    total = games if games is not None else n
     coords = [
         (pad_l + w * i / n, pad_t + h * (1 - (p - lo) / (hi - lo))) for i, p in enumerate(points)
     ]
+    ticks = sorted({0, total // 2, total})
     return {
         "width": width,
         "height": height,
@@ -235,6 +246,11 @@ def svg_chart(points: list[float], *, width: int = 600, height: int = 160) -> di
         "x1": width - pad_r,
         "y_top": pad_t,
         "y_bottom": pad_t + h,
+        "games": total,
+        "x_ticks": [{"x": round(pad_l + w * t / total, 1) if total else pad_l, "label": t} for t in ticks],
+        "tick_label_y": pad_t + h + 13,
+        "axis_label_y": height - 2,
+        "x_mid": round(pad_l + w / 2, 1),
     }
 
 
@@ -280,10 +296,13 @@ NOTABLE_CACHE_SECONDS = 30
 
 
 def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
-    """Recent games worth watching: upsets, chop chains, frozen players, instant wins.
+    """Recent games worth watching: chop chains, frozen players, upsets, instant wins that
+    were played out; among those, longer games first (more play to watch).
 
-    Reads the last NOTABLE_SCAN replays (about 1 KB each) and caches the pick briefly, so
-    the home page stays cheap however many games are played.
+    A game with no move (an instant win declared on the deal, the most common "notable"
+    before) has nothing to watch and is never picked. Reads the last NOTABLE_SCAN replays
+    (about 1 KB each) and caches the pick briefly, so the home page stays cheap however
+    many games are played.
     """
     cached = cache.get("web:notable_games")
     if cached is not None:
@@ -294,11 +313,16 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         "game_id", "data", "game__table__tournament__name"
     )[:NOTABLE_SCAN]
     picks: list[dict[str, Any]] = []
+    silent: set[int] = set()  # games with no move
     for game_id, blob, tournament_name in replays:
         try:
             data = Replay.read_data(blob, game_id=game_id)
         except ReplayError:
             continue  # a damaged replay is left out of the highlights
+        moves = data.get("moves") or []
+        if not moves:
+            silent.add(game_id)
+            continue  # nothing was played: nothing to watch
         result = data.get("result") or {}
         payments = result.get("payments") or []
         chop_points = sum(p.get("points", 0) for p in payments if "chop" in str(p.get("reason", "")))
@@ -316,6 +340,9 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
             tags.append(f"chop chain ({chop_points} pts)")
             score += 2 + chop_points
         if score:
+            # More play, more to watch: up to 3 points for a long game (120 moves and over).
+            score += min(len(moves), 120) / 40
+            tags.append(f"{len(moves)} moves")
             picks.append({"game_id": game_id, "tournament": tournament_name, "tags": tags, "score": score})
     upsets = (
         # Rated games are revealed ones; the filter also keeps out any rated before that rule.
@@ -327,6 +354,8 @@ def notable_games(*, limit: int = 6) -> list[dict[str, Any]]:
         .order_by("-game_id")[:20]
     )
     for ch in upsets:
+        if ch.game_id in silent:
+            continue
         picks.append({"game_id": ch.game_id, "tournament": ch.game.table.tournament.name, "tags": [f"upset: {ch.bot.name} +{ch.delta:.0f}"], "score": 3 + ch.delta / 4})
     seen: set[int] = set()
     out = []

@@ -16,6 +16,7 @@ urlpatterns = [
     path("tournaments/<slug:slug>/withdraw/", views_entries.tournament_withdraw, name="tournament_withdraw"),
     path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
     path("tournaments/<slug:slug>/deals/", views.tournament_deals, name="tournament_deals"),
+    path("tournaments/<slug:slug>/seasons/<int:number>/", views.tournament_season, name="tournament_season"),
     path("fair-play/", views.fair_play, name="fair_play"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("leaderboards/<pool:pool>/", views.leaderboard, name="leaderboard"),

@@ -19,13 +19,13 @@ from django.http import (
     HttpResponseForbidden,
     JsonResponse,
 )
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
 from tournaments import sealing
-from tournaments.models import Game, Gate, RatingPool, Replay, Tournament
+from tournaments.models import Game, Gate, RatingPool, Replay, Season, Tournament
 from tournaments.selectors import bots as bot_reads
 from tournaments.selectors import tournaments as tournament_reads
 from tournaments.selectors.adjusted import tournament_luck_adjusted
@@ -41,6 +41,7 @@ from tournaments.selectors.games import (
     replay_public_text,
 )
 from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_name, pool_list
+from tournaments.selectors.seasons import season_get, season_list, season_open
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import tournament_get, tournament_progress
@@ -112,9 +113,18 @@ def _tournament(slug: str) -> Tournament:
 @require_GET
 def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _tournament(slug)
+    # A ladder with seasons shows its open season's standings, and its archived seasons.
+    season = season_open(tournament=tournament) if tournament.season_days else None
     # Plackett-Luce strengths take seconds at 10,000 games and the page does not show them.
-    standings = tournament_standings(tournament=tournament, with_strength=False)
+    standings = tournament_standings(
+        tournament=tournament, with_strength=False, season=season.number if season else None
+    )
     ctx = {
+        "season": season,
+        "past_seasons": (
+            [s for s in season_list(tournament=tournament) if s.ended_at is not None]
+            if tournament.season_days or season else []
+        ),
         "t": tournament,
         "progress": tournament_progress(tournament=tournament),
         "standings": standings,
@@ -135,6 +145,13 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         ctx["bracket"] = tournament_bracket(tournament=tournament)
         rounds = knockout_rounds(tournament=tournament, bracket=ctx["bracket"], entrants=len(standings))
         ctx["ko_rounds"] = queries.knockout_round_labels(rounds=rounds)
+        # A game rates in the pool of its own table size (docs/organiser-guide.md, Ratings):
+        # a knockout's short tables rate in a smaller pool, named beside the tournament's.
+        if tournament.rated and tournament.pool is not None:
+            sizes = {n for r in [*ctx["bracket"], *rounds] for n in r.get("table_sizes", [])}
+            ctx["short_pools"] = [
+                (n, f"{tournament.preset}-{n}") for n in sorted(sizes) if n != tournament.seats_per_table
+            ]
     else:
         tables = table_list(tournament=tournament)
         ctx["tables"] = Paginator(tables, 40).get_page(request.GET.get("tables"))
@@ -148,6 +165,20 @@ def _can_organise(request: HttpRequest, tournament: Tournament) -> bool:
     """The same rule as the start/cancel views: an organiser, on their own tournament
     (staff: on any), so the buttons never lead to a 403."""
     return user_can_manage_tournament(user=request.user, tournament=tournament)
+
+
+@require_GET
+def tournament_season(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """One archived season of a ladder: its standings as frozen at its end."""
+    tournament = _tournament(slug)
+    try:
+        season = season_get(tournament=tournament, number=number)
+    except Season.DoesNotExist as exc:
+        raise Http404("No such season") from exc
+    if season.ended_at is None:
+        return redirect("web:tournament_detail", slug=tournament.slug)
+    others = list(season_list(tournament=tournament))
+    return render(request, "web/tournament_season.html", {"t": tournament, "season": season, "seasons": others})
 
 
 @require_GET
@@ -210,7 +241,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(bot_reads.bot_list(), name=name)
     history = queries.rating_history(bot=bot)
     for s in history:
-        s["chart"] = queries.svg_chart(s["points"])
+        s["chart"] = queries.svg_chart(s["points"], games=s["games"])
     hosted_versions = bot_submissions(viewer=request.user, bot=bot)
     if hosted_versions is not None:
         hosted_versions = list(hosted_versions)

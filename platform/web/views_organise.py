@@ -166,7 +166,11 @@ def tournament_start(request: HttpRequest, slug: str) -> HttpResponse:
 def tournament_cancel(request: HttpRequest, slug: str) -> HttpResponse:
     tournament = _own_tournament(request, slug)
     try:
-        tournament_services.tournament_cancel(tournament=tournament, reason=f"cancelled by {request.user.username}")
+        # The organiser's reason, shown on the page and in the API (status_reason), after who
+        # cancelled: bounded to the field (500 characters), control characters dropped.
+        given = " ".join(str(request.POST.get("reason", "")).split())[:400]
+        reason = f"cancelled by {request.user.username}" + (f": {given}" if given else "")
+        tournament_services.tournament_cancel(tournament=tournament, reason=reason)
     except (ValidationError, ValueError) as exc:
         messages.error(request, f"Could not cancel: {_error_text(exc)}")
     else:

@@ -147,8 +147,10 @@ def test_organiser_creates_fills_and_starts_a_tournament(organiser, bots, django
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post("/api/v1/tournaments/autumn/start/", {}, format="json")
     assert response.status_code == 200
-    assert response.json()["status"] == "scheduled"
-    assert len(callbacks) == 1  # the schedule task is enqueued only after commit
+    # Started now: the answer says so (its first tables were created by the start)...
+    assert response.json()["status"] == "running" and response.json()["started_at"] is not None
+    tables = Tournament.objects.get(slug="autumn").tables.count()
+    assert tables and len(callbacks) == tables  # ...and their play is enqueued only after commit
     second = client.post("/api/v1/tournaments/autumn/start/", {}, format="json")
     assert second.status_code == 400 and "status" in second.json()
 

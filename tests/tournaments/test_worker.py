@@ -211,6 +211,43 @@ def test_an_absent_bot_is_waited_for_then_forfeits(worker, people) -> None:
     assert not GameSeat.objects.filter(game__table=table, forfeited=True).exclude(bot=absent).exists()
 
 
+def test_a_table_waiting_for_an_absent_bot_names_it_until_the_bot_connects(worker, referee, people, client) -> None:
+    """The referee waits for a bot that has not connected (up to the connect deadline): the
+    tournament's page, its table list and the API say "waiting for <bot>", not "playing
+    now"; once the bot connects the table plays and the words go."""
+    staff, organiser, owner = people
+    present = [bot_create(owner=staff, name=f"h{i}", house_bot="greedy")[0] for i in range(3)]
+    late, token = bot_create(owner=owner, name="comes-late")
+    tournament = tournament_create(
+        organiser=organiser, name="Late cup", slug="late-cup", format="round_robin", seats_per_table=4,
+        duplicate_sets=1, connect_deadline_s=120,
+    )
+    for bot in [*present, late]:
+        tournament_entrant_add(tournament=tournament, bot=bot)
+    tournament_start(tournament=tournament)
+    wait_for(lambda: Table.objects.filter(tournament=tournament, waiting_since__isnull=False)
+             .exclude(waiting_for=[]).exists(), timeout=60, what="the attempt's note of the absent bot")
+    table = Table.objects.get(tournament=tournament)
+    assert table.awaited == ["comes-late"]
+    tournament.refresh_from_db()
+    progress = tournament_progress(tournament=tournament)
+    assert progress.waiting_for == ("comes-late",)
+    assert progress.activity.label == "Waiting for comes-late"
+    assert client.get("/tournaments/late-cup/progress.json").json()["waiting_for"] == ["comes-late"]
+    api_tables = client.get("/api/v1/tournaments/late-cup/tables/").json()["results"]
+    assert api_tables[0]["waiting_for"] == ["comes-late"]
+    page = client.get("/tournaments/late-cup/").content.decode()
+    assert "waiting for <b id=\"waiting-for\">comes-late</b>" in page
+    assert 'data-waiting-for="comes-late"' in page and "playing now" not in page
+    with SdkBot(referee, token):
+        wait_for(lambda: Tournament.objects.get(pk=tournament.pk).status == "finished", timeout=120, what="the finish")
+    table.refresh_from_db()
+    tournament.refresh_from_db()
+    assert table.awaited == [] and not any(s.forfeited for s in table.seats.all())
+    assert tournament_progress(tournament=tournament).waiting_for == ()
+    assert "waiting for" not in client.get("/tournaments/late-cup/").content.decode()
+
+
 def test_the_ladder_tick_starts_rated_tables_that_the_worker_plays(worker, referee, people) -> None:
     staff, organiser, owner = people
     house = [bot_create(owner=staff, name=f"lad{i}", house_bot=p)[0]

@@ -63,6 +63,8 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
         "start": (f"/api/v1/tournaments/{t}/start/", SIGNED_IN),
         "cancel": (f"/api/v1/tournaments/{t}/cancel/", SIGNED_IN),
         "standings": (f"/api/v1/tournaments/{t}/standings/", OPEN),
+        "seasons": (f"/api/v1/tournaments/{t}/seasons/", OPEN),
+        "season": (f"/api/v1/tournaments/{t}/seasons/1/", OPEN),
         "standings-luck-adjusted": (f"/api/v1/tournaments/{t}/standings/luck-adjusted/", OPEN),
         "cross-table": (f"/api/v1/tournaments/{t}/cross-table/", OPEN),
         "standings-csv": (f"/api/v1/tournaments/{t}/standings.csv", DOWNLOAD),
@@ -86,6 +88,12 @@ def samples(world, token_id: int) -> dict[str, tuple[str, str]]:
 def world():
     w = make_world()
     from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from tournaments.models import Season
+
+    now = timezone.now()  # an archived season, so that its route answers
+    Season.objects.create(tournament=w.tournament, number=1, started_at=now, ends_at=now, ended_at=now)
 
     organiser = get_user_model().objects.get(username="organiser")
     token, _ = api_token_create(user=organiser, name="browser test")

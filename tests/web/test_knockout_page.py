@@ -63,6 +63,10 @@ def test_header_shows_each_rounds_real_table_sizes_and_the_winner(client) -> Non
     html = client.get(f"/tournaments/{t.slug}/").content.decode()
     assert "round 1: tables of 3 and 2 players, 3 and 2 games · final: 3 players, 3 games</span>" in html
     assert "(planned)" not in html
+    # A game rates in the pool of its table's size: the short tables in south-3 and south-2, said so.
+    assert 'rated in <a href="/leaderboards/south-4/">south-4</a>' in html
+    assert '(games at tables of 2: <a href="/leaderboards/south-2/">south-2</a>)' in html
+    assert '(games at tables of 3: <a href="/leaderboards/south-3/">south-3</a>)' in html
     assert '<p class="winner-banner">Winner: <a href="/bots/k2/"><b>k2</b></a></p>' in html
     assert "Final <span class=\"small muted\">3 players</span>" in html
     # The standings rank by the round reached first, as the API does.

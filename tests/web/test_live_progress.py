@@ -66,5 +66,10 @@ def test_progress_bar_advances_while_a_worker_plays(live_server, page, settings)
     page.wait_for_function("() => document.querySelectorAll('#tables .badge.done').length === 3")
     games = page.eval_on_selector_all("#standings tr[data-bot] td:nth-child(4)", "tds => tds.map(t => t.textContent)")
     assert games == ["36"] * 4
+    # The progress line agrees with the rest of the page: no table "playing now" once finished,
+    # and the same game count as the standings.
+    page.wait_for_function("() => !/playing now/.test(document.getElementById('progress-label').innerText)")
+    assert page.locator("#tables-running-part").is_hidden()
+    assert page.text_content("#games-done") == "36"
     assert page.locator("text=Start now").count() == 0
     shot(page, "tournament-live-finished")

@@ -19,17 +19,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def schedule_jobs():
-    """The Start button's follow-up job (create the first tables), recorded instead of
-    sent to a Celery broker no worker here listens to; the test then runs the service the
-    worker would."""
+    """The Start button's follow-up jobs (play the first tables, created by the start),
+    recorded instead of sent to a Celery broker no worker here listens to."""
     from tournaments import jobs, tasks  # noqa: F401  (tasks provides the jobs)
     from tournaments.jobs import Job
 
     sent: list[int] = []
-    previous = jobs._runners[Job.SCHEDULE_TOURNAMENT]
-    jobs.provide(Job.SCHEDULE_TOURNAMENT, sent.append)
+    previous = jobs._runners[Job.PLAY_TABLE]
+    jobs.provide(Job.PLAY_TABLE, sent.append)
     yield sent
-    jobs.provide(Job.SCHEDULE_TOURNAMENT, previous)
+    jobs.provide(Job.PLAY_TABLE, previous)
 
 
 def pick(page, values: list[str]) -> None:
@@ -43,7 +42,6 @@ def test_a_newcomer_runs_a_first_tournament_with_demo_bots_and_house_bots(
 ) -> None:
     from demo.run import DemoConfig, demo_bots_register
     from tournaments.models import Bot, TableSeat, Tournament
-    from tournaments.services.tournaments import tournament_schedule
 
     settings.TIENLEN_ANYONE_ORGANISES = True
     demo = demo_bots_register(config=DemoConfig(bots=("heuristic", "greedy", "random", "planner-v2")))[0]
@@ -93,13 +91,12 @@ def test_a_newcomer_runs_a_first_tournament_with_demo_bots_and_house_bots(
     page.click("text=Start now")
     page.wait_for_selector(".messages >> text=Tournament started")
     assert "Could not start" not in page.text_content("main")
-    assert page.text_content("#t-status") in ("Starting", "Running")
+    assert page.text_content("#t-status") == "Running"
     shot(page, "newcomer-started")
-    assert schedule_jobs == [t.pk]
-
-    # What the worker does next: the tables seat no owner twice.
-    tournament_schedule(tournament_id=t.pk)
+    # Started now: the start created the first tables (enqueued for the workers), and
+    # they seat no owner twice.
     t.refresh_from_db()
+    assert sorted(schedule_jobs) == sorted(t.tables.values_list("id", flat=True)) and schedule_jobs
     assert t.status == Tournament.Status.RUNNING
     seats = TableSeat.objects.filter(table__tournament=t).select_related("entrant__bot")
     per_table = Counter((s.table_id, s.entrant.bot.owner_id) for s in seats if not s.entrant.bot.house_bot)

@@ -85,7 +85,7 @@ def test_my_bot_with_three_demo_bots_and_house_bots_passes_the_owner_rule(
     html = client.post(f"/organise/{t.slug}/start/", follow=True).content.decode()
     assert "Tournament started" in html
     t.refresh_from_db()
-    assert t.status == Tournament.Status.SCHEDULED and t.fair_play_notices == []
+    assert t.status == Tournament.Status.RUNNING and t.fair_play_notices == []
 
 
 def test_the_house_bots_are_the_platforms_and_made_once(client, anyone_organises) -> None:

@@ -107,7 +107,7 @@ def test_start_checks_again_after_an_approval_is_withdrawn(organiser, staff) -> 
     cup.refresh_from_db()
     assert cup.status == Tournament.Status.DRAFT  # nothing was scheduled
     verification.account_approve(user=users[2], by=staff)
-    assert tournament_start(tournament=cup).status == Tournament.Status.SCHEDULED
+    assert tournament_start(tournament=cup).status == Tournament.Status.RUNNING
 
 
 @pytest.mark.django_db

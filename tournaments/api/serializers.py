@@ -26,6 +26,7 @@ from tournaments.models import (
     Tournament,
     name_validator,
 )
+from tournaments.selectors.seasons import season_open
 from tournaments.selectors.tournaments import (
     ACTIVITY_STATES,
     Activity,
@@ -118,6 +119,18 @@ class TournamentCreateInput(serializers.Serializer):
     starts_at = serializers.DateTimeField(
         required=False, allow_null=True,
         help_text="A scheduled start: Start (.../start/ without starts_at) then schedules play at this time.")
+    season_days = serializers.IntegerField(
+        min_value=1, max_value=366, required=False, allow_null=True,
+        help_text="Ladders only: the length of a season in days. At each season's end its standings are "
+        "frozen and archived (GET .../seasons/) and the next season begins. Null (the default): one "
+        "endless season.",
+    )
+    season_regression = serializers.FloatField(
+        min_value=0.0, max_value=1.0, default=0.0,
+        help_text="Ladders with seasons: the fraction of the way each entrant's pool rating moves back "
+        "to 1500 when a new season begins; 0 (the default) carries ratings over unchanged, 1 starts "
+        "everyone again at 1500.",
+    )
 
     def validate(self, attrs):
         if self.partial:
@@ -257,6 +270,10 @@ class TournamentOutput(serializers.ModelSerializer):
     salt = serializers.CharField(read_only=True, help_text="Public salt of the deal commitments.")
     commitment_scheme = serializers.SerializerMethodField()
     deals = serializers.SerializerMethodField(help_text="The deal commitments (and revealed seeds).")
+    season = serializers.SerializerMethodField(
+        help_text="A ladder with seasons: the open season's number (the standings are its); null otherwise."
+    )
+    seasons = serializers.SerializerMethodField(help_text="A ladder's seasons, archived ones with frozen standings.")
 
     class Meta:
         model = Tournament
@@ -265,7 +282,9 @@ class TournamentOutput(serializers.ModelSerializer):
             "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
             "time_bank_ms", "connect_deadline_s", "rated", "pool", "cycles",
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "verified_entry",
-            "open_registration", "registration_opens_at", "registration_closes_at", "design",
+            "open_registration", "registration_opens_at", "registration_closes_at",
+            "season_days", "season_regression", "season", "seasons",
+            "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason", "activity",
             "entrant_count", "tables_total", "tables_done", "winner",
             "deal_format", "reproducible", "fair_play_notices", "salt", "commitment_scheme", "deals",
@@ -287,6 +306,16 @@ class TournamentOutput(serializers.ModelSerializer):
 
     def get_deals(self, obj: Tournament) -> str:
         return _url(self, "api:deals", obj.slug)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_season(self, obj: Tournament) -> int | None:
+        if not obj.season_days:
+            return None
+        found = season_open(tournament=obj)
+        return found.number if found else None
+
+    def get_seasons(self, obj: Tournament) -> str:
+        return _url(self, "api:seasons", obj.slug)
 
 
 class DealOutput(serializers.ModelSerializer):
@@ -431,12 +460,17 @@ class TableOutput(serializers.ModelSerializer):
         "closed and every game it recorded is revealed (its deals were played at every table "
         "of its deal group). Until then they are null (docs/fair-play.md).",
     )
+    waiting_for = serializers.ListField(
+        source="awaited", child=serializers.CharField(), read_only=True,
+        help_text="The bots (names) an open table waits for: not connected to its referee, which waits for "
+        "them up to the connect deadline (then they forfeit). Empty once the table plays.",
+    )
 
     class Meta:
         model = Table
         fields = [
             "id", "round", "number", "deal_group", "status", "games_planned", "games_recorded",
-            "attempts", "last_error", "started_at", "finished_at", "results_public", "seats",
+            "attempts", "last_error", "started_at", "finished_at", "results_public", "waiting_for", "seats",
         ]
 
     def to_representation(self, instance):
@@ -532,3 +566,54 @@ class HeadToHeadOutput(serializers.Serializer):
     a_points = serializers.IntegerField()
     b_points = serializers.IntegerField()
     a_score = serializers.FloatField()
+
+
+class SeasonStandingOutput(serializers.Serializer):
+    """A bot's row of an archived season: frozen at the season's end, never changed again."""
+
+    rank = serializers.IntegerField()
+    bot_id = serializers.IntegerField()
+    bot_name = serializers.CharField()
+    owner = serializers.CharField()
+    status = serializers.CharField()
+    games = serializers.IntegerField()
+    points = serializers.IntegerField()
+    points_mean = serializers.FloatField()
+    points_ci = serializers.FloatField(allow_null=True, help_text="Half-width of the 95% interval (null with one game).")
+    place_mean = serializers.FloatField()
+    firsts = serializers.IntegerField()
+    forfeits = serializers.IntegerField()
+    strikes = serializers.IntegerField()
+    rating = serializers.FloatField(allow_null=True, help_text="The bot's pool rating at the season's end.")
+
+
+class SeasonOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    started_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField(help_text="When the season ends (or ended).")
+    ended_at = serializers.DateTimeField(allow_null=True, help_text="Null while the season is open.")
+    open = serializers.SerializerMethodField()
+    regression = serializers.FloatField(
+        help_text="The rating rule applied when it ended: the fraction of the way each entrant's rating "
+        "moved back to 1500 for the next season (0: carried over)."
+    )
+    url = serializers.SerializerMethodField()
+
+    def get_open(self, obj) -> bool:
+        return obj.ended_at is None
+
+    def get_url(self, obj) -> str:
+        return _url(self, "api:season", self.context["slug"], obj.number)
+
+
+class SeasonDetailOutput(SeasonOutput):
+    standings = serializers.SerializerMethodField(
+        help_text="An archived season: its standings frozen at its end (revealed games only). The open "
+        "season: its standings so far, as GET .../standings/ gives them."
+    )
+
+    @extend_schema_field(SeasonStandingOutput(many=True))
+    def get_standings(self, obj) -> list:
+        if obj.ended_at is not None:
+            return SeasonStandingOutput(obj.standings, many=True).data
+        return SeasonStandingOutput(self.context["live"], many=True).data

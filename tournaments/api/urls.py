@@ -48,6 +48,8 @@ urlpatterns = [
     path("tournaments/<slug:slug>/start/", views.TournamentStartView.as_view(), name="start"),
     path("tournaments/<slug:slug>/cancel/", views.TournamentCancelView.as_view(), name="cancel"),
     path("tournaments/<slug:slug>/standings/", views.TournamentStandingsView.as_view(), name="standings"),
+    path("tournaments/<slug:slug>/seasons/", views.TournamentSeasonsView.as_view(), name="seasons"),
+    path("tournaments/<slug:slug>/seasons/<int:number>/", views.TournamentSeasonView.as_view(), name="season"),
     path("tournaments/<slug:slug>/standings.csv", views_exports.TournamentStandingsCsvView.as_view(), name="standings-csv"),
     path(
         "tournaments/<slug:slug>/cross-table.csv",

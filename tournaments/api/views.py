@@ -6,6 +6,7 @@ PermissionError -> 403, a missing object -> 404.
 
 from __future__ import annotations
 
+import math
 import re
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -30,7 +31,7 @@ from bots_sdk.rules import ReplayError
 from tournaments import sealing
 from tournaments.api import serializers as s
 from tournaments.api.authentication import ApiTokenAuthentication, PasswordAuthentication
-from tournaments.models import Bot, Game, RatingPool, Replay, Tournament
+from tournaments.models import Bot, Game, RatingPool, Replay, Season, Tournament
 from tournaments.selectors.accounts import api_tokens
 from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.selectors.bots import bot_find, bot_list, bot_page, head_to_head
@@ -46,6 +47,7 @@ from tournaments.selectors.ratings import (
     pool_leaderboard,
     pool_list,
 )
+from tournaments.selectors.seasons import season_get, season_list, season_open
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import (
@@ -593,11 +595,49 @@ class TournamentCancelView(ServiceAPIView):
         return Response(s.TournamentOutput(tournament_cancel(tournament=tournament, **data)).data)
 
 
+def _season_number(tournament: Tournament) -> int | None:
+    """The season whose standings a ladder's standings are: its open one (None: no seasons)."""
+    if not tournament.season_days:
+        return None
+    found = season_open(tournament=tournament)
+    return found.number if found else None
+
+
 class TournamentStandingsView(ServiceAPIView):
-    @extend_schema(responses=s.StandingOutput(many=True), summary="Standings with 95% intervals and Plackett-Luce strength")
+    @extend_schema(
+        responses=s.StandingOutput(many=True),
+        summary="Standings with 95% intervals and Plackett-Luce strength (a ladder with seasons: its open season's)",
+    )
     def get(self, request, slug: str):
         tournament = self.tournament(slug)
-        return Response(s.StandingOutput(tournament_standings(tournament=tournament), many=True).data)
+        rows = tournament_standings(tournament=tournament, season=_season_number(tournament))
+        return Response(s.StandingOutput(rows, many=True).data)
+
+
+class TournamentSeasonsView(ServiceAPIView):
+    serializer_class = s.SeasonOutput
+
+    @extend_schema(responses=s.SeasonOutput(many=True), summary="A ladder's seasons, newest first")
+    def get(self, request, slug: str):
+        tournament = self.tournament(slug)
+        return self.page(season_list(tournament=tournament), s.SeasonOutput, slug=tournament.slug)
+
+
+class TournamentSeasonView(ServiceAPIView):
+    @extend_schema(responses=s.SeasonDetailOutput, summary="One season: its frozen standings once it has ended")
+    def get(self, request, slug: str, number: int):
+        tournament = self.tournament(slug)
+        try:
+            season = season_get(tournament=tournament, number=number)
+        except Season.DoesNotExist as exc:
+            raise exceptions.NotFound("No such season.") from exc
+        context = {"request": request, "slug": tournament.slug, "live": []}
+        if season.ended_at is None:
+            rows = tournament_standings(tournament=tournament, with_strength=False, season=number)
+            context["live"] = [
+                {**r.__dict__, "points_ci": r.points_ci if math.isfinite(r.points_ci) else None} for r in rows
+            ]
+        return Response(s.SeasonDetailOutput(season, context=context).data)
 
 
 class TournamentLuckAdjustedView(ServiceAPIView):

@@ -25,7 +25,12 @@ from django.db import OperationalError
 from referee_service.participants import participant_bot_id
 from tournaments.play import routing
 from tournaments.play.leases import TableLease
-from tournaments.play.lifecycle import LeaseHeld, lease_owner_process_gone, table_lease_break
+from tournaments.play.lifecycle import (
+    LeaseHeld,
+    lease_owner_process_gone,
+    table_lease_break,
+    table_waiting_for,
+)
 from tournaments.play.referee import (
     BotsNotConnected,
     FinishedGame,
@@ -115,6 +120,9 @@ def _attempt(table_id: int, lease: TableLease, avoid: tuple[str, ...]) -> Attemp
         connected = routing.route_connected(route)
         if connected:
             bot_versions_note(connected=connected, bot_ids=plan.bot_ids)
+        # Who the table waits for while the referee waits up to the connect deadline: shown
+        # on the tournament's page and in the API instead of "playing now".
+        _waiting_note(plan, connected)
     played = _Played()
     try:
         _play(plan, route, lease, played)
@@ -178,6 +186,7 @@ def _bots_absent(plan: TablePlan, route: routing.Route, exc: BotsNotConnected) -
     """Bots missing at the referee: wait for them until the connect deadline; past it, the
     absent seats forfeit the table (the others play on against the stand-in house bot)."""
     if not plan.deadline_passed:
+        _waiting_note(plan, routing.route_connected(route, refresh=True))
         return AttemptOutcome(Happened.BOTS_ABSENT, plan.table_id, plan.attempts, str(exc), exc)
     absent = tuple(plan.absent(routing.route_connected(route, refresh=True) or {}))
     # A hosted bot absent because of the platform (its session still starting, or its
@@ -189,6 +198,13 @@ def _bots_absent(plan: TablePlan, route: routing.Route, exc: BotsNotConnected) -
     still_playing = table_seats_forfeit(table_id=plan.table_id, absent=absent)
     happened = Happened.FORFEITED_PLAY_ON if still_playing else Happened.FORFEITED_ALL
     return AttemptOutcome(happened, plan.table_id, plan.attempts, f"forfeit: {exc}", exc, absent=absent)
+
+
+def _waiting_note(plan: TablePlan, connected: dict[str, str] | None) -> None:
+    """Write the names of the table's bots not connected to its referee (none known when
+    the referee cannot say which are: nothing is claimed then)."""
+    absent = [] if connected is None else [b for b in plan.bot_ids if str(b) not in connected]
+    table_waiting_for(table_id=plan.table_id, bot_ids=absent)
 
 
 def _failover_from(route: routing.Route) -> str:

@@ -46,7 +46,7 @@ from django.db.models import Expression, F, Q, Value
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from tournaments.models import Table, Tournament
+from tournaments.models import Bot, Table, Tournament
 from tournaments.statements import Names, statement
 
 Status = Table.Status
@@ -223,6 +223,14 @@ def table_progress(*, table: Table, now: datetime) -> dict[str, Any]:
     if next_status(table.status, Event.PROGRESS, table_id=table.pk) is None:
         return {}
     return {"progress_at": now, "waiting_since": None}
+
+
+def table_waiting_for(*, table_id: int, bot_ids: list[int]) -> None:
+    """Note which bots the attempt found not connected to its referee, by name: the table
+    waits for them (shown while `waiting_since` is set, that is until the referee starts
+    the table). Not a transition: it changes neither status nor lease."""
+    names = sorted(Bot.objects.filter(pk__in=bot_ids).values_list("name", flat=True)) if bot_ids else []
+    Table.objects.filter(pk=table_id).update(waiting_for=names)
 
 
 def table_progress_save(

@@ -41,3 +41,10 @@ def elo_deltas(ratings: Sequence[float], places: Sequence[int], k_factor: float)
             total += actual - elo_expected(ratings[i], ratings[j])
         deltas.append(scale * total)
     return deltas
+
+
+def season_regressed(rating: float, fraction: float, *, mean: float) -> float:
+    """A rating moved `fraction` of the way back to `mean` at a ladder's new season
+    (0: carried over unchanged, 1: everyone starts again at the mean). One formula for the
+    season's end and for `recompute_ratings`, so both give the same float."""
+    return mean + (rating - mean) * (1.0 - fraction)

@@ -56,7 +56,9 @@ def _mean_ci(total: float, total_sq: float, n: int) -> tuple[float, float]:
     return mean, half_width((total_sq - n * mean * mean) / (n - 1), n)
 
 
-def tournament_standings(*, tournament: Tournament, with_strength: bool = True) -> list[StandingRow]:
+def tournament_standings(
+    *, tournament: Tournament, with_strength: bool = True, season: int | None = None
+) -> list[StandingRow]:
     """Standings by points, then average place, then first places (2 queries; 3 with the
     strengths). Knockouts rank by the round reached first: the winner, the final's other
     places, then each earlier round's losers by their place at that table.
@@ -68,11 +70,16 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     tournament costs about what a small one does; the strength fit needs every game's
     finishing order streamed into Python and takes seconds at that size, so pages that do
     not show it pass `with_strength=False`.
+
+    `season`: a ladder's season number; only the tables seated in that season count
+    (tournaments.services.seasons).
     """
+    in_season = Q() if season is None else Q(table__season=season)
+    game_in_season = Q() if season is None else Q(game__table__season=season)
     # Correlated subqueries rather than JOINs: no GROUP BY over the entrant and bot columns.
     # Only tables whose result is public count (closed, every game revealed).
     forfeited_tables = (
-        TableSeat.objects.filter(seat_results_public(), entrant_id=OuterRef("pk"), forfeited=True)
+        TableSeat.objects.filter(seat_results_public(), in_season, entrant_id=OuterRef("pk"), forfeited=True)
         .order_by()
         .values("entrant_id")
         .annotate(n=Count("id"))
@@ -103,7 +110,7 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     # the tournament's few sealed games are left out by id.
     sums = {
         row["entrant_id"]: row
-        for row in GameSeat.objects.filter(entrant_id__in=[e.id for e in entrants])
+        for row in GameSeat.objects.filter(game_in_season, entrant_id__in=[e.id for e in entrants])
         .exclude(game_id__in=sealed_games(tournament=tournament))
         .order_by()
         .values("entrant_id")
@@ -122,7 +129,7 @@ def tournament_standings(*, tournament: Tournament, with_strength: bool = True) 
     if with_strength and sums:
         games: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for game_id, entrant_id, place in (
-            GameSeat.objects.filter(game__table__tournament_id=tournament.pk)
+            GameSeat.objects.filter(game_in_season, game__table__tournament_id=tournament.pk)
             .exclude(game_id__in=sealed_games(tournament=tournament))
             .order_by("game_id", "seat")
             .values_list("game_id", "entrant_id", "place")

@@ -38,7 +38,7 @@ CLOSED_STATUSES = tuple(sorted(CLOSED))
 RUNNING_STATUSES = tuple(sorted(ACTIVE))
 PROGRESS_COUNTS = (
     "entrant_count", "tables_total", "tables_done", "tables_running", "tables_failed",
-    "games_done", "games_planned", "rounds_created",
+    "games_done", "games_planned", "rounds_created", "tables_awaiting",
 )
 
 
@@ -63,6 +63,13 @@ def _progress_counts(tables: str) -> dict[str, Any]:
         ),
         # Knockout rounds are created one after another, so the last number says which exist.
         "rounds_created": Max(f"{tables}round"),
+        # Open tables whose referee waits for bots not connected (Table.awaited): their names
+        # cost a query only when there are some.
+        "tables_awaiting": Count(
+            table,
+            filter=Q(**{f"{tables}status__in": RUNNING_STATUSES, f"{tables}waiting_since__isnull": False})
+            & ~Q(**{f"{tables}waiting_for": []}),
+        ),
     }
 
 
@@ -217,6 +224,8 @@ class Progress:
     games_planned: int
     tables_failed: int = 0
     activity: Activity = field(default_factory=lambda: Activity("", ""))
+    # The bots its open tables wait for (not connected to their referee), by name.
+    waiting_for: tuple[str, ...] = ()
 
     @property
     def fraction(self) -> float:
@@ -245,6 +254,7 @@ class Progress:
             "activity": self.activity.state,
             "activity_label": self.activity.label,
             "reason": self.activity.reason,
+            "waiting_for": list(self.waiting_for),
         }
 
 
@@ -255,7 +265,8 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
     A running knockout's later rounds do not exist yet; they are counted from the bracket's
     shape, or the bar would reach 100 % every time a round ends.
     """
-    if all(name in tournament.__dict__ for name in PROGRESS_COUNTS):
+    from_list = all(name in tournament.__dict__ for name in PROGRESS_COUNTS)
+    if from_list:
         row = {name: tournament.__dict__[name] for name in PROGRESS_COUNTS}
     else:
         # Over the tables alone: grouping a tournament row (and its organiser and pool) by
@@ -270,6 +281,22 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
         for sizes in rounds[row["rounds_created"] or 0 :]:
             tables_total += len(sizes)
             games_planned += sum(tournament.games_per_table or tournament.duplicate_sets * size for size in sizes)
+    awaiting = row.get("tables_awaiting") or 0
+    waiting_for: tuple[str, ...] = ()
+    activity = tournament_activity(
+        tournament=tournament, open_tables=(row["tables_total"] or 0) - (row["tables_done"] or 0)
+    )
+    if awaiting:
+        waiting_for = _tables_waiting_for(tournament)
+        if waiting_for and activity.state == "running":
+            names = ", ".join(waiting_for)
+            activity = Activity(
+                "waiting", f"Waiting for {names}",
+                f"Waiting for {names}: not connected to the referee, which waits for "
+                f"{'them' if len(waiting_for) > 1 else 'it'} up to the connect deadline "
+                f"({tournament.connect_deadline_s} s from the table's first attempt); then an absent bot "
+                "forfeits the table.",
+            )
     return Progress(
         status=tournament.status,
         tables_total=tables_total,
@@ -278,10 +305,21 @@ def tournament_progress(*, tournament: Tournament) -> Progress:
         games_done=row["games_done"] or 0,
         games_planned=games_planned,
         tables_failed=row["tables_failed"] or 0,
-        activity=tournament_activity(
-            tournament=tournament, open_tables=(row["tables_total"] or 0) - (row["tables_done"] or 0)
-        ),
+        activity=activity,
+        waiting_for=waiting_for,
     )
+
+
+def _tables_waiting_for(tournament: Tournament) -> tuple[str, ...]:
+    """The bots the tournament's open tables wait for, by name (1 query): those an
+    attempt found absent, while the referee has not started the table (Table.awaited)."""
+    names: set[str] = set()
+    rows = Table.objects.filter(
+        tournament_id=tournament.pk, status__in=RUNNING_STATUSES, waiting_since__isnull=False
+    ).exclude(waiting_for=[]).values_list("waiting_for", flat=True)
+    for listed in rows:
+        names.update(str(n) for n in listed or [])
+    return tuple(sorted(names))
 
 
 def tournament_rows() -> QuerySet[Tournament]:

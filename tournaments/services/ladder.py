@@ -29,7 +29,8 @@ from tournaments.services.verification import bots_unverified
 
 
 def ladder_tick(
-    *, tournament: Tournament, connected: dict[str, str] | None, rng: random.Random | None = None
+    *, tournament: Tournament, connected: dict[str, str] | None, rng: random.Random | None = None,
+    season: int | None = None,
 ) -> list[int]:
     """Start new ladder tables among connected, idle entrants with close ratings.
 
@@ -39,7 +40,8 @@ def ladder_tick(
     `LADDER_RECENT_ROTATIONS` rotations of tables (a rotation: enough tables to seat every
     active entrant once). A tick that starts no table says why in `status_reason` (shown on
     the ladder's page and in the API); a tick that starts one clears it. Every tick notes
-    its time in `ticked_at`, so a ladder that nothing ticks can say so.
+    its time in `ticked_at`, so a ladder that nothing ticks can say so. `season`: the
+    ladder's open season (tournaments.services.seasons), written on the new tables.
     """
     rng = rng or random.Random()
     with transaction.atomic():
@@ -90,6 +92,8 @@ def ladder_tick(
         last = tournament.tables.order_by("-number").values_list("number", flat=True).first() or 0
         tables = [[by_bot[b] for b in bot_ids] for bot_ids in picks]
         created = tables_create(tournament=tournament, round_no=1, tables=tables, first_number=last + 1)
+        if season is not None and created:
+            Table.objects.filter(pk__in=created).update(season=season)
         reason = "" if picks else _ladder_idle_reason(
             seats=seats, active=active, candidates=candidates, busy=busy, connected=connected,
             same_owner_ok=same_owner_ok,

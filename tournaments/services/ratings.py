@@ -16,8 +16,9 @@ from tournaments.models import (
     Rating,
     RatingChange,
     RatingPool,
+    Season,
 )
-from tournaments.ratings.elo import elo_deltas
+from tournaments.ratings.elo import elo_deltas, season_regressed
 
 
 def rating_pool_get(*, preset: str, seats: int) -> RatingPool:
@@ -47,7 +48,8 @@ def ratings_recompute(*, pool: RatingPool, write: bool = True, progress: Callabl
     """Rebuild every rating of a pool from its games, in recorded order (rating_seq).
 
     With the pool's K unchanged this reproduces the stored ratings bit for bit; the report
-    says how far the stored values were from the recomputed ones.
+    says how far the stored values were from the recomputed ones. A ladder season's rating
+    rule (tournaments.services.seasons) is replayed at its place in the sequence.
     """
     with transaction.atomic():
         pool = RatingPool.objects.select_for_update().get(pk=pool.pk)
@@ -62,6 +64,18 @@ def ratings_recompute(*, pool: RatingPool, write: bool = True, progress: Callabl
         history: dict[tuple[int, int], tuple[float, float]] = {}
         k = pool.k_factor
         count = 0
+        # Season steps (seq, fraction, bots), applied before the first game rated after them.
+        steps = [
+            (s.rating_seq, s.regression, [int(b) for b in s.regressed])
+            for s in Season.objects.filter(pool=pool, rating_seq__isnull=False).order_by("rating_seq")
+        ]
+
+        def steps_until(seq: int | None) -> None:
+            while steps and (seq is None or steps[0][0] < seq):
+                _, fraction, bots = steps.pop(0)
+                for b in sorted(bots):
+                    if b in current:
+                        current[b] = season_regressed(current[b], fraction, mean=START_RATING)
 
         def flush(game_id: int, bots: list[int], places: list[int]) -> None:
             before = [current.get(b, START_RATING) for b in bots]
@@ -82,12 +96,15 @@ def ratings_recompute(*, pool: RatingPool, write: bool = True, progress: Callabl
                 if progress and count % 10000 == 0:
                     progress(count)
                 bots, places = [], []
+            if seq != seq_prev:
+                steps_until(seq)
             seq_prev, game_prev = seq, game_id
             bots.append(bot_id)
             places.append(place)
         if bots:
             flush(game_prev, bots, places)
             count += 1
+        steps_until(None)
         stored = {r.bot_id: r for r in Rating.objects.filter(pool=pool)}
         max_diff = 0.0
         changed = []

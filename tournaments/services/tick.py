@@ -1,7 +1,8 @@
 """The beat's periodic tick (`tasks.tournaments_tick`): the work due now, found and done
 here so that the task only enqueues it.
 
-Starts nothing itself: it feeds every running ladder (new tables seated among the bots with
+Starts nothing itself: it closes the ladders' seasons that have ended
+(tournaments.services.seasons), feeds every running ladder (new tables seated among the bots with
 a free slot on some live referee) and says which tournaments are due to start, which tables
 were forgotten (their first task lost) and which tournaments have revealed deals whose
 luck baselines were never computed (their task lost with a worker)."""
@@ -16,6 +17,7 @@ from tournaments.play import routing
 from tournaments.play.lifecycle import tables_forgotten
 from tournaments.sealing import deals_revealed
 from tournaments.services.ladder import ladder_tick
+from tournaments.services.seasons import seasons_roll
 
 #: Tournaments whose lost baselines one tick re-enqueues at most.
 BASELINES_BEHIND_PER_TICK = 20
@@ -41,7 +43,11 @@ def tick_run(*, now: datetime) -> TickWork:
     if ladders:
         connected = routing.pool_bots_available()  # bots with a free slot across the pool
         for ladder in ladders:
-            work.ladder_tables += ladder_tick(tournament=ladder, connected=connected)
+            # A season that ended is frozen, and the next opened, before any table is seated.
+            season = seasons_roll(tournament=ladder, now=now)
+            work.ladder_tables += ladder_tick(
+                tournament=ladder, connected=connected, season=season.number if season else None
+            )
     work.tables_forgotten = tables_forgotten(now=now)
     # Revealed deals with games and no baseline yet: their task was lost.
     work.baselines_behind = list(

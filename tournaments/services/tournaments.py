@@ -26,7 +26,7 @@ from tournaments.deals import (
     deals_per_table,
 )
 from tournaments.isolation import bot_isolated
-from tournaments.jobs import Job, enqueue_on_commit
+from tournaments.jobs import Job, enqueue_each_on_commit
 from tournaments.models import (
     START_RATING,
     Bot,
@@ -124,6 +124,8 @@ def _settings_errors(format: str, fields: dict) -> dict[str, str]:
         errors["open_registration"] = (
             "A registration window is for an open tournament: open it to bot owners, or leave the window empty."
         )
+    if format != Tournament.Format.LADDER and fields.get("season_days"):
+        errors["season_days"] = "Only a ladder runs in seasons."
     organiser_seed = fields.get("seed") or ""
     if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
         errors["seed"] = "A tournament seed is a string of at most 64 characters."
@@ -182,7 +184,7 @@ EDITABLE_SETTINGS = (
     "duplicate_sets", "games_per_table", "move_time_ms", "time_bank_ms", "connect_deadline_s",
     "rated", "deal_format", "seed", "cycles", "advance_per_table", "ladder_tables_per_tick",
     "allow_same_owner", "verified_entry", "open_registration", "registration_opens_at",
-    "registration_closes_at", "starts_at",
+    "registration_closes_at", "starts_at", "season_days", "season_regression",
 )
 
 
@@ -335,7 +337,10 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None | obj
         if not updated:
             raise ValidationError({"status": "The tournament was started concurrently."})
         if starts_at is None or starts_at <= timezone.now():
-            enqueue_on_commit(Job.SCHEDULE_TOURNAMENT, tournament.pk)
+            # Started now: its first tables are created here, so the answer says "running"
+            # with its start time (not "scheduled" with none); their play is enqueued after
+            # commit. A later start is the beat tick's (tournament_schedule_task).
+            enqueue_each_on_commit(Job.PLAY_TABLE, tournament_schedule(tournament_id=tournament.pk))
     tournament.refresh_from_db()
     return tournament
 

@@ -13,7 +13,9 @@
   var url = panel.getAttribute("data-progress-url");
   var interval = parseInt(panel.getAttribute("data-poll-ms") || "2000", 10) || 2000;
   var REFRESH_MS = Math.max(4 * interval, 5000);
-  var SECTIONS = ["result", "standings", "cross-table", "bracket", "tables", "games", "incidents", "organiser-actions"];
+  /* The progress label too: at the end its counts come from the same page as the standings,
+     so a finished tournament never shows a table "playing now" nor two different totals. */
+  var SECTIONS = ["progress-label", "result", "standings", "cross-table", "bracket", "tables", "games", "incidents", "organiser-actions"];
   var lastGames = parseInt((document.getElementById("games-done") || {}).textContent || "0", 10);
   var lastRefresh = Date.now();
   var refreshing = false;
@@ -46,6 +48,15 @@
     if (pb) pb.setAttribute("aria-valuenow", String(d.percent));
     set("games-done", d.games_done); set("games-planned", d.games_planned);
     set("tables-done", d.tables_done); set("tables-total", d.tables_total);
+    /* What plays now: the open tables, or the bots they wait for (not connected). */
+    var part = document.getElementById("tables-running-part");
+    if (part) {
+      var waiting = d.waiting_for || [];
+      var always = part.getAttribute("data-always") === "1";
+      var text = waiting.length ? "waiting for " + waiting.join(", ") : d.tables_running + " playing now";
+      part.textContent = always ? text : " · " + text;
+      part.hidden = !always && !d.tables_running;
+    }
     /* The badge says what the tournament does now (its activity: "Running" only for what
        runs), and the reason under the title why, e.g. a ladder waiting for bots. */
     var badge = document.getElementById("t-status");
