@@ -94,6 +94,8 @@ FORMAT_FIELDS = {
     "cycles": ("round_robin",),
     "advance_per_table": ("knockout",),
     "ladder_tables_per_tick": ("ladder",),
+    "season_days": ("ladder",),
+    "season_regression": ("ladder",),
 }
 FORMAT_NAMES = {"round_robin": "round robin", "knockout": "knockout", "ladder": "ladder"}
 
@@ -104,7 +106,7 @@ SECTIONS = (
                          "duplicate_sets", "move_time_ms", "time_bank_ms")),
     ("Round robin", ("cycles",)),
     ("Knockout", ("advance_per_table",)),
-    ("Ladder", ("ladder_tables_per_tick",)),
+    ("Ladder", ("ladder_tables_per_tick", "season_days", "season_regression")),
     ("Entrants", ("entrants", "house_bots", "allow_same_owner", "verified_entry")),
     ("Registration", ("open_registration", "registration_opens_at", "registration_closes_at")),
     ("Start and fairness", ("starts_at", "connect_deadline_s", "rated", "seed")),
@@ -160,6 +162,15 @@ class TournamentForm(forms.Form):
     ladder_tables_per_tick = forms.IntegerField(
         min_value=1, max_value=100, initial=1, label="Tables per tick", required=False,
         help_text="Tables the ladder starts at each scheduler tick (about every 30 s), among the bots connected then.",
+    )
+    season_days = forms.IntegerField(
+        min_value=1, max_value=366, required=False, label="Season length (days)",
+        help_text="Empty: one endless season. Set: at each season's end its standings are frozen and "
+        "archived, and the next season begins (docs/organiser-guide.md, \u201cSeasons\u201d).",
+    )
+    season_regression = forms.FloatField(
+        min_value=0.0, max_value=1.0, initial=0.0, required=False, label="Rating regression at a new season",
+        help_text="0 carries ratings over; 1 starts everyone again at 1500; between, the fraction of the way back.",
     )
     move_time_ms = forms.IntegerField(min_value=10, max_value=600_000, initial=1000, label="Time per move (ms)")
     time_bank_ms = forms.IntegerField(min_value=0, max_value=3_600_000, initial=10000, label="Time bank (ms)")

@@ -75,7 +75,7 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
 
 
 #: Settings an edit may clear (empty in the form: none).
-CLEARABLE = ("starts_at", "registration_opens_at", "registration_closes_at", "games_per_table")
+CLEARABLE = ("starts_at", "registration_opens_at", "registration_closes_at", "games_per_table", "season_days")
 
 
 def _settings_and_bots(data: dict, *, editing: bool = False) -> tuple[dict, list]:

@@ -91,3 +91,22 @@ def test_an_edit_clears_the_scheduled_start_and_the_api_starts_now_with_null(org
     assert started.status_code == 200
     t.refresh_from_db()
     assert t.starts_at is None  # null: now, whatever the draft said
+
+
+def test_a_ladders_seasons_are_set_and_cleared_in_the_form_and_refused_for_other_formats(org_client) -> None:
+    response = org_client.post("/organise/new/", {**FORM, "name": "Seasonal", "slug": "seasonal",
+                                                  "season_days": "7", "season_regression": "0.25"})
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    t = Tournament.objects.get(slug="seasonal")
+    assert (t.season_days, t.season_regression) == (7, 0.25)
+    edit = org_client.get("/organise/seasonal/edit/").content.decode()
+    assert 'name="season_days"' in edit and 'value="7"' in edit
+    # Emptied on an edit: one endless season again.
+    response = org_client.post("/organise/seasonal/edit/", {**FORM, "name": "Seasonal", "slug": "seasonal",
+                                                            "season_days": "", "season_regression": "0"})
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    t.refresh_from_db()
+    assert (t.season_days, t.season_regression) == (None, 0.0)
+    html = org_client.post("/organise/new/", {**FORM, "format": "round_robin", "name": "Cup",
+                                              "season_days": "7"}).content.decode()
+    assert "Only a ladder runs in seasons." in html and not Tournament.objects.filter(name="Cup").exists()
