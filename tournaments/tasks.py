@@ -223,3 +223,13 @@ jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tour
 jobs.provide(Job.PLAY_TABLE, lambda table_id: table_play_task.delay(table_id))
 
 import tournaments.tasks_hosting  # noqa: E402,F401  (the runner queue's tasks and jobs)
+
+
+@shared_task
+def casual_table_play_task(table_id: int) -> str:
+    """Play a casual table (a person against bots) to its end: tournaments.play.casual.
+    Not retried: a person does not wait for a retry; a failed table says why on its page."""
+    from tournaments.play.casual import casual_table_play
+
+    casual_table_play(table_id)
+    return "played"
