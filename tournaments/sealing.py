@@ -47,6 +47,7 @@ from tournaments.models import (
     Deal,
     Game,
     GameSeat,
+    Hosting,
     Table,
     TableSeat,
     Tournament,
@@ -272,3 +273,22 @@ def casual_replay_for(replay: dict[str, Any], *, user: Any, game: CasualGame,
     if not has_notes(replay):
         return replay
     return without_notes(replay, keep_seats=owned_bot_seats if user is not None and user.is_authenticated else frozenset())
+
+
+def casual_bot_allowed(*, bot: Bot, user: Any) -> bool:
+    """May `user` seat `bot` at a casual table? House bots, their own bots, and others'
+    bots whose owner consents; never a retired bot, never a hosted one (its sessions are
+    started for tournament tables only)."""
+    if bot.revoked_at is not None:
+        return False
+    if bot.house_bot:
+        return True
+    if bot.hosting != Hosting.REMOTE:
+        return False
+    return bot.owner_id == user.pk or bot.casual_games
+
+
+def casual_opponents_q(*, user: Any) -> Q:
+    """The bots `user` may seat (as a filter; `casual_bot_allowed` for one bot)."""
+    return Q(revoked_at__isnull=True) & (
+        ~Q(house_bot="") | (Q(hosting=Hosting.REMOTE) & (Q(owner_id=user.pk) | Q(casual_games=True))))

@@ -46,7 +46,6 @@ from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import tournament_get, tournament_progress
 from tournaments.selectors.versions import bot_sessions, bot_submissions
 from tournaments.services.accounts import user_can_manage_tournament
-from tournaments.services.casual import casual_bot_allowed
 from web import live, queries
 from web.replay_frames import replay_frames
 from web.standings_chart import standings_chart
@@ -234,7 +233,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             # casual tables: its record against people (never in its ratings), and whether
             # the viewer may sit down against it (its owner always; others if it consents)
             "people": people_record(bot=bot),
-            "can_play": request.user.is_authenticated and casual_bot_allowed(bot=bot, user=request.user),
+            "can_play": request.user.is_authenticated and sealing.casual_bot_allowed(bot=bot, user=request.user),
         },
     )
 

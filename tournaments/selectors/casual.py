@@ -75,9 +75,7 @@ def casual_replay(*, game: CasualGame, user: Any) -> dict[str, Any]:
 def casual_opponents(*, user: Any) -> QuerySet[Bot]:
     """The bots `user` may seat at a casual table: house bots, their own, and the bots
     whose owners accept casual games (services.casual.casual_bot_allowed)."""
-    from tournaments.services.casual import casual_opponents_q
-
-    return Bot.objects.filter(casual_opponents_q(user=user)).select_related("owner").order_by("name")
+    return Bot.objects.filter(sealing.casual_opponents_q(user=user)).select_related("owner").order_by("name")
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,15 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from bots_sdk.cards import DECK
 from bots_sdk.rules.options import PRESETS
-from tournaments.models import Bot, CasualGame, CasualSeat, CasualTable, Hosting
+from tournaments import jobs
+from tournaments.jobs import Job
+from tournaments.models import Bot, CasualGame, CasualSeat, CasualTable
+from tournaments.sealing import casual_bot_allowed
 
 #: The clocks a person may choose on the play page (ms): a move's time, and a bank spent
 #: once a move overruns it (docs/rules.md's clock, as for bots).
@@ -46,25 +49,6 @@ class CasualError(ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
-
-
-def casual_bot_allowed(*, bot: Bot, user: Any) -> bool:
-    """May `user` seat `bot` at a casual table? House bots, their own bots, and others'
-    bots whose owner consents; never a retired bot, never a hosted one (its sessions are
-    started for tournament tables only)."""
-    if bot.revoked_at is not None:
-        return False
-    if bot.house_bot:
-        return True
-    if bot.hosting != Hosting.REMOTE:
-        return False
-    return bot.owner_id == user.pk or bot.casual_games
-
-
-def casual_opponents_q(*, user: Any) -> Q:
-    """The bots `user` may seat (as a filter; `casual_bot_allowed` for one bot)."""
-    return Q(revoked_at__isnull=True) & (
-        ~Q(house_bot="") | (Q(hosting=Hosting.REMOTE) & (Q(owner_id=user.pk) | Q(casual_games=True))))
 
 
 def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games: int,
@@ -108,14 +92,8 @@ def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games
             bot = None if index == seat else next(others)
             CasualSeat.objects.create(table=table, index=index, bot=bot,
                                       name=user.username if bot is None else bot.name)
-        transaction.on_commit(lambda: _enqueue(table.pk))
+        jobs.enqueue_on_commit(Job.PLAY_CASUAL_TABLE, table.pk)
     return table
-
-
-def _enqueue(table_id: int) -> None:
-    from tournaments.tasks import casual_table_play_task
-
-    casual_table_play_task.delay(table_id)
 
 
 def casual_bot_consent(*, user: Any, bot: Bot, accept: bool) -> Bot:
