@@ -189,6 +189,8 @@ class SeatGateway:
         return [names[s] if s < len(names) else f"seat {s + 1}" for s in range(players)]
 
     async def game_ended(self, result: GameResult) -> None:
+        await self._in_db(casual_services.casual_game_over, table_id=self.table_id,
+                          game_index=result.game_index)
         await self._in_db(casual_services.casual_state_write, table_id=self.table_id,
                           seat={"hand": [], "move_id": None, "game_index": result.game_index,
                                 "seat": result.seat, "timeouts": self.timeouts}, clear_answer=True)

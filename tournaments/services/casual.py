@@ -247,6 +247,19 @@ def casual_state_write(*, table_id: int, public: dict[str, Any] | None = None,
         table.save(update_fields=fields)
 
 
+def casual_game_over(*, table_id: int, game_index: int) -> None:
+    """The game has ended: nobody is to move in it any more (its result and replay follow
+    from the referee's record)."""
+    with transaction.atomic():
+        table = CasualTable.objects.select_for_update().get(pk=table_id)
+        public = dict(table.public_state or {})
+        if public.get("game_index") == game_index:
+            public.update(to_move=None, over=True)
+            table.public_state = public
+            table.version += 1
+            table.save(update_fields=["public_state", "version"])
+
+
 def casual_answer_take(*, table_id: int, move_id: int) -> dict[str, Any] | None | bool:
     """The person's answer to `move_id` if one came (the seat then waits for no other),
     None while none has, False once the person has left."""

@@ -55,7 +55,7 @@
     else if (state.status === "done") status.textContent = "The table is over. Totals: " + (state.names || []).map(function (n, i) { return n + " " + (state.totals[i] > 0 ? "+" : "") + state.totals[i]; }).join(" · ");
     else if (seat && seat.move_id != null) status.textContent = "Your move (game " + (seat.game_index + 1) + " of " + state.games_total + ")";
     else if (pub.to_move != null) status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total + ": " + seatName(pub, pub.to_move) + " to move";
-    else status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total;
+    else status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total + (pub.over ? ": over — its result and replay are below" : "");
     root.dataset.status = state.status;
     root.dataset.moveId = seat && seat.move_id != null ? String(seat.move_id) : "";
 
@@ -91,7 +91,10 @@
     }
     if (!hist.length && !pub.table) plays.appendChild(el("li", "empty", "No play yet."));
 
-    if (mine) renderSeat(seat, over);
+    if (mine) {
+      renderSeat(seat, over);
+      document.getElementById("leave-form").hidden = over;
+    }
     renderResults();
   }
 
