@@ -70,6 +70,8 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
     ctx, page, errors = _open(browser_instance, viewport={"width": 1280, "height": 900})
     wctx, watcher, watcher_errors = _open(browser_instance, viewport={"width": 390, "height": 844}, is_mobile=True)
     mctx, mallory, _ = _open(browser_instance, viewport={"width": 1280, "height": 900})
+    for pg in (page, watcher, mallory):
+        pg.set_default_timeout(30_000)  # the worker, the referee and two browsers share the machine
     seen: list[tuple[str, str]] = []  # (whose page, body) of every answer the pages fetched
 
     def keep(who):
@@ -198,3 +200,41 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
             else:
                 assert _cards_in(state.get("seat") or {}, set()) <= dealt[seat] | played
     assert CasualTable.objects.filter(owner__username="mallory").count() == 0
+
+
+def test_an_offer_has_its_own_prompt_and_is_declined_by_key_at_phone_width(live_server, phone_page):
+    """An out-of-turn chop offered to the person (the seat state as the gateway writes it):
+    its own prompt, a Decline button instead of Pass, `P` declines; the page fits 390 px."""
+    import time
+
+    from tests.web.factories import make_user
+    from tournaments.models import CasualTable
+    from tournaments.services.accounts import bot_create
+    from tournaments.services.casual import casual_table_create
+
+    alice = make_user("alice")
+    house = bot_create(owner=make_user("boss", staff=True), name="house-random", house_bot="random")[0]
+    table = casual_table_create(user=alice, preset="south_extended", bot_ids=[house.pk], games=1,
+                                move_time_ms=30_000, time_bank_ms=0)
+    CasualTable.objects.filter(pk=table.pk).update(
+        status=CasualTable.Status.RUNNING,
+        public_state={"names": ["alice", "house-random"], "card_counts": [12, 11], "to_move": 0,
+                      "person_seat": 0, "game_index": 0, "history": [{"seat": 1, "cards": ["3S", "3C", "4S", "4C", "5S", "5C"]}],
+                      "table": {"seat": 1, "kind": "pair_sequence", "cards": ["3S", "3C", "4S", "4C", "5S", "5C"]}},
+        seat_state={"move_id": 41, "hand": ["6S", "6C", "7S", "7C", "8S", "8C", "9S", "9C", "JD", "QD", "KD", "AH"],
+                    "legal_plays": [["6S", "6C", "7S", "7C", "8S", "8C", "9S", "9C"]], "can_pass": True,
+                    "offer": "out_of_turn_chop", "time_left_ms": 30_000, "time_bank_ms": 0, "move_time_ms": 30_000,
+                    "deadline_unix_ms": int(time.time() * 1000) + 30_000, "timeouts": 0})
+    phone_page.set_default_timeout(30_000)  # a worker-free page, but a loaded machine
+    _sign_in(phone_page, live_server.url, "alice")
+    phone_page.goto(f"{live_server.url}/play/{table.pk}/")
+    phone_page.wait_for_selector("#plays .play-option")
+    assert "chop out of turn" in phone_page.text_content("#prompt")
+    assert phone_page.text_content("#btn-pass") == "Decline (P)"
+    assert phone_page.locator("#hand .card").count() == 12
+    assert phone_page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    shot(phone_page, "play-offer-phone")
+    phone_page.keyboard.press("p")
+    phone_page.wait_for_function("() => document.getElementById('play-table').dataset.moveId === ''")
+    table.refresh_from_db()
+    assert table.answer == {"move_id": 41, "pass": True, "cards": []}
