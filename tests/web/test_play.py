@@ -263,3 +263,20 @@ async def test_the_stream_sends_the_seat_to_its_owner_only(async_client):
         assert missing.status_code == 404
     finally:
         await sync_to_async(connections.close_all)()
+
+
+def test_a_seat_token_opens_its_own_running_table_only(people):
+    from tournaments.token_store import DjangoTokenStore
+
+    table = _new_table(people["alice"], [people["house"]])
+    other = _new_table(people["alice"], [people["house"]])
+    token = casual_services.seat_token(table.pk)
+    store = DjangoTokenStore()
+    assert store.authenticate_bot(token) is None  # not running yet
+    CasualTable.objects.filter(pk__in=[table.pk, other.pk]).update(status=CasualTable.Status.RUNNING)
+    assert store.authenticate_bot(token).bot_id == f"person-{table.pk}"
+    forged = [token[:-1] + ("0" if token[-1] != "0" else "1"), token.replace(f".{table.pk}.", f".{other.pk}.", 1),
+              f"tlseat.{table.pk}", "tlseat..", "tlseat.99999999999999999999.x"]
+    assert all(store.authenticate_bot(t) is None for t in forged)
+    CasualTable.objects.filter(pk=table.pk).update(status=CasualTable.Status.DONE)
+    assert store.authenticate_bot(token) is None  # over: the seat cannot come back
