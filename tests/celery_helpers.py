@@ -109,10 +109,23 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
             app.amqp._producer_pool = None
         app.conf.result_backend = None
         app.conf.task_default_queue = queue
-        with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
-                          perform_ping_check=False, shutdown_timeout=shutdown_timeout,
-                          queues=consumed):
-            yield queue
+        task_pools = []
+        try:
+            with preserved_logging(), start_worker(app, pool=pool, concurrency=concurrency or _default_concurrency(),
+                              perform_ping_check=False, shutdown_timeout=shutdown_timeout,
+                              queues=consumed) as worker:
+                task_pools.append(worker.pool)
+                yield queue
+        finally:
+            # start_worker ends the worker by terminating it, and celery's thread pool does
+            # nothing on terminate (only on stop): its threads would wait for work for the
+            # rest of the test process. Shut its executor down; a task still running ends.
+            for task_pool in task_pools:
+                executor = getattr(task_pool, "executor", None)
+                if executor is not None:
+                    executor.shutdown(wait=False, cancel_futures=True)
+                    for thread in list(executor._threads):
+                        thread.join(shutdown_timeout)
     finally:
         settings.TIENLEN_ANALYSIS_QUEUE = saved_analysis
         settings.TIENLEN_RUNNER_QUEUE = saved_runner

@@ -23,6 +23,7 @@ class Job(StrEnum):
     VALIDATE_SUBMISSION = "validate_submission"  # a hosted bot's new version, on a runner
     RUN_HOSTED_SESSION = "run_hosted_session"  # a hosted bot's session for a table, on a runner
     PLAY_CASUAL_TABLE = "play_casual_table"  # a person's casual table (tournaments.play.casual)
+    RUN_GATE = "run_gate"  # a new version's duplicate set against its predecessor, on a runner
 
 
 _runners: dict[Job, Callable[[int], object]] = {}

@@ -53,6 +53,19 @@ class Hosting(models.TextChoices):
     HOSTED = "hosted", "hosted (the platform runs it)"
 
 
+class Gate(models.TextChoices):
+    """What a new ready version of a hosted bot does before it plays (docs/hosting.md)."""
+
+    OFF = "off", "promoted as soon as it is ready"
+    MANUAL = "manual", "plays its predecessor first; the owner promotes it"
+    AUTO = "auto", "plays its predecessor first; promoted unless it did worse"
+
+
+#: A rating is provisional while its bot has fewer rated games than this in its pool, and
+#: again for this many rated games after a new hosted version was promoted (docs/hosting.md).
+PROVISIONAL_GAMES = 20
+
+
 class Bot(models.Model):
     """A bot owned by a user. House bots run inside the referee and have no token."""
 
@@ -82,6 +95,14 @@ class Bot(models.Model):
     # Its owner's consent to casual tables started by other people (the play page): off by
     # default; the owner's own tables and house bots need none.
     casual_games = models.BooleanField(default=False)
+    # Whether a new ready version first plays a duplicate set against its predecessor.
+    gate = models.CharField(max_length=8, choices=Gate.choices, default=Gate.OFF)
+    # When a referee of the pool last reported it connected (its heartbeat, written at
+    # most once a minute: tournaments.play.pool.referee_heartbeat). Its owner's "My bots".
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    # Its owner lets every organiser enter it without asking (tournaments.services.entries):
+    # their invitations are accepted at once. The demo's planners are so.
+    accepts_invitations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["name"]
@@ -143,6 +164,22 @@ class BotVersion(models.Model):
         return f"{self.bot_id}@{self.version}"
 
 
+class GateStatus(models.TextChoices):
+    QUEUED = "queued"
+    PLAYING = "playing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class GateVerdict(models.TextChoices):
+    """The SPRT's verdict (bots_sdk.stats.sprt, as `tienlen-bot arena --sprt`), both ways."""
+
+    BETTER = "better"            # H1 accepted for new - old
+    WORSE = "worse"              # H1 accepted for old - new
+    NO_DIFFERENCE = "no_difference"  # H0 accepted both ways: within the test's delta
+    UNDECIDED = "undecided"      # the games ran out before either bound
+
+
 class BotSubmission(models.Model):
     """An immutable submitted version of a hosted bot's code (docs/hosting.md): the zip as
     uploaded (checked by tournaments.hosting.archive, at most 1 MiB), its content hash, who
@@ -177,6 +214,21 @@ class BotSubmission(models.Model):
     validation_log = models.TextField(blank=True)
     detail = models.CharField(max_length=500, blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
+    # When it became the bot's active version (None: never, or not yet).
+    promoted_at = models.DateTimeField(null=True, blank=True)
+    # The gate (docs/hosting.md): a duplicate set against `gate_against` (the version active
+    # when it became ready), played by a runner, unrated, seen by the owner only.
+    gate_status = models.CharField(max_length=16, choices=GateStatus.choices, blank=True)
+    gate_against = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    gate_games = models.PositiveIntegerField(default=0)
+    gate_sets = models.PositiveIntegerField(default=0)
+    # Points per game of this version minus its predecessor's, paired per duplicate set.
+    gate_score = models.FloatField(null=True, blank=True)
+    gate_half_width = models.FloatField(null=True, blank=True)
+    gate_verdict = models.CharField(max_length=16, choices=GateVerdict.choices, blank=True)
+    gate_detail = models.CharField(max_length=500, blank=True)
+    gate_log = models.TextField(blank=True)
+    gate_finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["bot_id", "seq"]
@@ -231,6 +283,24 @@ class HostedSession(models.Model):
         return f"session {self.pk} of {self.bot_id}"
 
 
+class BotStorage(models.Model):
+    """A hosted bot's own storage, kept between its sessions (docs/hosting.md): the files
+    its sessions left in `$TIENLEN_STORAGE`, as a gzipped tar, bounded by
+    tournaments.hosting.storage. Private: its owner's only (bot_private_visible), and no
+    other bot ever gets it mounted."""
+
+    bot = models.OneToOneField(Bot, on_delete=models.CASCADE, related_name="storage")
+    data = models.BinaryField()
+    size = models.PositiveBigIntegerField(default=0)  # the files' bytes, unpacked
+    files = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+    # The session that wrote it last (two sessions at once: the later end wins).
+    session = models.ForeignKey(HostedSession, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    def __str__(self) -> str:
+        return f"storage of {self.bot_id}"
+
+
 class RatingPool(models.Model):
     """Ratings are only comparable within one preset and one table size."""
 
@@ -259,6 +329,9 @@ class Rating(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="ratings")
     rating = models.FloatField(default=START_RATING)
     games = models.PositiveIntegerField(default=0)
+    # Provisional until `games` reaches this (a new hosted version was promoted: the rating
+    # is kept, but it is provisional again for PROVISIONAL_GAMES rated games).
+    provisional_until = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -269,6 +342,12 @@ class Rating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.bot_id} {self.rating:.1f} in {self.pool_id}"
+
+    @property
+    def provisional(self) -> bool:
+        """Too few rated games to trust it: fewer than PROVISIONAL_GAMES in all, or since its
+        bot's newest hosted version was promoted."""
+        return self.games < max(PROVISIONAL_GAMES, self.provisional_until)
 
 
 def new_salt() -> str:
@@ -342,6 +421,12 @@ class Tournament(models.Model):
     # Verified entry (tournaments.services.verification): only bots whose owner's account is
     # approved (by staff, or a confirmed e-mail) may enter; house bots are exempt.
     verified_entry = models.BooleanField(default=False)
+    # Open registration (tournaments.services.entries): bot owners enter their own bots
+    # themselves, between the two times when set (a round robin or knockout until it
+    # starts; a ladder also while it runs). Ladders are open unless created otherwise.
+    open_registration = models.BooleanField(default=False)
+    registration_opens_at = models.DateTimeField(null=True, blank=True)
+    registration_closes_at = models.DateTimeField(null=True, blank=True)
     design = models.CharField(max_length=64, blank=True)
     starts_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -388,6 +473,10 @@ class Entrant(models.Model):
         ACTIVE = "active", "Active"
         ELIMINATED = "eliminated", "Eliminated"
         WITHDRAWN = "withdrawn", "Withdrawn"
+        # Entered by an organiser who does not own it: waits for its owner to accept
+        # (tournaments.services.entries); it plays nothing until then.
+        INVITED = "invited", "Invited"
+        DISQUALIFIED = "disqualified", "Disqualified"
 
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
     bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="entries")
@@ -398,6 +487,11 @@ class Entrant(models.Model):
     # When the bot's owner made its move notes in this tournament public (only once it
     # has finished: services.notes); until then they are the owner's only (sealing).
     notes_published_at = models.DateTimeField(null=True, blank=True)
+    # Why it was disqualified (the organiser's words, public) or withdrawn; who invited it.
+    status_reason = models.CharField(max_length=300, blank=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["tournament_id", "seed_rank", "id"]

@@ -33,9 +33,16 @@ from pathlib import Path
 from django.conf import settings
 
 from tournaments.hosting import archive
-from tournaments.hosting.process import BotSpec, Host, HostingConfig, SessionEnd, SlotsFull
+from tournaments.hosting.process import (
+    BotSpec,
+    Host,
+    HostedBot,
+    HostingConfig,
+    SessionEnd,
+    SlotsFull,
+)
 from tournaments.hosting.sandbox import Limits
-from tournaments.models import BotSubmission
+from tournaments.models import BotSubmission, GateVerdict
 from tournaments.play.lifecycle import lease_owner_new
 from tournaments.play.pool import referees_live
 from tournaments.services import hosting
@@ -208,7 +215,8 @@ def run_session(session_id: int) -> str:
     try:
         spec = BotSpec(runtime=submission.runtime, code_dir=code_dir(host, submission), entry=submission.entry,
                        token=start.token, referees=_referees(), max_tables=1, bot_version=submission.version,
-                       label=f"bot {session.bot_id} table {session.table_id}")
+                       label=f"bot {session.bot_id} table {session.table_id}",
+                       storage=hosting.bot_storage_data(bot_id=session.bot_id))
         bot = host.start(spec)
     except (SlotsFull, OSError, ValueError) as exc:
         retry = hosting.hosted_session_end(session_id=session_id, reason="start_failed", fault="platform",
@@ -238,7 +246,126 @@ def run_session(session_id: int) -> str:
     retry = hosting.hosted_session_end(
         session_id=session_id, reason=end.reason.value, fault=end.fault, detail=end.detail,
         exit_code=end.exit_code, log=end.log, log_bytes=end.log_bytes, log_truncated=end.log_truncated,
-        retry=end.fault == "platform", runner=runner)
+        retry=end.fault == "platform", runner=runner,
+        storage=(end.storage.data, end.storage.size, end.storage.files) if end.storage is not None else None)
     if retry:
         raise PlatformFailure(f"{end.reason.value}: {end.detail}")
     return f"ended: {end.reason.value}"
+
+
+# --- the gate: a new version against its predecessor ---------------------------------------
+
+#: The SPRT's delta (points per game worth detecting) and the most duplicate sets played.
+GATE_DELTA = 0.5
+GATE_MOVE_MS = 1000
+
+
+def _gate_max_sets() -> int:
+    return int(getattr(settings, "TIENLEN_GATE_MAX_SETS", 200))
+
+
+def gate_verdict(diffs: list[float], delta: float = GATE_DELTA) -> str:
+    """The arena's SPRT (bots_sdk.stats.sprt, `tienlen-bot arena --sprt`), run both ways
+    on the per-set differences new - old: BETTER when "new is better by delta" is
+    accepted, WORSE when "old is better by delta" is, NO_DIFFERENCE when both tests accept
+    "no difference", else UNDECIDED (the sets ran out first)."""
+    from bots_sdk.stats import sprt
+
+    up, down = sprt(diffs, delta), sprt([-x for x in diffs], delta)
+    if up.decision == "H1":
+        return GateVerdict.BETTER
+    if down.decision == "H1":
+        return GateVerdict.WORSE
+    if up.decision == "H0" and down.decision == "H0":
+        return GateVerdict.NO_DIFFERENCE
+    return GateVerdict.UNDECIDED
+
+
+def _set_diffs(points: dict[int, list[float]]) -> list[float]:
+    """Per complete duplicate set (both seatings played), points per game new - old."""
+    return [(new - old) / 2 for new, old, n in points.values() if n == 2]
+
+
+def run_gate(submission: BotSubmission) -> hosting.GateResult:
+    """The new version and its predecessor, each in its own sandbox (no storage kept, no
+    way out but the relay), play duplicate sets head to head on a private referee of this
+    runner: each deal twice, the seats swapped, its seeds drawn by the referee in secret as
+    for house tables. Nothing is rated or recorded as a game: the result is the owner's.
+    Stops as soon as the SPRT decides (at least 30 sets), at most TIENLEN_GATE_MAX_SETS.
+    Raises PlatformFailure when the runner failed on its own side."""
+    import secrets
+
+    from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
+    from bots_sdk.stats import estimate
+    from referee_service.auth import BotIdentity, StaticTokenStore
+    from referee_service.organizer_client import OrganizerClient
+    from referee_service.server import RefereeThread
+
+    old = submission.gate_against
+    assert old is not None
+    host = runner_host()
+    versions = {"new": submission, "old": old}
+    tokens = {name: secrets.token_urlsafe(24) for name in versions}
+    organizer = secrets.token_urlsafe(24)
+    store = StaticTokenStore({tokens[name]: BotIdentity(name, v.version) for name, v in versions.items()})
+    label = f"gate s{submission.seq} vs s{old.seq} of bot {submission.bot_id}"
+    bots: dict[str, HostedBot] = {}
+    points: dict[int, list[float]] = {}  # duplicate set -> [new's points, old's points, games]
+    games = 0
+    summary, ok = "", False
+    with RefereeThread(store, organizer_token=organizer) as referee:
+        try:
+            for name, version in versions.items():
+                try:
+                    bots[name] = host.start(BotSpec(
+                        runtime=version.runtime, code_dir=code_dir(host, version), entry=version.entry,
+                        token=tokens[name], referees=[referee.target], max_tables=1, bot_version=version.version,
+                        label=f"{label}: {version.version}", storage=b""))
+                except SlotsFull as exc:
+                    raise PlatformFailure(f"no free sandbox slot: {exc}") from exc
+            with OrganizerClient(referee.target, organizer, timeout=3600) as client:
+                deadline = time.monotonic() + 60
+                while not set(versions) <= {b.bot_id for b in client.list_bots()}:
+                    gone = [n for n, b in bots.items() if not b.running]
+                    if gone or time.monotonic() > deadline:
+                        summary = f"{', '.join(versions[n].version for n in gone) or 'a version'} never connected"
+                        break
+                    time.sleep(0.1)
+                else:
+                    result = None
+                    events = client.play_table(table_id="gate", duplicate_sets=_gate_max_sets(),
+                                               move_time_ms=GATE_MOVE_MS, seats=["new", "old"])
+                    for event in events:
+                        if isinstance(event, org.GameRecord):
+                            games += 1
+                            unit = points.setdefault(event.duplicate_set, [0.0, 0.0, 0])
+                            for seat, who in enumerate(event.seat_participants):
+                                unit[who] += event.result.points[seat]
+                            unit[2] += 1
+                            if unit[2] == 2 and gate_verdict(_set_diffs(points)) != "undecided":
+                                break  # decided: the rest is not played (the table is cancelled)
+                        elif isinstance(event, org.TableResult):
+                            result = event
+                    events.close()  # a decided gate cancels the rest of its table
+                    aborted = result is not None and result.status != org.TABLE_STATUS_COMPLETED
+                    ok = games >= 2 and not aborted
+                    summary = (f"{games} games" if ok else
+                               f"the table did not complete: {getattr(result, 'detail', '') or 'aborted'}")
+        finally:
+            ends = {name: bot.stop(grace_s=5) for name, bot in bots.items()}
+    for end in ends.values():
+        if end.fault == "platform":
+            raise PlatformFailure(f"{end.reason.value}: {end.detail}")
+    crashed = [versions[n].version for n, e in ends.items() if e.fault == "bot"]
+    if crashed:
+        ok, summary = False, f"{', '.join(crashed)} ended on its own during the gate ({summary})"
+    log_text = "\n".join(f"== {versions[n].version} ({'new' if n == 'new' else 'predecessor'})\n{e.log.rstrip()}"
+                         for n, e in ends.items()) + f"\n== {summary}"
+    diffs = _set_diffs(points)
+    if not ok or not diffs:
+        return hosting.GateResult(False, games, len(diffs), None, None, "", summary, log_text)
+    est = estimate(diffs)
+    verdict = gate_verdict(diffs)
+    detail = (f"s{submission.seq} - s{old.seq}: {est.mean:+.2f} points/game (95% ± {est.half_width:.2f}) over "
+              f"{len(diffs)} duplicate sets ({games} games); SPRT (delta {GATE_DELTA:g}): {verdict.replace('_', ' ')}")
+    return hosting.GateResult(True, games, len(diffs), est.mean, est.half_width, verdict, detail, log_text)

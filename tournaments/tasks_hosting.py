@@ -51,6 +51,24 @@ def hosted_session_task(self, session_id: int) -> str:
         raise self.retry(countdown=PLATFORM_RETRY_S, exc=exc) from exc
 
 
+@shared_task(bind=True, acks_late=True, max_retries=20)
+def gate_task(self, submission_id: int) -> str:
+    """A new version's gate: its duplicate sets against its predecessor (tournaments.runner)."""
+    from tournaments.runner import PlatformFailure, run_gate
+
+    submission = hosting.gate_begin(submission_id=submission_id)
+    if submission is None:
+        return "gate already played or being played"
+    try:
+        result = run_gate(submission)
+    except (PlatformFailure, SandboxUnavailable) as exc:
+        log.warning("the gate of submission %s failed on the runner's side: %s", submission_id, exc)
+        hosting.gate_retry(submission_id=submission_id)
+        raise self.retry(countdown=PLATFORM_RETRY_S, exc=exc) from exc
+    hosting.gate_finish(submission_id=submission_id, result=result)
+    return result.verdict or "failed"
+
+
 def runner_refusal(consumed: set[str]) -> str | None:
     """Why a worker consuming `consumed` must not start: it takes the runner queue on a host
     that cannot sandbox (one line, the host check's), else None."""
@@ -85,4 +103,5 @@ def _runner_queue(task, argument: int) -> None:
 
 
 jobs.provide(Job.VALIDATE_SUBMISSION, lambda submission_id: _runner_queue(submission_validate_task, submission_id))
+jobs.provide(Job.RUN_GATE, lambda submission_id: _runner_queue(gate_task, submission_id))
 jobs.provide(Job.RUN_HOSTED_SESSION, lambda session_id: _runner_queue(hosted_session_task, session_id))

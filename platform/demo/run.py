@@ -299,6 +299,9 @@ def demo_bots_register(*, config: DemoConfig) -> tuple[list[DemoBot], object]:
         else:
             token = bot_token_rotate(bot=bot)
         assert token is not None
+        # Nobody answers for the demo's authors: every organiser of the demo's site may
+        # enter their bots without asking (docs/organiser-guide.md, "Entrants").
+        Bot.objects.filter(pk=bot.pk).update(accepts_invitations=True)
         registered.append(DemoBot(bot_id=bot.pk, name=bot.name, kind=kind, token=token))
     return registered, owner
 

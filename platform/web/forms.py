@@ -69,6 +69,11 @@ class ApiTokenForm(forms.Form):
 
 class BotEditForm(forms.Form):
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, max_length=2000)
+    accepts_invitations = forms.BooleanField(
+        required=False, label="Any organiser may enter this bot without asking",
+        help_text="Off (the default): an organiser's entry of it is an invitation you accept or decline "
+        "on My bots. On: it is accepted at once.",
+    )
 
 
 class BotChoiceField(forms.ModelMultipleChoiceField):
@@ -82,8 +87,48 @@ def house_bot_choices() -> list[tuple[str, str]]:
     return [(kind, HOUSE_BOT_DESCRIPTIONS.get(kind, kind)) for kind in house_bot_kinds()]
 
 
+#: Which formats a field of the tournament form applies to (the others: every format). The
+#: form's script (tournament-form.js) shows only the current format's; without a script
+#: every field shows, its label saying which format it is for; the service ignores none.
+FORMAT_FIELDS = {
+    "cycles": ("round_robin",),
+    "advance_per_table": ("knockout",),
+    "ladder_tables_per_tick": ("ladder",),
+}
+FORMAT_NAMES = {"round_robin": "round robin", "knockout": "knockout", "ladder": "ladder"}
+
+#: The form's sections, in order (tournament_new.html draws one fieldset each).
+SECTIONS = (
+    ("About", ("name", "slug", "description", "format")),
+    ("Rules and games", ("preset", "options", "seats_per_table", "deal_format", "games_per_table",
+                         "duplicate_sets", "move_time_ms", "time_bank_ms")),
+    ("Round robin", ("cycles",)),
+    ("Knockout", ("advance_per_table",)),
+    ("Ladder", ("ladder_tables_per_tick",)),
+    ("Entrants", ("entrants", "house_bots", "allow_same_owner", "verified_entry")),
+    ("Registration", ("open_registration", "registration_opens_at", "registration_closes_at")),
+    ("Start and fairness", ("starts_at", "connect_deadline_s", "rated", "seed")),
+)
+
+REGISTRATION_CHOICES = [
+    ("", "The format's default: ladders open, round robins and knockouts by invitation"),
+    ("open", "Open: bot owners join with their own bots"),
+    ("closed", "By invitation: you enter the bots (other owners accept)"),
+]
+
+
+class EntrantsWidget(forms.CheckboxSelectMultiple):
+    """A checkbox per bot, under a filter box (tournament-form.js): searchable, no Ctrl-click."""
+
+    template_name = "web/widgets/entrants.html"
+
+
 class TournamentForm(forms.Form):
     name = forms.CharField(max_length=120)
+    slug = forms.SlugField(
+        max_length=80, required=False,
+        help_text="The tournament's address, /tournaments/<slug>/. Leave empty to make one from the name.",
+    )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False, max_length=5000)
     format = forms.ChoiceField(choices=Tournament.Format.choices)
     preset = forms.ChoiceField(choices=PRESET_CHOICES, initial="south")
@@ -98,12 +143,30 @@ class TournamentForm(forms.Form):
         help_text="Field duplicates (the default) play each deal at several tables, each bot once. "
         "Seat rotation repeats each deal to the same bots: house bots only, never for ladders.",
     )
-    games_per_table = forms.IntegerField(min_value=1, max_value=1000, required=False, help_text="Leave empty to play duplicate sets × seats games per table.")
-    duplicate_sets = forms.IntegerField(min_value=1, max_value=100, initial=1, help_text="With seat rotation, each set is one deal played in every seat.")
-    cycles = forms.IntegerField(min_value=1, max_value=50, initial=1, help_text="Round robin: times the schedule is repeated.")
-    advance_per_table = forms.IntegerField(min_value=1, max_value=3, initial=2, help_text="Knockout: players advancing from each table.")
-    move_time_ms = forms.IntegerField(min_value=10, max_value=60000, initial=1000, label="Time per move (ms)")
-    time_bank_ms = forms.IntegerField(min_value=0, max_value=600000, initial=10000, label="Time bank (ms)")
+    games_per_table = forms.IntegerField(
+        min_value=1, max_value=1000, required=False,
+        help_text="Leave empty to play duplicate sets × seats games per table; when set, duplicate sets are not used.",
+    )
+    duplicate_sets = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, required=False,
+        help_text="Used when games per table is empty (then 1 if left empty too). With seat rotation, "
+        "each set is one deal played in every seat.",
+    )
+    # The format's own fields are optional: empty, the format's default (1, 2, 1).
+    cycles = forms.IntegerField(min_value=1, max_value=50, initial=1, required=False,
+                                help_text="Times the schedule is repeated.")
+    advance_per_table = forms.IntegerField(min_value=1, max_value=3, initial=2, required=False,
+                                           help_text="Players advancing from each table (fewer than its seats).")
+    ladder_tables_per_tick = forms.IntegerField(
+        min_value=1, max_value=100, initial=1, label="Tables per tick", required=False,
+        help_text="Tables the ladder starts at each scheduler tick (about every 30 s), among the bots connected then.",
+    )
+    move_time_ms = forms.IntegerField(min_value=10, max_value=600_000, initial=1000, label="Time per move (ms)")
+    time_bank_ms = forms.IntegerField(min_value=0, max_value=3_600_000, initial=10000, label="Time bank (ms)")
+    connect_deadline_s = forms.IntegerField(
+        min_value=0, max_value=86_400, initial=300, label="Connect deadline (s)", required=False,
+        help_text="How long a table waits for an absent bot before it forfeits.",
+    )
     rated = forms.BooleanField(required=False, initial=True)
     verified_entry = forms.BooleanField(
         required=False, initial=False, label="Verified entry",
@@ -112,8 +175,10 @@ class TournamentForm(forms.Form):
     )
     entrants = BotChoiceField(
         queryset=Bot.objects.filter(revoked_at__isnull=True, house_bot="").select_related("owner").order_by("name"),
-        required=False,
-        help_text="Bots of every owner (the owner in brackets). Hold Ctrl/Cmd to select several.",
+        required=False, widget=EntrantsWidget,
+        help_text="Bots of every owner (the owner in brackets); type in the box to filter. Your own bots "
+        "enter at once; another owner's bot is <b>invited</b>: it plays once its owner accepts, and "
+        "Start waits until every invitation is answered.",
     )
     house_bots = forms.MultipleChoiceField(
         choices=house_bot_choices, required=False, widget=forms.CheckboxSelectMultiple,
@@ -127,11 +192,44 @@ class TournamentForm(forms.Form):
         "tournament is labelled “one owner's bots may share a table”: a private comparison, "
         "best unrated. Not needed when every bot but the house bots is yours.",
     )
+    open_registration = forms.ChoiceField(
+        choices=REGISTRATION_CHOICES, required=False, label="Registration",
+        help_text="Open: bot owners enter their own bots from the tournament page (Join) or the API, "
+        "one bot per owner unless one owner's bots may share a table.",
+    )
+    registration_opens_at = forms.DateTimeField(
+        required=False, label="Registration opens (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Open registration only. Empty: at once.",
+    )
+    registration_closes_at = forms.DateTimeField(
+        required=False, label="Registration closes (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Open registration only. Empty: when a round robin or knockout starts; a ladder stays open while it runs.",
+    )
+    starts_at = forms.DateTimeField(
+        required=False, label="Scheduled start (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="Empty: play begins when you press Start. Set: Start schedules play for this time.",
+    )
     seed = forms.CharField(
         max_length=64, required=False,
         help_text="Leave empty for secret deals. A seed makes the deals reproducible — and known to you: "
         "the tournament is then labelled “reproducible: deals known to the organiser”.",
     )
+
+    def __init__(self, *args, user=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+        for name, formats in FORMAT_FIELDS.items():
+            field = self.fields[name]
+            field.formats = " ".join(formats)  # type: ignore[attr-defined]
+            field.label = f"{field.label or name.replace('_', ' ').capitalize()} ({', '.join(FORMAT_NAMES[f] for f in formats)})"
+
+    def sections(self) -> list[tuple[str, str, list]]:
+        """(title, the formats it is for or "", its bound fields), for the template."""
+        out = []
+        for title, names in SECTIONS:
+            formats = {getattr(self.fields[n], "formats", "") for n in names}
+            out.append((title, formats.pop() if len(formats) == 1 else "", [self[n] for n in names]))
+        return out
 
     @classmethod
     def initial_for(cls, tournament: Tournament, bots: list[Bot]) -> dict:
@@ -143,6 +241,7 @@ class TournamentForm(forms.Form):
         initial["options"] = json.dumps(tournament.options) if tournament.options else ""
         initial["duplicate_sets"] = tournament.duplicate_sets or 1  # 0 when games per table are set
         initial["seed"] = ""
+        initial["open_registration"] = "open" if tournament.open_registration else "closed"
         initial["entrants"] = [b.pk for b in bots if not b.house_bot]
         initial["house_bots"] = [b.house_bot for b in bots if b.house_bot]
         return initial
@@ -169,7 +268,11 @@ class TournamentForm(forms.Form):
         house = [Bot(name=f"house-{kind}", house_bot=kind) for kind in data.get("house_bots") or []]
         seats = data.get("seats_per_table")
         field_size = len(entrants) + len(house)
-        if field_size and seats and data.get("format") != Tournament.Format.LADDER and field_size < seats:
+        registration = data.get("open_registration")
+        data["open_registration"] = None if not registration else registration == "open"
+        is_open = data["open_registration"] or (registration == "" and data.get("format") == Tournament.Format.LADDER)
+        if (field_size and seats and data.get("format") != Tournament.Format.LADDER and field_size < seats
+                and not is_open):
             self.add_error("entrants", f"Pick at least {seats} entrants (house bots count) for tables of {seats}.")
         elif field_size and seats and data.get("format"):
             # The owner rule, as Start will check it: said now, before the draft is saved.

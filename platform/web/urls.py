@@ -1,7 +1,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from web import live, views, views_account, views_hosting, views_organise, views_play
+from web import live, views, views_account, views_entries, views_hosting, views_organise, views_play
 
 app_name = "web"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("tournaments/<slug:slug>/", views.tournament_detail, name="tournament_detail"),
     path("tournaments/<slug:slug>/progress.json", views.tournament_progress_json, name="tournament_progress"),
     path("tournaments/<slug:slug>/live/", live.tournament_progress_stream, name="tournament_live"),
+    path("tournaments/<slug:slug>/join/", views_entries.tournament_join, name="tournament_join"),
+    path("tournaments/<slug:slug>/withdraw/", views_entries.tournament_withdraw, name="tournament_withdraw"),
     path("tournaments/<slug:slug>/games/", views.tournament_games, name="tournament_games"),
     path("tournaments/<slug:slug>/deals/", views.tournament_deals, name="tournament_deals"),
     path("fair-play/", views.fair_play, name="fair_play"),
@@ -44,7 +46,14 @@ urlpatterns = [
     path("me/bots/<botname:name>/edit/", views_account.bot_edit, name="bot_edit"),
     path("me/bots/<botname:name>/versions/", views_hosting.bot_submit, name="bot_submit"),
     path("me/bots/<botname:name>/hosting/", views_hosting.bot_hosting, name="bot_hosting"),
+    path("me/bots/<botname:name>/gate/", views_hosting.bot_gate, name="bot_gate"),
+    path("me/bots/<botname:name>/versions/<int:seq>/promote/", views_hosting.bot_promote, name="bot_promote"),
+    path("me/bots/<botname:name>/storage/clear/", views_hosting.bot_storage_clear_view, name="bot_storage_clear"),
     path("me/bots/<botname:name>/retire/", views_account.bot_retire, name="bot_retire"),
+    path("me/bots/<botname:name>/invitations/<slug:slug>/accept/", views_entries.invitation_accept,
+         name="invitation_accept"),
+    path("me/bots/<botname:name>/invitations/<slug:slug>/decline/", views_entries.invitation_decline,
+         name="invitation_decline"),
     path("me/tokens/", views_account.api_tokens, name="api_tokens"),
     path("me/tokens/<dbid:token_id>/revoke/", views_account.api_token_revoke, name="api_token_revoke"),
     # organisers
@@ -53,5 +62,6 @@ urlpatterns = [
     path("organise/<slug:slug>/edit/", views_organise.tournament_edit, name="tournament_edit"),
     path("organise/<slug:slug>/start/", views_organise.tournament_start, name="tournament_start"),
     path("organise/<slug:slug>/cancel/", views_organise.tournament_cancel, name="tournament_cancel"),
+    path("organise/<slug:slug>/disqualify/", views_entries.entrant_disqualify, name="entrant_disqualify"),
     path("organise/<slug:slug>/collusion/", views_organise.tournament_collusion, name="tournament_collusion"),
 ]

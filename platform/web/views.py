@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET
 
 from bots_sdk.rules import ReplayError
 from tournaments import sealing
-from tournaments.models import Game, RatingPool, Replay, Tournament
+from tournaments.models import Game, Gate, RatingPool, Replay, Tournament
 from tournaments.selectors import bots as bot_reads
 from tournaments.selectors import tournaments as tournament_reads
 from tournaments.selectors.adjusted import tournament_luck_adjusted
@@ -33,6 +33,7 @@ from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
 from tournaments.selectors.casual import casual_tables, people_record
 from tournaments.selectors.cross_table import tournament_cross_table
 from tournaments.selectors.deals import deal_counts, deal_group_tables, deal_list
+from tournaments.selectors.entries import bot_invitations
 from tournaments.selectors.games import (
     game_get,
     game_list,
@@ -44,9 +45,9 @@ from tournaments.selectors.ratings import PoolNameInvalid, bot_ratings, pool_by_
 from tournaments.selectors.standings import tournament_standings
 from tournaments.selectors.tables import table_list
 from tournaments.selectors.tournaments import tournament_get, tournament_progress
-from tournaments.selectors.versions import bot_sessions, bot_submissions
+from tournaments.selectors.versions import bot_sessions, bot_storage, bot_submissions
 from tournaments.services.accounts import user_can_manage_tournament
-from web import live, queries
+from web import live, queries, views_entries
 from web.replay_frames import replay_frames
 from web.standings_chart import standings_chart
 
@@ -130,6 +131,7 @@ def tournament_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "can_organise": _can_organise(request, tournament),
         "poll_ms": getattr(settings, "WEB_PROGRESS_POLL_MS", 2000),
         "sse": live.is_asgi(request),  # WSGI buffers streams: those pages poll instead
+        **views_entries.entry_context(request, tournament),
     }
     if tournament.format == Tournament.Format.KNOCKOUT:
         ctx["bracket"] = tournament_bracket(tournament=tournament)
@@ -214,6 +216,9 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     hosted_versions = bot_submissions(viewer=request.user, bot=bot)
     if hosted_versions is not None:
         hosted_versions = list(hosted_versions)
+    is_owner = sealing.bot_private_visible(user=request.user, bot=bot)
+    # Its pending invitations: its owner's to answer, nobody else's to see.
+    invitations = list(bot_invitations(owner=request.user).filter(bot=bot)) if is_owner else []
     return render(
         request,
         "web/bot_detail.html",
@@ -225,7 +230,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "results": queries.bot_tournament_results(bot=bot),
             "h2h": queries.bot_head_to_head(bot=bot),
             "recent_games": list(game_list(bot=bot)[:15]),
-            "is_owner": sealing.bot_private_visible(user=request.user, bot=bot),
+            "is_owner": is_owner,
+            "invitations": invitations,
             # its hosted code's versions and sessions' logs: None unless the viewer owns it
             "hosted_versions": hosted_versions,
             "hosted_active": next((v for v in hosted_versions or () if v.pk == bot.active_submission_id), None),
@@ -234,6 +240,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             # the viewer may sit down against it (its owner always; others if it consents)
             "people": people_record(bot=bot),
             "can_play": request.user.is_authenticated and sealing.casual_bot_allowed(bot=bot, user=request.user),
+            "hosted_storage": bot_storage(viewer=request.user, bot=bot),
+            "gate_choices": Gate.choices,
         },
     )
 

@@ -145,9 +145,15 @@ class SignOutView(LogoutView):
 
 @login_required
 def my_bots(request: HttpRequest) -> HttpResponse:
-    bots = Bot.objects.filter(owner=request.user).order_by("name")
+    from tournaments.selectors.entries import bot_invitations, my_bots_status
+
     verified = verification.user_verified(user=request.user)
-    return render(request, "web/my_bots.html", {"bots": bots, "verified": verified})
+    response = render(request, "web/my_bots.html", {
+        "rows": my_bots_status(owner=request.user), "verified": verified,
+        "invitations": list(bot_invitations(owner=request.user)),
+    })
+    response["Cache-Control"] = "private, no-store"
+    return response
 
 
 @login_required
@@ -180,10 +186,12 @@ def bot_token_rotate(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name, owner=request.user)
-    form = BotEditForm(request.POST or None, initial={"description": bot.description})
+    form = BotEditForm(request.POST or None, initial={"description": bot.description,
+                                                      "accepts_invitations": bot.accepts_invitations})
     if request.method == "POST" and form.is_valid():
         try:
-            accounts.bot_update(bot=bot, description=form.cleaned_data["description"])
+            accounts.bot_update(bot=bot, description=form.cleaned_data["description"],
+                                accepts_invitations=form.cleaned_data["accepts_invitations"])
         except ValidationError as exc:
             _form_errors(form, exc)
         else:

@@ -14,7 +14,13 @@ from django.views.decorators.http import require_POST
 
 from tournaments.hosting import archive
 from tournaments.models import Bot, BotSubmission
-from tournaments.services.hosting import bot_hosting_set, submission_create
+from tournaments.services.hosting import (
+    bot_gate_set,
+    bot_hosting_set,
+    bot_storage_clear,
+    submission_create,
+    submission_promote,
+)
 
 
 class SubmissionForm(forms.Form):
@@ -68,3 +74,36 @@ def bot_hosting(request: HttpRequest, name: str) -> HttpResponse:
     else:
         messages.success(request, f"{bot.name} is now {bot.get_hosting_display()}.")
     return redirect("web:bot_detail", name=bot.name)
+
+
+def _owner_action(request: HttpRequest, name: str, action, done: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name, owner=request.user)  # anyone else: 404
+    try:
+        action(bot)
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, _errors(exc) if isinstance(exc, ValidationError) else str(exc))
+    else:
+        messages.success(request, done)
+    return redirect("web:bot_detail", name=bot.name)
+
+
+@login_required
+@require_POST
+def bot_gate(request: HttpRequest, name: str) -> HttpResponse:
+    gate = request.POST.get("gate", "")
+    return _owner_action(request, name, lambda bot: bot_gate_set(bot=bot, user=request.user, gate=gate),
+                         "Saved: what a new ready version does first.")
+
+
+@login_required
+@require_POST
+def bot_promote(request: HttpRequest, name: str, seq: int) -> HttpResponse:
+    return _owner_action(request, name, lambda bot: submission_promote(bot=bot, user=request.user, seq=seq),
+                         f"s{seq} is now the active version: later tables play it; its ratings are provisional again.")
+
+
+@login_required
+@require_POST
+def bot_storage_clear_view(request: HttpRequest, name: str) -> HttpResponse:
+    return _owner_action(request, name, lambda bot: bot_storage_clear(bot=bot, user=request.user),
+                         "Its storage is empty: the next session starts with none.")

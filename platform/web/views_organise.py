@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from tournaments.models import Tournament
 from tournaments.selectors.tournaments import tournament_entrant_bots, tournament_list
+from tournaments.services import entries
 from tournaments.services import tournaments as tournament_services
 from tournaments.services.accounts import (
     house_bot_for,
@@ -73,29 +74,44 @@ def tournament_new(request: HttpRequest) -> HttpResponse:
     return render(request, "web/tournament_new.html", {"form": form})
 
 
-def _settings_and_bots(data: dict) -> tuple[dict, list]:
+#: Settings an edit may clear (empty in the form: none).
+CLEARABLE = ("starts_at", "registration_opens_at", "registration_closes_at", "games_per_table")
+
+
+def _settings_and_bots(data: dict, *, editing: bool = False) -> tuple[dict, list]:
     """The form's settings as the services take them, and the bots it enters (house bots
     any organiser may enter: the platform's, made on first use). An empty seed is no seed
-    (on an edit: the seed is kept); games per table, when given, replace duplicate sets."""
+    (on an edit: the seed is kept), an empty slug one made from the name (on an edit: the
+    slug is kept); games per table, when given, replace duplicate sets; registration left
+    to the format's default is open for ladders."""
     bots = list(data.pop("entrants") or [])
     house_kinds = list(data.pop("house_bots", None) or [])
     if not data.get("seed"):
         data.pop("seed", None)
+    if not data.get("slug"):
+        data.pop("slug", None)
     if data.get("games_per_table"):
         data.pop("duplicate_sets", None)
     else:
         data.pop("games_per_table", None)
+        data["duplicate_sets"] = data.get("duplicate_sets") or 1
+    if editing and data.get("open_registration") is None:
+        data["open_registration"] = data.get("format") == Tournament.Format.LADDER
     bots += [house_bot_for(kind=kind) for kind in house_kinds]
-    return {k: v for k, v in data.items() if v is not None}, bots
+    fields = {k: v for k, v in data.items() if v is not None}
+    if editing:
+        fields.update({k: None for k in CLEARABLE if data.get(k) is None})
+    return fields, bots
 
 
 @transaction.atomic
 def _create_with_entrants(request: HttpRequest, data: dict) -> Tournament:
-    """The tournament and its entrants, all or nothing (a bad entrant saves no draft)."""
+    """The tournament and its entrants, all or nothing (a bad entrant saves no draft);
+    another owner's bot is invited (tournaments.services.entries)."""
     fields, bots = _settings_and_bots(data)
     tournament = tournament_services.tournament_create(organiser=request.user, **fields)
     for bot in bots:
-        tournament_services.tournament_entrant_add(tournament=tournament, bot=bot)
+        entries.tournament_entrant_enter(tournament=tournament, bot=bot, by=request.user)
     return tournament
 
 
@@ -113,7 +129,7 @@ def tournament_edit(request: HttpRequest, slug: str) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         try:
-            _update_with_entrants(tournament, dict(form.cleaned_data))
+            _update_with_entrants(request, tournament, dict(form.cleaned_data))
         except ValidationError as exc:
             _form_errors(form, exc)
         except (ValueError, PermissionError) as exc:
@@ -125,13 +141,11 @@ def tournament_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @transaction.atomic
-def _update_with_entrants(tournament: Tournament, data: dict) -> None:
+def _update_with_entrants(request: HttpRequest, tournament: Tournament, data: dict) -> None:
     """The draft's new settings and entrants, all or nothing."""
-    fields, bots = _settings_and_bots(data)
-    if "games_per_table" not in fields:
-        fields["games_per_table"] = None  # left empty: duplicate sets again
+    fields, bots = _settings_and_bots(data, editing=True)
     tournament_services.tournament_update(tournament=tournament, **fields)
-    tournament_services.tournament_entrants_set(tournament=tournament, bots=bots)
+    entries.tournament_entrants_set(tournament=tournament, bots=bots, by=request.user)
 
 
 @login_required

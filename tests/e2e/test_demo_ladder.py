@@ -59,10 +59,11 @@ def create_from_the_form(page, site: str, *, name: str, fmt: str, bots: list[str
     page.goto(f"{site}/organise/new/")
     page.fill("#id_name", name)
     page.select_option("#id_format", fmt)
-    labels = page.eval_on_selector_all("#id_entrants option", "os => os.map(o => [o.value, o.textContent])")
+    labels = page.eval_on_selector_all("#id_entrants input", "os => os.map(o => [o.value, o.parentElement.textContent.trim()])")
     values = [v for v, label in labels if label.split(" (")[0] in bots]
     assert len(values) == len(bots), labels
-    page.select_option("#id_entrants", value=values)
+    for value in values:
+        page.check(f"#id_entrants input[value='{value}']")
     page.click("#tournament-form button[type=submit]")
     page.wait_for_selector("text=Start now")
     slug = page.url.rstrip("/").rsplit("/", 1)[-1]

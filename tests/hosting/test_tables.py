@@ -118,6 +118,9 @@ def crash(thread: RefereeThread) -> None:
     async def die(referee: Referee) -> None:
         assert referee.heartbeat is not None and referee.heartbeat._task is not None
         referee.heartbeat._task.cancel()
+        # and its reporting thread, which a SIGKILL would take with the process (it would
+        # otherwise wait here for work for as long as the test process lives)
+        referee.heartbeat._executor.shutdown(wait=False)
         referee.heartbeat = None  # its stop() must not leave the pool for it
         assert referee.server is not None
         await referee.server.stop(None)

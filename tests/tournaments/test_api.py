@@ -137,7 +137,9 @@ def test_organiser_creates_fills_and_starts_a_tournament(organiser, bots, django
     assert response.status_code == 201, response.json()
     assert response.json()["pool"] == "south-4"
     for bot in bots[:5]:
-        assert client.post("/api/v1/tournaments/autumn/entrants/", {"bot": bot.name}, format="json").status_code == 201
+        entered = client.post("/api/v1/tournaments/autumn/entrants/", {"bot": bot.name}, format="json")
+        assert entered.status_code == 201 and entered.json()["status"] == "invited"  # other owners' bots
+        assert client_for(bot.owner).post(f"/api/v1/tournaments/autumn/entrants/{bot.name}/accept/").status_code == 200
     again = client.post("/api/v1/tournaments/autumn/entrants/", {"bot": "bot0"}, format="json")
     assert again.status_code == 400 and "already entered" in again.json()["bot"][0]
     missing = client.post("/api/v1/tournaments/autumn/entrants/", {"bot": "nobody"}, format="json")

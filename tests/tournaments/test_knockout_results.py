@@ -132,3 +132,27 @@ def test_a_running_knockout_ranks_those_still_in_above_those_out(five_bot_knocko
     rows = tournament_standings(tournament=t, with_strength=False)
     names = [r.bot_name for r in rows]
     assert set(names[:3]) == {"k4", "k3", "k2"} and set(names[3:]) == {"k0", "k1"}
+
+
+def test_a_bot_disqualified_mid_knockout_is_ranked_last_at_its_table_and_goes_no_further(
+    five_bot_knockout, organiser
+) -> None:
+    from tournaments.services.entries import entrant_disqualify
+
+    tournament = five_bot_knockout
+    k4 = tournament.entrants.get(bot__name="k4")
+    entrant_disqualify(tournament=tournament, bot=k4.bot, user=organiser, reason="shared its hand")
+    # k4 wins every game of its table, and still does not advance: it forfeits the table.
+    for table in tournament.tables.filter(round=1):
+        play(table, ["k4", "k3", "k2", "k1", "k0"])
+    steps = [table_complete(table_id=t.pk) for t in tournament.tables.filter(round=1)]
+    seat = Table.objects.get(tournament=tournament, round=1, seats__entrant=k4).seats.get(entrant=k4)
+    assert seat.forfeited and not seat.advanced
+    final = Table.objects.get(pk=steps[-1].tables_to_play[0])
+    finalists = set(final.seats.values_list("entrant__bot__name", flat=True))
+    assert "k4" not in finalists and len(finalists) >= 2
+    k4.refresh_from_db()
+    assert (k4.status, k4.status_reason) == (Entrant.Status.DISQUALIFIED, "shared its hand")
+    # Its games there stay in the standings, and it is listed as disqualified.
+    row = next(s for s in tournament_standings(tournament=tournament) if s.bot_name == "k4")
+    assert row.games > 0 and row.status == Entrant.Status.DISQUALIFIED

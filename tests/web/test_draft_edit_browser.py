@@ -34,7 +34,7 @@ def test_an_organiser_edits_a_draft_and_downloads_the_standings(live_server, pag
     page.click("#edit-link")
     page.wait_for_selector("text=Edit draft: Ann's cup")
     assert page.input_value("#id_name") == "Ann's cup"
-    assert sorted(page.eval_on_selector_all("#id_entrants option:checked", "os => os.map(o => o.textContent)")) == [
+    assert sorted(page.eval_on_selector_all("#id_entrants input:checked", "os => os.map(o => o.parentElement.textContent.trim())")) == [
         f"bot{i} (author{i})" for i in range(4)]
     page.fill("#id_name", "Ann's cup, with a house bot")
     page.check("input[name=house_bots][value=random]")

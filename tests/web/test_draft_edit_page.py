@@ -52,7 +52,7 @@ def test_the_edit_form_is_the_creation_form_prefilled(client, world) -> None:
     assert 'name="duplicate_sets" value="2"' in html
     assert "count_stuck_on_instant_win" in html
     for bot in (mine_a, *others):
-        assert f'value="{bot.pk}" selected' in html, bot.name
+        assert f'value="{bot.pk}" checked' in html, bot.name  # a checkbox each, ticked
     assert re.search(r'<input type="checkbox" name="house_bots" value="greedy"[^>]* checked>', html)
     assert not re.search(r'<input type="checkbox" name="house_bots" value="random"[^>]* checked>', html)
     assert "Bots of one owner never share a table" in html  # the rule, explained before saving

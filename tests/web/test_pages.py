@@ -207,8 +207,9 @@ def test_knockout_draws_a_bracket(client, django_assert_num_queries, status):
     # tournament, entrants, standings, progress, latest games (+seats), incidents, deal
     # counts, bracket tables + seats; no cross-table or table pages. A running knockout's
     # rounds not created yet are counted in the same progress query. Luck-adjusted
-    # standings: revealed games' seats, withheld games, entrants.
-    with django_assert_num_queries(13):
+    # standings: revealed games' seats, withheld games, entrants. The entrants shown apart
+    # (invited, withdrawn, disqualified).
+    with django_assert_num_queries(14):
         html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
     assert 'id="bracket"' in html and 'class="bracket-round"' in html
     assert html.count('class="match"') == 3
@@ -227,8 +228,9 @@ def test_tournament_page_query_count_does_not_grow(client, django_assert_num_que
     w = make_world(bots=8, tables=4, games_per_table=games // 4 or 1, replay=load_replay("game_2p_handmade.json"))
     # tournament, entrants, standings, progress, latest games (+seats), incidents, deal counts,
     # cross-table (entrants, seats: the selector's, as the API's), tables page (count, rows,
-    # seats), luck-adjusted standings (revealed games' seats, withheld games, entrants)
-    with django_assert_num_queries(16):
+    # seats), luck-adjusted standings (revealed games' seats, withheld games, entrants), the
+    # entrants shown apart (invited, withdrawn, disqualified)
+    with django_assert_num_queries(17):
         assert client.get(f"/tournaments/{w.tournament.slug}/").status_code == 200
 
 

@@ -238,31 +238,29 @@ def _play_closing(fn, table_id: int) -> None:
         connections.close_all()
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_the_stream_sends_the_seat_to_its_owner_only(async_client):
-    """Server-sent events under ASGI: the owner's stream carries their hand, the public's not."""
-    from asgiref.sync import sync_to_async
-    from django.db import connections
+def test_the_stream_sends_the_seat_to_its_owner_only(people):
+    """The server-sent events (the view ASGI serves), read whole: the owner's stream carries
+    their hand, the public's and a stranger's not; a missing table is a 404."""
+    from asgiref.sync import async_to_sync
 
-    def setup():
-        alice = make_user("alice")
-        house = bot_create(owner=make_user("boss", staff=True), name="house-random", house_bot="random")[0]
-        table = _asked(_new_table(alice, [house]))
-        CasualTable.objects.filter(pk=table.pk).update(status=CasualTable.Status.DONE)
-        return alice, table
+    table = _asked(_new_table(people["alice"], [people["house"]]))
+    CasualTable.objects.filter(pk=table.pk).update(status=CasualTable.Status.DONE)
 
-    try:
-        alice, table = await sync_to_async(setup)()
-        response = await async_client.get(f"/play/{table.pk}/live/")
+    def events(who):
+        response = _client(who).get(f"/play/{table.pk}/live/")
         assert response["Content-Type"] == "text/event-stream"
-        body = "".join([chunk.decode() async for chunk in response.streaming_content])
-        data = [json.loads(e.removeprefix("data: ")) for e in body.split("\n\n") if e.startswith("data: {")]
-        assert data and all(d["seat"] is None for d in data)
+        async def read() -> bytes:
+            return b"".join([chunk async for chunk in response.streaming_content])
+
+        body = async_to_sync(read)().decode()
         assert "event: end" in body
-        missing = await async_client.get("/play/999999/live/")
-        assert missing.status_code == 404
-    finally:
-        await sync_to_async(connections.close_all)()
+        return [json.loads(e.removeprefix("data: ")) for e in body.split("\n\n") if e.startswith("data: {")]
+
+    for who in (None, people["mallory"], people["alice"]):
+        data = events(who)
+        assert data and all(d["seat"] is None for d in data)  # over: no seat even for its owner
+        assert data[-1]["public"]["card_counts"] == [13, 13]
+    assert _client().get("/play/999999/live/").status_code == 404
 
 
 def test_a_seat_token_opens_its_own_running_table_only(people):

@@ -62,7 +62,10 @@ class BotCreateInput(serializers.Serializer):
 
 
 class BotUpdateInput(serializers.Serializer):
-    description = serializers.CharField(max_length=2000, allow_blank=True)
+    description = serializers.CharField(max_length=2000, allow_blank=True, required=False)
+    accepts_invitations = serializers.BooleanField(
+        required=False,
+        help_text="Every organiser may enter this bot without asking: invitations are accepted at once.")
 
 
 class TournamentCreateInput(serializers.Serializer):
@@ -100,6 +103,21 @@ class TournamentCreateInput(serializers.Serializer):
         help_text="Admit only bots whose owner's account is verified (approved by staff, or its "
         "e-mail address confirmed); house bots are exempt. Checked at entry and again at the start.",
     )
+    open_registration = serializers.BooleanField(
+        required=False,
+        help_text="Bot owners enter their own bots themselves (POST .../join/) within the registration "
+        "window; otherwise entry is by the organiser, whose entering of another user's bot is an "
+        "invitation its owner accepts. Default: open for ladders, closed for the other formats.",
+    )
+    registration_opens_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="Open registration: joins accepted from then (empty: at once).")
+    registration_closes_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="Open registration: joins refused from then (empty: until a round robin or knockout "
+        "starts; a ladder stays open while it runs).")
+    starts_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="A scheduled start: Start (.../start/ without starts_at) then schedules play at this time.")
 
     def validate(self, attrs):
         if self.partial:
@@ -126,7 +144,13 @@ class EntrantInput(serializers.Serializer):
 
 
 class StartInput(serializers.Serializer):
-    starts_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    starts_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="When play begins; null: now; left out: at the draft's starts_at, now if it has none.")
+
+
+class ReasonInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=300, help_text="Shown on the tournament page.")
 
 
 class CancelInput(serializers.Serializer):
@@ -162,7 +186,8 @@ class BotOwnerOutput(BotOutput):
     """What the owner sees: never the token, only its first characters."""
 
     class Meta(BotOutput.Meta):
-        fields = [*BotOutput.Meta.fields, "token_prefix", "token_created_at", "revoked_at"]
+        fields = [*BotOutput.Meta.fields, "token_prefix", "token_created_at", "revoked_at",
+                  "accepts_invitations", "last_seen_at"]
 
 
 class BotTokenOutput(serializers.Serializer):
@@ -240,7 +265,7 @@ class TournamentOutput(serializers.ModelSerializer):
             "options", "seats_per_table", "duplicate_sets", "games_per_table", "move_time_ms",
             "time_bank_ms", "connect_deadline_s", "rated", "pool", "cycles",
             "advance_per_table", "ladder_tables_per_tick", "allow_same_owner", "verified_entry",
-            "design",
+            "open_registration", "registration_opens_at", "registration_closes_at", "design",
             "starts_at", "created_at", "started_at", "finished_at", "status_reason", "activity",
             "entrant_count", "tables_total", "tables_done", "winner",
             "deal_format", "reproducible", "fair_play_notices", "salt", "commitment_scheme", "deals",
@@ -285,7 +310,19 @@ class EntrantOutput(serializers.Serializer):
     bot = serializers.CharField(source="bot.name")
     seed_rank = serializers.IntegerField(allow_null=True)
     rating_at_start = serializers.FloatField(allow_null=True)
-    status = serializers.CharField()
+    status = serializers.CharField(
+        help_text="active, invited (waiting for its owner to accept), eliminated, withdrawn or disqualified.")
+    status_reason = serializers.CharField(help_text="Why it was disqualified or withdrawn.")
+
+
+class InvitationOutput(serializers.Serializer):
+    tournament = serializers.CharField(source="tournament.slug")
+    tournament_name = serializers.CharField(source="tournament.name")
+    format = serializers.CharField(source="tournament.format")
+    tournament_status = serializers.CharField(source="tournament.status")
+    organiser = serializers.CharField(source="tournament.organiser.username")
+    bot = serializers.CharField(source="bot.name")
+    invited_at = serializers.DateTimeField(source="joined_at")
 
 
 class StandingOutput(serializers.Serializer):
@@ -464,18 +501,21 @@ class GameOutput(serializers.ModelSerializer):
 class RatingOutput(serializers.ModelSerializer):
     bot = serializers.CharField(source="bot.name")
     owner = serializers.CharField(source="bot.owner.username")
+    # Too few rated games to trust it (Rating.provisional; docs/hosting.md for a new version)
+    provisional = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = Rating
-        fields = ["bot", "owner", "rating", "games", "updated_at"]
+        fields = ["bot", "owner", "rating", "games", "provisional", "updated_at"]
 
 
 class BotRatingOutput(serializers.ModelSerializer):
     pool = serializers.CharField(source="pool.slug")
+    provisional = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = Rating
-        fields = ["pool", "rating", "games", "updated_at"]
+        fields = ["pool", "rating", "games", "provisional", "updated_at"]
 
 
 class RatingChangeOutput(serializers.ModelSerializer):

@@ -37,6 +37,7 @@ from tournaments.selectors.bots import bot_find, bot_list, bot_page, head_to_hea
 from tournaments.selectors.brackets import tournament_bracket
 from tournaments.selectors.cross_table import tournament_cross_table
 from tournaments.selectors.deals import deal_list
+from tournaments.selectors.entries import bot_invitations
 from tournaments.selectors.games import game_get, game_list, game_proof, game_replay
 from tournaments.selectors.ratings import (
     PoolNameInvalid,
@@ -65,13 +66,17 @@ from tournaments.services.accounts import (
     user_can_manage_tournament,
     user_is_organiser,
 )
+from tournaments.services.entries import (
+    entrant_disqualify,
+    entry_join,
+    entry_withdraw,
+    invitation_respond,
+    tournament_entrant_enter,
+)
 from tournaments.services.notes import entrant_notes_publish
 from tournaments.services.tournaments import (
-    ladder_join,
-    ladder_leave,
     tournament_cancel,
     tournament_create,
-    tournament_entrant_add,
     tournament_entrant_remove,
     tournament_start,
     tournament_update,
@@ -452,14 +457,18 @@ class TournamentEntrantsView(ServiceAPIView):
         tournament = self.tournament(slug)
         return Response(s.EntrantOutput(tournament.entrants.select_related("bot"), many=True).data)
 
-    @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Add an entrant (the tournament's organiser)")
+    @extend_schema(
+        request=s.EntrantInput, responses={201: s.EntrantOutput},
+        summary="Add an entrant (the tournament's organiser): your own bots and house bots at once, "
+        "another user's bot as an invitation (status invited) that its owner accepts",
+    )
     def post(self, request, slug: str):
         tournament = self.noted(_own_tournament(request, slug))
         data = _input(s.EntrantInput, request)
         bot = bot_find(name=data["bot"])
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
-        entrant = tournament_entrant_add(tournament=tournament, bot=bot)
+        entrant = tournament_entrant_enter(tournament=tournament, bot=bot, by=request.user)
         return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
 
 
@@ -491,14 +500,16 @@ class LadderJoinView(ServiceAPIView):
     input_serializers = {"POST": s.EntrantInput}
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput}, summary="Enter your bot in a ladder (bot owners)")
+    @extend_schema(request=s.EntrantInput, responses={201: s.EntrantOutput},
+                   summary="Enter your bot in an open ladder or tournament, within its registration window "
+                   "(bot owners; joining with an invited bot accepts the invitation)")
     def post(self, request, slug: str):
         tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
         bot = bot_find(name=data["bot"])
         if bot is None:
             raise exceptions.ValidationError({"bot": f"No bot named {data['bot']!r}."})
-        entrant = ladder_join(tournament=tournament, bot=bot, user=request.user)
+        entrant = entry_join(tournament=tournament, bot=bot, user=request.user)
         return Response(s.EntrantOutput(entrant).data, status=status.HTTP_201_CREATED)
 
 
@@ -506,13 +517,58 @@ class LadderLeaveView(ServiceAPIView):
     input_serializers = {"POST": s.EntrantInput}
     permission_classes = [permissions.IsAuthenticated]
 
-    @extend_schema(request=s.EntrantInput, responses={204: None}, summary="Withdraw your bot from a ladder")
+    @extend_schema(request=s.EntrantInput, responses={204: None},
+                   summary="Withdraw your bot (bot owners; docs/organiser-guide.md says what happens "
+                   "to a running tournament's games)")
     def post(self, request, slug: str):
         tournament = self.tournament(slug)
         data = _input(s.EntrantInput, request)
         bot = get_object_or_404(bot_list(), name=data["bot"])
-        ladder_leave(tournament=tournament, bot=bot, user=request.user)
+        entry_withdraw(tournament=tournament, bot=bot, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationListView(ServiceAPIView):
+    serializer_class = s.InvitationOutput
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=s.InvitationOutput(many=True),
+                   summary="Invitations waiting for your answer: your bots entered by other organisers")
+    def get(self, request):
+        return Response(s.InvitationOutput(bot_invitations(owner=request.user), many=True).data)
+
+
+class InvitationAnswerView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+    accept = True
+
+    @extend_schema(request=None, responses={200: s.EntrantOutput, 204: None},
+                   summary="Accept (accept/) or decline (decline/) the invitation of your bot")
+    def post(self, request, slug: str, bot: str):
+        tournament = self.tournament(slug)
+        entrant = invitation_respond(tournament=tournament, bot=get_object_or_404(bot_list(), name=bot),
+                                     user=request.user, accept=self.accept)
+        if entrant is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(s.EntrantOutput(entrant).data)
+
+
+class InvitationDeclineView(InvitationAnswerView):
+    accept = False
+
+
+class EntrantDisqualifyView(ServiceAPIView):
+    input_serializers = {"POST": s.ReasonInput}
+    permission_classes = [permissions.IsAuthenticated, IsOrganiser]
+
+    @extend_schema(request=s.ReasonInput, responses=s.EntrantOutput,
+                   summary="Disqualify an entrant, with a reason shown on the tournament page (its organiser)")
+    def post(self, request, slug: str, bot: str):
+        tournament = self.noted(_own_tournament(request, slug))
+        data = _input(s.ReasonInput, request)
+        entrant = entrant_disqualify(tournament=tournament, bot=get_object_or_404(bot_list(), name=bot),
+                                     user=request.user, reason=data["reason"])
+        return Response(s.EntrantOutput(entrant).data)
 
 
 class TournamentStartView(ServiceAPIView):
@@ -522,7 +578,7 @@ class TournamentStartView(ServiceAPIView):
     @extend_schema(request=s.StartInput, responses=s.TournamentOutput, summary="Start now or at starts_at")
     def post(self, request, slug: str):
         tournament = self.noted(_own_tournament(request, slug))
-        data = _input(s.StartInput, request)
+        data = _input(s.StartInput, request)  # starts_at left out: the draft's own
         return Response(s.TournamentOutput(tournament_start(tournament=tournament, **data)).data)
 
 

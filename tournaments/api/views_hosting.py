@@ -14,7 +14,13 @@ from rest_framework.response import Response
 from tournaments.api.views import ServiceAPIView
 from tournaments.models import Bot, BotSubmission, HostedSession
 from tournaments.selectors import versions as selectors_versions
-from tournaments.services.hosting import bot_hosting_set, submission_create
+from tournaments.services.hosting import (
+    bot_gate_set,
+    bot_hosting_set,
+    bot_storage_clear,
+    submission_create,
+    submission_promote,
+)
 
 
 class ZipParser(parsers.BaseParser):
@@ -35,7 +41,19 @@ class VersionOutput(serializers.ModelSerializer):
         model = BotSubmission
         fields = ["seq", "version", "status", "detail", "runtime", "entry", "sdk_version", "sha256", "size",
                   "unpacked_size", "files", "uploaded_by", "uploaded_at", "validated_at", "active",
-                  "validation_log"]
+                  "promoted_at", "gate", "validation_log"]
+
+    gate = serializers.SerializerMethodField()
+
+    def get_gate(self, obj: BotSubmission) -> dict | None:
+        """Its gate against its predecessor (docs/hosting.md), None when it had none."""
+        if not obj.gate_status:
+            return None
+        against = obj.gate_against
+        return {"status": obj.gate_status, "against": against.version if against else None,
+                "games": obj.gate_games, "duplicate_sets": obj.gate_sets, "score": obj.gate_score,
+                "half_width": obj.gate_half_width, "verdict": obj.gate_verdict or None,
+                "detail": obj.gate_detail, "finished_at": obj.gate_finished_at, "log": obj.gate_log}
 
     def get_active(self, obj: BotSubmission) -> bool:
         return obj.bot.active_submission_id == obj.pk
@@ -53,7 +71,13 @@ class SessionOutput(serializers.ModelSerializer):
 
 
 class HostingInput(serializers.Serializer):
-    hosting = serializers.ChoiceField(choices=[c for c, _ in Bot._meta.get_field("hosting").choices])
+    hosting = serializers.ChoiceField(choices=[c for c, _ in Bot._meta.get_field("hosting").choices], required=False)
+    gate = serializers.ChoiceField(choices=[c for c, _ in Bot._meta.get_field("gate").choices], required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give hosting (remote or hosted), gate (off, manual or auto), or both.")
+        return attrs
 
 
 def _bot(name: str) -> Bot:
@@ -70,7 +94,7 @@ def _owned(request, bot: Bot):
 def _hosting_out(bot: Bot) -> dict:
     active = bot.active_submission
     return {"bot": bot.name, "hosting": bot.hosting, "active_version": active.version if active else None,
-            "hosting_stopped": bot.hosting_stopped}
+            "hosting_stopped": bot.hosting_stopped, "gate": bot.gate}
 
 
 class BotVersionsView(ServiceAPIView):
@@ -134,7 +158,11 @@ class BotHostingView(ServiceAPIView):
         bot = _bot(name)
         data = HostingInput(data=request.data)
         data.is_valid(raise_exception=True)
-        return Response(_hosting_out(bot_hosting_set(bot=bot, user=request.user, hosting=data.validated_data["hosting"])))
+        if "gate" in data.validated_data:
+            bot = bot_gate_set(bot=bot, user=request.user, gate=data.validated_data["gate"])
+        if "hosting" in data.validated_data:
+            bot = bot_hosting_set(bot=bot, user=request.user, hosting=data.validated_data["hosting"])
+        return Response(_hosting_out(bot))
 
 
 class BotSessionsView(ServiceAPIView):
@@ -150,3 +178,39 @@ class BotSessionsView(ServiceAPIView):
         if rows is None:
             raise exceptions.NotFound("No such bot sessions.")
         return Response(SessionOutput(rows, many=True).data)
+
+
+class BotVersionPromoteView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses=VersionOutput,
+                   summary="Make a ready version your bot's active one (after its gate, or without it)")
+    def post(self, request, name: str, seq: int):
+        bot = _bot(name)
+        _owned(request, bot)  # anyone else: 404, as if there were no such bot versions
+        submission = submission_promote(bot=bot, user=request.user, seq=seq)
+        bot.refresh_from_db(fields=["active_submission"])
+        submission.bot = bot
+        return Response(VersionOutput(submission).data)
+
+
+class BotStorageView(ServiceAPIView):
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT,
+                   summary="What your hosted bot keeps between its tables: its size (owner only)")
+    def get(self, request, name: str):
+        bot = _bot(name)
+        row = selectors_versions.bot_storage(viewer=request.user, bot=bot)
+        if row is None:
+            raise exceptions.NotFound("No such bot storage.")
+        return Response(row)
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT,
+                   summary="Empty your hosted bot's storage: its next session starts with none")
+    def delete(self, request, name: str):
+        bot = _bot(name)
+        if selectors_versions.bot_storage(viewer=request.user, bot=bot) is None:
+            raise exceptions.NotFound("No such bot storage.")
+        cleared = bot_storage_clear(bot=bot, user=request.user)
+        return Response({"bot": bot.name, "cleared": cleared, "size": 0, "files": 0})

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tournaments.hosting import runtimes
+from tournaments.hosting import runtimes, storage
 from tournaments.hosting.cgroups import (
     BotCgroup,
     CgroupError,
@@ -75,6 +75,7 @@ from tournaments.hosting.sandbox import (
     rlimits_prefix,
     secret_args,
 )
+from tournaments.hosting.storage import DEFAULT_STORAGE_MIB, Packed
 
 __all__ = [
     "UNSANDBOXED_VALUE",
@@ -143,6 +144,10 @@ class SessionEnd:
     ended_at: float
     usage: CgroupUsage | None
     relay: RelayStats | None
+    # What it left in its storage (tournaments.hosting.storage), when it had one and its
+    # code ran; None otherwise: keep the previous contents (the log says why, if anything
+    # was refused).
+    storage: Packed | None = None
 
     @property
     def fault(self) -> str:
@@ -206,6 +211,11 @@ class BotSpec:
     log_bytes: int = 1024 * 1024
     env: Mapping[str, str] = field(default_factory=dict)  # more (non-secret) environment
     label: str = ""  # for the runner's log lines
+    # The bot's own storage (tournaments.hosting.storage): a gzipped tar of what its last
+    # session left (b"" for none yet), unpacked into a tmpfs of `storage_mib` at /storage;
+    # None: no storage at all (validation jobs).
+    storage: bytes | None = None
+    storage_mib: int = DEFAULT_STORAGE_MIB
 
 
 class BoundedLog:
@@ -556,7 +566,7 @@ class HostedBot:
         if self.sandboxed:
             return INSIDE
         return Layout(runtime=str(self.runtime.root), bot=str(self.dir / "bot"),
-                      sockets=str(self.dir / "r"), tmp=str(self.dir / "tmp"))
+                      sockets=str(self.dir / "r"), tmp=str(self.dir / "tmp"), storage=str(self.dir / "storage"))
 
     def _env(self, layout: Layout, status_fd: int) -> dict[str, str]:
         env = {"PATH": "/usr/bin:/bin", "HOME": layout.tmp, "TMPDIR": layout.tmp,
@@ -567,6 +577,9 @@ class HostedBot:
             env["TIENLEN_REFEREE_SOCKETS"] = layout.sockets
         if self.spec.bot_version:
             env["TIENLEN_BOT_VERSION"] = self.spec.bot_version
+        if self.spec.storage is not None:
+            env["TIENLEN_STORAGE"] = layout.storage
+            env["TIENLEN_STORAGE_BYTES"] = str(self.spec.storage_mib * 1024 * 1024)
         env.update(self.runtime.env(layout))
         for key, value in self.spec.env.items():
             if key.startswith("TIENLEN_TOKEN") or key == "TIENLEN_STATUS_FD":
@@ -600,11 +613,23 @@ class HostedBot:
         os.chmod(sessions, 0o711)
         # leftovers of this slot from a runner that died
         for old in sessions.glob(f"{self.slot.index}-*"):
+            storage.unmount(old / "storage")
             shutil.rmtree(old, ignore_errors=True)
         self.dir.mkdir(mode=0o750)
         if gid is not None:
             os.chown(self.dir, 0, gid)
         _copy_code(self.spec.code_dir, self.dir / "bot", gid)
+        if self.spec.storage is not None:
+            target = self.dir / "storage"
+            target.mkdir(mode=0o700)
+            uid = self.slot.uid if self.sandboxed else None
+            self._storage_mounted = self.sandboxed and storage.mount(
+                target, cap_bytes=self.spec.storage_mib * 1024 * 1024, uid=uid, gid=gid)
+            try:
+                storage.unpack(self.spec.storage, target, cap_bytes=self.spec.storage_mib * 1024 * 1024,
+                               uid=uid, gid=gid)
+            except storage.StorageError as exc:
+                raise RuntimeError(str(exc)) from exc
         if not self.sandboxed:
             (self.dir / "tmp").mkdir()
         if self.spec.referees:
@@ -655,7 +680,8 @@ class HostedBot:
         os.write(args_w, secret_args(secrets_env))  # a few bytes: the pipe holds them
         self._close_fd("args_w")
         argv = bwrap_argv(command, binds=Binds(runtime=self.runtime.root, bot=self.dir / "bot",
-                                               sockets=self.dir / "r" if spec.referees else None),
+                                               sockets=self.dir / "r" if spec.referees else None,
+                                               storage=self.dir / "storage" if spec.storage is not None else None),
                           env=env, limits=spec.limits, bwrap=self.host.config.bwrap,
                           args_fd=args_r, json_status_fd=json_w, block_fd=block_r)
         self.popen = self.host._spawn(
@@ -785,6 +811,26 @@ class HostedBot:
                 else:
                     os.killpg(self.popen.pid, signal.SIGKILL)
 
+    def _storage_keep(self) -> Packed | None:
+        """Pack what the bot left in its storage and unmount it (its processes are gone by
+        now: nothing changes under the packing). None when it had none, or its code never ran."""
+        if self.spec.storage is None:
+            return None
+        target = self.dir / "storage"
+        try:
+            if not self.runtime_up.is_set() or not target.is_dir():
+                return None
+            packed = storage.pack(target, cap_bytes=self.spec.storage_mib * 1024 * 1024)
+        except OSError as exc:
+            log.error("%r: its storage could not be read: %s", self, exc)
+            return None
+        finally:
+            if getattr(self, "_storage_mounted", False):
+                storage.unmount(target)
+        if packed.note:
+            self.log.write(f"\n[tienlen: {packed.note}]\n".encode())
+        return packed if packed.data else None
+
     def _finish(self, *, monitored: bool) -> None:
         usage = None
         if self.cgroup is not None:
@@ -805,6 +851,7 @@ class HostedBot:
             relay_stats = self.relay.stats
         for name in list(self._fds):
             self._close_fd(name)
+        kept = self._storage_keep()
         shutil.rmtree(self.dir, ignore_errors=True)
         self.claim.release()
         with self._lock:
@@ -828,7 +875,7 @@ class HostedBot:
             log_bytes=self.log.total, log_truncated=self.log.truncated,
             last_lines=self.log.last_lines(), started=self.runtime_up.is_set(),
             sandboxed=self.sandboxed, started_at=self.started_at, ended_at=time.time(),
-            usage=usage, relay=relay_stats)
+            usage=usage, relay=relay_stats, storage=kept)
         log.info("%r ended: %s (%s)", self, reason.value, detail)
         self.host._forget(self)
         self.ended.set()

@@ -80,6 +80,7 @@ class Layout:
     bot: str = "/bot"
     sockets: str = "/run/tienlen/referee"
     tmp: str = "/tmp"
+    storage: str = "/storage"  # the bot's own storage, writable (tournaments.hosting.storage)
 
 
 INSIDE = Layout()
@@ -193,12 +194,14 @@ def system_binds() -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Binds:
-    """Host directories the sandbox gets, read-only, at the Layout's fixed paths."""
+    """Host directories the sandbox gets, read-only, at the Layout's fixed paths; but
+    `storage`, the bot's own (a size-capped tmpfs of its session's), bound writable."""
 
     runtime: Path
     bot: Path
     sockets: Path | None = None
     extra: Sequence[tuple[Path, str]] = field(default_factory=tuple)
+    storage: Path | None = None
 
 
 def bwrap_argv(command: Sequence[str], *, binds: Binds, env: Mapping[str, str], limits: Limits,
@@ -235,6 +238,8 @@ def bwrap_argv(command: Sequence[str], *, binds: Binds, env: Mapping[str, str], 
         argv += ["--ro-bind", str(binds.sockets), layout.sockets]
     for host, inside in binds.extra:
         argv += ["--ro-bind", str(host), inside]
+    if binds.storage is not None:
+        argv += ["--bind", str(binds.storage), layout.storage]
     argv += [
         "--size", str(limits.tmp_mib * 1024 * 1024), "--perms", "1777", "--tmpfs", layout.tmp,
         "--proc", "/proc",

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tournaments', '0016_entrant_notes_published_at'),
+        ('tournaments', '0018_entry_consent'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

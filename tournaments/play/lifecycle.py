@@ -412,6 +412,17 @@ def tables_cancel(*, tournament_id: int) -> int:
     )
 
 
+def tables_cancel_pending(*, table_ids: list[int]) -> int:
+    """Cancel those of these tables no attempt has started (a conditional UPDATE: a worker
+    starting one at the same instant either started it first, and it plays on, or finds
+    it cancelled); returns how many. An entrant taken out of a running round robin."""
+    if not table_ids:
+        return 0
+    return Table.objects.filter(pk__in=table_ids, status=Status.PENDING).update(
+        status=TRANSITIONS[Event.CANCEL].target
+    )
+
+
 def tables_forgotten(*, now: datetime | None = None, older_than_s: float = 600.0) -> list[int]:
     """Pending tables of running tournaments never attempted for `older_than_s`: their
     first task was lost (e.g. the broker restarted before a worker took it)."""

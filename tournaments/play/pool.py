@@ -15,10 +15,11 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError
+from django.db.models import Q
 from django.db.models.functions import Now
 
 from referee_service.pool import PoolMember, RefereeReport
-from tournaments.models import Referee
+from tournaments.models import Bot, Referee
 from tournaments.token_store import _django_setup
 
 #: Rows of referees silent for this long are deleted by the next heartbeat of any referee.
@@ -42,12 +43,30 @@ def referee_heartbeat(*, report: RefereeReport) -> None:
         "started_at": datetime.fromtimestamp(report.started_at, tz=UTC),
         "last_heartbeat": Now(),
     }
+    bots_seen(bot_ids=list(report.bots))
     if Referee.objects.filter(referee_id=report.referee_id).update(**fields):
         return
     try:
         Referee.objects.create(referee_id=report.referee_id[:64], **fields)
     except IntegrityError:  # created meanwhile (two heartbeats racing): update it
         Referee.objects.filter(referee_id=report.referee_id).update(**fields)
+
+
+#: How stale a connected bot's `last_seen_at` may get: it is written at most this often.
+SEEN_EVERY = timedelta(minutes=1)
+
+
+def bots_seen(*, bot_ids: list[str]) -> int:
+    """Note the connected bots as seen now (`Bot.last_seen_at`, the owner's "My bots"):
+    one UPDATE touching only the rows older than SEEN_EVERY, so a heartbeat a second
+    writes each bot's row once a minute. Ids the referee reports that are not the
+    platform's (a test's own token store) are skipped."""
+    ids = [int(b) for b in bot_ids if b.isdigit()]
+    if not ids:
+        return 0
+    return Bot.objects.filter(pk__in=ids).filter(
+        Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=Now() - SEEN_EVERY)
+    ).update(last_seen_at=Now())
 
 
 def referee_leave(*, referee_id: str) -> None:

@@ -111,11 +111,19 @@ def bot_revoke(*, bot: Bot) -> None:
     bot.save(update_fields=["token_hash", "revoked_at"])
 
 
-def bot_update(*, bot: Bot, description: str | None = None) -> Bot:
+def bot_update(*, bot: Bot, description: str | None = None, accepts_invitations: bool | None = None) -> Bot:
+    """The owner's settings of a bot: its description; whether every organiser may enter
+    it without asking (its invitations accepted at once, tournaments.services.entries)."""
+    fields = []
     if description is not None:
         bot.description = description
+        fields.append("description")
+    if accepts_invitations is not None:
+        bot.accepts_invitations = accepts_invitations
+        fields.append("accepts_invitations")
+    if fields:
         bot.full_clean()
-        bot.save(update_fields=["description"])
+        bot.save(update_fields=fields)
     return bot
 
 

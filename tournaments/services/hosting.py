@@ -13,6 +13,13 @@ The invariants, each written here once:
   own (remote) token stops connecting while it is hosted.
 - Which table plays with which submission is fixed when its session is created: a newer
   version promoted meanwhile plays the later tables.
+- Promoting a version (`_promote`, the one place a bot's active version changes) keeps
+  the bot's ratings but makes each provisional again for PROVISIONAL_GAMES rated games.
+- With a gate (Bot.gate), a new ready version is not promoted at once: a runner first
+  plays it against its predecessor (unrated, in no tournament, seen by the owner only);
+  the owner promotes it, or, with the automatic gate, it is promoted unless it did worse.
+- A bot's storage is its own: written only from its own sessions' ends, cleared only by
+  its owner, mounted into no other bot's sandbox (tournaments.hosting.storage).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import F, Max, Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
@@ -31,11 +38,17 @@ from tournaments import jobs
 from tournaments.hosting import archive
 from tournaments.jobs import Job
 from tournaments.models import (
+    PROVISIONAL_GAMES,
     Bot,
+    BotStorage,
     BotSubmission,
     Entrant,
+    Gate,
+    GateStatus,
+    GateVerdict,
     HostedSession,
     Hosting,
+    Rating,
     TableSeat,
     Tournament,
 )
@@ -128,11 +141,131 @@ def submission_validation_finish(*, submission_id: int, ok: bool, log: str, deta
         if ok:
             bot = Bot.objects.select_for_update().get(pk=submission.bot_id)
             current = bot.active_submission
-            if current is None or current.seq < submission.seq:
-                bot.active_submission = submission
-                bot.hosting_stopped = ""  # new code: hosted again
-                bot.save(update_fields=["active_submission", "hosting_stopped"])
+            if current is not None and current.seq > submission.seq:
+                pass  # a newer version is already active
+            elif current is None or bot.gate == Gate.OFF:
+                _promote(bot, submission)
+            else:
+                submission.gate_status = GateStatus.QUEUED
+                submission.gate_against = current
+                submission.save(update_fields=["gate_status", "gate_against"])
+                jobs.enqueue_on_commit(Job.RUN_GATE, submission.pk)
     return submission
+
+
+def _promote(bot: Bot, submission: BotSubmission) -> None:
+    """`submission` (READY) becomes the bot's active version: the tables seated already
+    finish on the version they started with (`hosted_sessions_ensure`), later ones play
+    this one. The bot keeps its ratings, each provisional again for PROVISIONAL_GAMES
+    rated games (Rating.provisional). Called with the bot's row locked."""
+    if bot.active_submission_id == submission.pk:
+        return
+    had_one = bot.active_submission_id is not None
+    bot.active_submission = submission
+    bot.hosting_stopped = ""  # new code: hosted again
+    bot.save(update_fields=["active_submission", "hosting_stopped"])
+    submission.promoted_at = timezone.now()
+    submission.save(update_fields=["promoted_at"])
+    if had_one:
+        Rating.objects.filter(bot=bot).update(provisional_until=F("games") + PROVISIONAL_GAMES)
+
+
+def submission_promote(*, bot: Bot, user, seq: int) -> BotSubmission:
+    """The owner makes a ready version the active one (after its gate, or instead of it;
+    an older ready version too: a roll-back)."""
+    _own(bot=bot, user=user)
+    with transaction.atomic():
+        locked = Bot.objects.select_for_update().get(pk=bot.pk)
+        submission = BotSubmission.objects.filter(bot=locked, seq=seq).defer("archive").first()
+        if submission is None:
+            raise ValidationError({"version": f"This bot has no version s{seq}."})
+        if submission.status != Status.READY:
+            raise ValidationError({"version": f"s{seq} is {submission.status}: only a ready version can play."})
+        if locked.active_submission_id == submission.pk:
+            raise ValidationError({"version": f"s{seq} is already the active version."})
+        _promote(locked, submission)
+    return submission
+
+
+def bot_gate_set(*, bot: Bot, user, gate: str) -> Bot:
+    """Whether the bot's new ready versions first play their predecessor (docs/hosting.md)."""
+    _own(bot=bot, user=user)
+    if gate not in Gate.values:
+        raise ValidationError({"gate": f"Use one of {', '.join(Gate.values)}."})
+    bot.gate = gate
+    bot.save(update_fields=["gate"])
+    return bot
+
+
+# --- the gate ------------------------------------------------------------------------------
+
+
+def gate_begin(*, submission_id: int) -> BotSubmission | None:
+    """QUEUED -> PLAYING; None when another delivery took it or it is over (it runs once)."""
+    if not BotSubmission.objects.filter(pk=submission_id, gate_status=GateStatus.QUEUED, status=Status.READY,
+                                        gate_against__isnull=False).update(gate_status=GateStatus.PLAYING):
+        return None
+    return BotSubmission.objects.select_related("gate_against", "bot").get(pk=submission_id)
+
+
+def gate_retry(*, submission_id: int) -> None:
+    """PLAYING -> QUEUED: the runner failed on its own side (the gate is played again)."""
+    BotSubmission.objects.filter(pk=submission_id, gate_status=GateStatus.PLAYING).update(
+        gate_status=GateStatus.QUEUED)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    ok: bool  # False: the gate could not be played out (a version crashed, a forfeit)
+    games: int
+    sets: int
+    score: float | None  # points per game, new minus old, paired per duplicate set
+    half_width: float | None  # of its 95 % interval
+    verdict: str  # a GateVerdict value ("" when not ok)
+    detail: str
+    log: str
+
+
+def gate_finish(*, submission_id: int, result: GateResult) -> BotSubmission:
+    """PLAYING -> DONE (or FAILED) with the result; with the automatic gate, a version that
+    did not do worse than its predecessor is promoted (if no newer one is active)."""
+    text, _ = bounded_text(result.log)
+    with transaction.atomic():
+        submission = BotSubmission.objects.select_for_update().defer("archive").get(pk=submission_id)
+        if submission.gate_status != GateStatus.PLAYING:
+            return submission
+        submission.gate_status = GateStatus.DONE if result.ok else GateStatus.FAILED
+        submission.gate_games, submission.gate_sets = result.games, result.sets
+        submission.gate_score, submission.gate_half_width = result.score, result.half_width
+        submission.gate_verdict = result.verdict if result.ok else ""
+        submission.gate_detail = result.detail[:500]
+        submission.gate_log = text
+        submission.gate_finished_at = timezone.now()
+        submission.save(update_fields=["gate_status", "gate_games", "gate_sets", "gate_score", "gate_half_width",
+                                       "gate_verdict", "gate_detail", "gate_log", "gate_finished_at"])
+        bot = Bot.objects.select_for_update().get(pk=submission.bot_id)
+        current = bot.active_submission
+        if (result.ok and bot.gate == Gate.AUTO and result.verdict != GateVerdict.WORSE
+                and (current is None or current.seq < submission.seq)):
+            _promote(bot, submission)
+    return submission
+
+
+# --- storage -------------------------------------------------------------------------------
+
+
+def bot_storage_data(*, bot_id: int) -> bytes:
+    """What the bot's last session left in its storage (b"": nothing yet); for its runner."""
+    row = BotStorage.objects.filter(bot_id=bot_id).values_list("data", flat=True).first()
+    return bytes(row) if row is not None else b""
+
+
+def bot_storage_clear(*, bot: Bot, user) -> bool:
+    """The owner empties the bot's storage (its next session starts with none); True if
+    there was any. A session running now keeps its copy and writes it back when it ends."""
+    _own(bot=bot, user=user)
+    deleted, _ = BotStorage.objects.filter(bot=bot).delete()
+    return bool(deleted)
 
 
 def bot_hosting_set(*, bot: Bot, user, hosting: str) -> Bot:
@@ -284,11 +417,14 @@ def _end(session: HostedSession, **fields) -> None:
 def hosted_session_end(
     *, session_id: int, reason: str, fault: str, detail: str, exit_code: int | None, log: str,
     log_bytes: int, log_truncated: bool, retry: bool = False, runner: str | None = None,
+    storage: tuple[bytes, int, int] | None = None,
 ) -> bool:
     """The session's end as the sandbox reported it. With `retry` (the platform's fault and
     starts left), it goes back to QUEUED for another runner and True is returned; its log
     so far is kept. Its token stops working at once either way. With `runner`, only while
-    that runner holds it (a runner whose session was taken over records nothing)."""
+    that runner holds it (a runner whose session was taken over records nothing).
+    `storage`: (gzipped tar, bytes, entries) the session left in the bot's storage, kept for
+    its next session; None keeps what was there."""
     text, cut = bounded_text(log)
     with transaction.atomic():
         session = HostedSession.objects.select_for_update().filter(pk=session_id).first()
@@ -300,6 +436,10 @@ def hosted_session_end(
         session.reason, session.fault, session.detail = reason[:32], fault[:16], detail[:500]
         session.exit_code, session.log_bytes = exit_code, log_bytes
         session.log, session.log_truncated = text, log_truncated or cut
+        if storage is not None:
+            data, size, entries = storage
+            BotStorage.objects.update_or_create(bot_id=session.bot_id, defaults={
+                "data": data, "size": size, "files": entries, "session": session})
         if retry:
             session.status = HostedSession.Status.QUEUED
             session.token_hash = None

@@ -222,6 +222,12 @@ def table_complete(
                 or key in absent
                 or str(seat.entrant.bot_id) in absent
                 or seat.entrant.bot.name in absent
+                # Withdrawn or disqualified during a knockout: ranked last, it advances no
+                # further (tournaments.services.entries).
+                or (
+                    tournament.format == Tournament.Format.KNOCKOUT
+                    and seat.entrant.status in (Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
+                )
             )
         if not error and any(s.forfeited for s in seats):
             names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
@@ -273,13 +279,17 @@ def _knockout_eliminate(tournament: Tournament, round_no: int) -> None:
         tournament=tournament, table_seats__table__tournament=tournament,
         table_seats__table__round=round_no, table_seats__advanced=False,
     )
-    Entrant.objects.filter(pk__in=eliminated.values("pk")).update(status=Entrant.Status.ELIMINATED)
+    # A withdrawn or disqualified bot keeps that status (and its reason) on the page.
+    Entrant.objects.filter(pk__in=eliminated.values("pk")).exclude(
+        status__in=(Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
+    ).update(status=Entrant.Status.ELIMINATED)
 
 
 def _knockout_next_round(tournament: Tournament, round_no: int) -> list[int]:
     """The next round's tables among those who went through (none: fewer than 2 did)."""
     advancing = list(
-        Entrant.objects.filter(table_seats__table__tournament=tournament, table_seats__table__round=round_no, table_seats__advanced=True)
+        Entrant.objects.filter(table_seats__table__tournament=tournament, table_seats__table__round=round_no,
+                               table_seats__advanced=True, status=Entrant.Status.ACTIVE)
         .order_by("seed_rank", "id")
     )
     if len(advancing) < 2:

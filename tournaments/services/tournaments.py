@@ -1,6 +1,6 @@
-"""Tournaments: create (validated), edit a draft (by the same checks), entrants, ladder
-join/leave, start, cancel, schedule the first tables, finish; and the table planning they
-share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
+"""Tournaments: create (validated), edit a draft (by the same checks), entrants (added
+as trusted entries: consent is tournaments.services.entries'), start, cancel, schedule
+the first tables, finish; and the table planning they share with knockout rounds and ladder ticks (the owner rule, deal groups, creating a table
 with its committed deals).
 
 Services validate, write in one transaction, and enqueue follow-up work only after commit
@@ -117,6 +117,13 @@ def _settings_errors(format: str, fields: dict) -> dict[str, str]:
         errors["games_per_table"] = "Set either games_per_table or duplicate_sets, not both."
     if format == Tournament.Format.KNOCKOUT and (fields.get("advance_per_table") or 2) >= seats:
         errors["advance_per_table"] = "Fewer players than seats per table must advance."
+    opens, closes = fields.get("registration_opens_at"), fields.get("registration_closes_at")
+    if opens and closes and closes <= opens:
+        errors["registration_closes_at"] = "Registration must close after it opens."
+    if (opens or closes) and not fields.get("open_registration"):
+        errors["open_registration"] = (
+            "A registration window is for an open tournament: open it to bot owners, or leave the window empty."
+        )
     organiser_seed = fields.get("seed") or ""
     if not isinstance(organiser_seed, str) or len(organiser_seed) > 64:
         errors["seed"] = "A tournament seed is a string of at most 64 characters."
@@ -144,6 +151,9 @@ def tournament_create(*, organiser, name: str, format: str, **fields) -> Tournam
     so. Without it every deal seed is a fresh secret (docs/fair-play.md)."""
     if not user_is_organiser(user=organiser):
         raise PermissionError("Only organisers can create tournaments.")
+    if fields.get("open_registration") is None:
+        # Ladders are open to every bot owner unless created otherwise; the rest by invitation.
+        fields["open_registration"] = format == Tournament.Format.LADDER
     errors = _settings_errors(format, fields)
     if errors:
         raise ValidationError(errors)
@@ -171,7 +181,8 @@ EDITABLE_SETTINGS = (
     "name", "slug", "description", "format", "preset", "options", "seats_per_table",
     "duplicate_sets", "games_per_table", "move_time_ms", "time_bank_ms", "connect_deadline_s",
     "rated", "deal_format", "seed", "cycles", "advance_per_table", "ladder_tables_per_tick",
-    "allow_same_owner", "verified_entry",
+    "allow_same_owner", "verified_entry", "open_registration", "registration_opens_at",
+    "registration_closes_at", "starts_at",
 )
 
 
@@ -229,20 +240,6 @@ def tournament_update(*, tournament: Tournament, **changes) -> Tournament:
         return _settings_save(locked)
 
 
-def tournament_entrants_set(*, tournament: Tournament, bots: Sequence[Bot]) -> None:
-    """Make the draft's entrants exactly `bots`: those no longer listed leave, new ones
-    are added with every entry check (tournament_entrant_add). The web's edit form."""
-    wanted = {bot.pk: bot for bot in bots}
-    with transaction.atomic():
-        for entrant in tournament.entrants.select_related("bot"):
-            if entrant.bot_id not in wanted:
-                tournament_entrant_remove(tournament=tournament, bot=entrant.bot)
-        present = set(tournament.entrants.values_list("bot_id", flat=True))
-        for pk, bot in wanted.items():
-            if pk not in present:
-                tournament_entrant_add(tournament=tournament, bot=bot)
-
-
 def _require_editable(tournament: Tournament) -> None:
     if tournament.status not in (Tournament.Status.DRAFT, Tournament.Status.SCHEDULED):
         raise ValidationError({"status": f"The tournament is {tournament.status}; entrants are fixed."})
@@ -264,30 +261,6 @@ def tournament_entrant_add(*, tournament: Tournament, bot: Bot) -> Entrant:
     return Entrant.objects.create(tournament=tournament, bot=bot)
 
 
-def ladder_join(*, tournament: Tournament, bot: Bot, user) -> Entrant:
-    """A bot owner enters their own bot in an open ladder (organisers fill other formats)."""
-    if bot.owner_id != user.pk:
-        raise PermissionError("Only the bot's owner can enter it.")
-    if tournament.format != Tournament.Format.LADDER:
-        raise ValidationError({"tournament": "Only ladders are open to bot owners; ask the organiser."})
-    existing = Entrant.objects.filter(tournament=tournament, bot=bot).first()
-    if existing is not None and existing.status == Entrant.Status.WITHDRAWN:
-        if tournament.verified_entry:
-            bot_entry_check(bot=bot)
-        existing.status = Entrant.Status.ACTIVE
-        existing.save(update_fields=["status"])
-        return existing
-    return tournament_entrant_add(tournament=tournament, bot=bot)
-
-
-def ladder_leave(*, tournament: Tournament, bot: Bot, user) -> None:
-    if bot.owner_id != user.pk:
-        raise PermissionError("Only the bot's owner can withdraw it.")
-    if tournament.format != Tournament.Format.LADDER:
-        raise ValidationError({"tournament": "Only ladders can be left; ask the organiser."})
-    tournament_entrant_remove(tournament=tournament, bot=bot)
-
-
 def tournament_entrant_remove(*, tournament: Tournament, bot: Bot) -> None:
     if tournament.format == Tournament.Format.LADDER:
         Entrant.objects.filter(tournament=tournament, bot=bot).update(
@@ -298,22 +271,46 @@ def tournament_entrant_remove(*, tournament: Tournament, bot: Bot) -> None:
     Entrant.objects.filter(tournament=tournament, bot=bot).delete()
 
 
-def tournament_start(*, tournament: Tournament, starts_at: datetime | None = None) -> Tournament:
-    """Schedule the tournament; play begins now or at `starts_at` (Celery beat checks)."""
+#: `tournament_start`'s default: at the time the draft was given (its `starts_at`), else now.
+AS_DRAFTED = object()
+
+
+def invitations_pending_problem(*, tournament: Tournament) -> str | None:
+    """Why Start refuses while invitations are pending (None: none is): names the bots."""
+    invited = list(tournament.entrants.filter(status=Entrant.Status.INVITED).select_related("bot__owner")[:11])
+    if not invited:
+        return None
+    names = ", ".join(f"{e.bot.name} (of {e.bot.owner.username})" for e in invited[:10])
+    more = ", …" if len(invited) > 10 else ""
+    return (
+        f"Waiting for the owners to accept their invitations: {names}{more}. An invited bot plays only "
+        "once its owner accepts; remove it (Edit) to start without it."
+    )
+
+
+def tournament_start(*, tournament: Tournament, starts_at: datetime | None | object = AS_DRAFTED) -> Tournament:
+    """Schedule the tournament; play begins now or at `starts_at` (Celery beat checks);
+    by default at the draft's own `starts_at` (set in its settings), now if it has none.
+    Refused while an invitation is pending (docs/organiser-guide.md, "Entrants")."""
+    if starts_at is AS_DRAFTED:
+        starts_at = tournament.starts_at
+    assert starts_at is None or isinstance(starts_at, datetime)
     if tournament.status != Tournament.Status.DRAFT:
         raise ValidationError({"status": f"Only a draft can be started; this one is {tournament.status}."})
-    entrants = tournament.entrants.count()
+    # The field as it will be once every invitation is accepted: its size and owner rule are
+    # said now, with the invitations still pending (a ladder's invited bots simply wait
+    # outside it: its tick seats active entrants only).
+    playing = (Entrant.Status.ACTIVE, Entrant.Status.INVITED)
+    entrants_now = list(
+        tournament.entrants.filter(status__in=playing).select_related("bot__owner").order_by("id")
+    )
     minimum = 2 if tournament.format != Tournament.Format.ROUND_ROBIN else tournament.seats_per_table
     if tournament.format == Tournament.Format.LADDER:
         minimum = 0
-    if entrants < minimum:
-        raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {entrants}."})
-    if (
-        tournament.deal_format == Tournament.DealFormat.ROTATION
-        and tournament.entrants.filter(bot__house_bot="").exists()
-    ):
+    if len(entrants_now) < minimum:
+        raise ValidationError({"entrants": f"At least {minimum} entrants are needed, there are {len(entrants_now)}."})
+    if tournament.deal_format == Tournament.DealFormat.ROTATION and any(not e.bot.house_bot for e in entrants_now):
         raise ValidationError({"deal_format": ROTATION_NEEDS_HOUSE_BOTS})
-    entrants_now = list(tournament.entrants.select_related("bot__owner").order_by("id"))
     if tournament.verified_entry:
         # Checked again: an approval may have been revoked, or an address changed, since entry.
         refused = bots_unverified(bots=[e.bot for e in entrants_now])
@@ -322,13 +319,15 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None = Non
                 NOT_VERIFIED.format(bot=b.name, owner=b.owner.username) + " Remove it or have it verified."
                 for b in refused
             ]})
-    problem = owner_rule_problem(
+    problems = [owner_rule_problem(
         format=tournament.format, seats_per_table=tournament.seats_per_table,
         allow_same_owner=tournament.allow_same_owner,
         bots=[e.bot for e in entrants_now],
-    )
-    if problem:
-        raise ValidationError({"entrants": problem})
+    )]
+    if tournament.format != Tournament.Format.LADDER:
+        problems.append(invitations_pending_problem(tournament=tournament))
+    if any(problems):
+        raise ValidationError({"entrants": [p for p in problems if p]})
     with transaction.atomic():
         updated = Tournament.objects.filter(pk=tournament.pk, status=Tournament.Status.DRAFT).update(
             status=Tournament.Status.SCHEDULED, starts_at=starts_at
@@ -514,7 +513,8 @@ def tournament_schedule(*, tournament_id: int) -> list[int]:
             return list(tournament.tables.filter(status=Table.Status.PENDING).values_list("id", flat=True))
         if tournament.status != Tournament.Status.SCHEDULED:
             return []
-        entrants = list(tournament.entrants.select_related("bot").order_by("id"))
+        # Disqualified before the start: listed, never seated (no invitation is pending: Start).
+        entrants = list(tournament.entrants.filter(status=Entrant.Status.ACTIVE).select_related("bot").order_by("id"))
         ratings = ratings_by_bot(pool=tournament.pool, bot_ids=[e.bot_id for e in entrants])
         # Seed by rating (unrated bots start at 1500), then by entry order.
         entrants.sort(key=lambda e: (-ratings.get(e.bot_id, START_RATING), e.id))
