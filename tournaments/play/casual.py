@@ -148,6 +148,8 @@ class SeatGateway:
             except BaseException as exc:  # reported by the table's task
                 self.error = exc
             finally:
+                # the loop's own executor (name lookups) ends with it: no thread outlives the seat
+                loop.run_until_complete(loop.shutdown_default_executor())
                 loop.close()
 
         self._thread = threading.Thread(target=run, name=f"casual-seat-{self.table_id}", daemon=True)
