@@ -22,6 +22,7 @@ class Job(StrEnum):
     PLAY_TABLE = "play_table"  # play (or resume) a table on a referee
     VALIDATE_SUBMISSION = "validate_submission"  # a hosted bot's new version, on a runner
     RUN_HOSTED_SESSION = "run_hosted_session"  # a hosted bot's session for a table, on a runner
+    PLAY_CASUAL_TABLE = "play_casual_table"  # a person's casual table (tournaments.play.casual)
     RUN_GATE = "run_gate"  # a new version's duplicate set against its predecessor, on a runner
 
 

@@ -92,6 +92,9 @@ class Bot(models.Model):
     # Why the platform stopped hosting it (a crash loop: tournaments.services.hosting); ""
     # while it runs. A new ready version, or the owner switching it on again, clears it.
     hosting_stopped = models.CharField(max_length=300, blank=True)
+    # Its owner's consent to casual tables started by other people (the play page): off by
+    # default; the owner's own tables and house bots need none.
+    casual_games = models.BooleanField(default=False)
     # Whether a new ready version first plays a duplicate set against its predecessor.
     gate = models.CharField(max_length=8, choices=Gate.choices, default=Gate.OFF)
     # When a referee of the pool last reported it connected (its heartbeat, written at
@@ -823,3 +826,77 @@ class Referee(models.Model):
 
     def __str__(self) -> str:
         return f"referee {self.referee_id} at {self.address}"
+
+
+class CasualTable(models.Model):
+    """A person playing one seat against bots (the play page, docs/web.md "Play").
+
+    Out of competition: its deals are drawn by the referee with `secrets` for this table
+    alone (never a tournament deal group's), its games are never rated, and they count only
+    in each bot's "people vs bots" record. While it plays, the seat gateway
+    (tournaments/play/casual.py) keeps the public state (`public_state`: what any watcher
+    may see) apart from the person's own (`seat_state`: their hand and legal plays, shown
+    to them only, through tournaments/sealing.py)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="casual_tables")
+    preset = models.CharField(max_length=32)
+    players = models.PositiveSmallIntegerField(validators=seats_validators)
+    games = models.PositiveSmallIntegerField(default=1)
+    move_time_ms = models.PositiveIntegerField()
+    time_bank_ms = models.PositiveIntegerField()
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    left_at = models.DateTimeField(null=True, blank=True)
+    totals = models.JSONField(default=list, blank=True)  # per seat index (CasualSeat.index)
+    # Written by the seat gateway only; bumped `version` tells the streams something changed.
+    public_state = models.JSONField(default=dict, blank=True)
+    seat_state = models.JSONField(default=dict, blank=True)
+    answer = models.JSONField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "-created_at"], name="casual_status_created_idx")]
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in (self.Status.PENDING, self.Status.RUNNING)
+
+
+class CasualSeat(models.Model):
+    """One participant of a casual table: the person (`bot` null) or a bot."""
+
+    table = models.ForeignKey(CasualTable, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    bot = models.ForeignKey(Bot, null=True, blank=True, on_delete=models.PROTECT,
+                            related_name="casual_seats")
+    name = models.CharField(max_length=150)
+
+    class Meta:
+        ordering = ["table", "index"]
+        constraints = [models.UniqueConstraint(fields=["table", "index"], name="casual_seat_unique")]
+
+
+class CasualGame(models.Model):
+    """One finished game of a casual table, with the referee's replay as it came."""
+
+    table = models.ForeignKey(CasualTable, on_delete=models.CASCADE, related_name="casual_games")
+    index = models.PositiveIntegerField()
+    seat_participants = models.JSONField(default=list)  # seat -> CasualSeat.index
+    points = models.JSONField(default=list)  # per seat of this game
+    replay_text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["table", "index"]
+        constraints = [models.UniqueConstraint(fields=["table", "index"], name="casual_game_unique")]

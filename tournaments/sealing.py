@@ -40,7 +40,18 @@ from django.db.models import (
 )
 
 from bots_sdk.rules.notes import has_notes, without_notes
-from tournaments.models import Bot, Deal, Game, GameSeat, Table, TableSeat, Tournament
+from tournaments.models import (
+    Bot,
+    CasualGame,
+    CasualTable,
+    Deal,
+    Game,
+    GameSeat,
+    Hosting,
+    Table,
+    TableSeat,
+    Tournament,
+)
 from tournaments.play.lifecycle import CLOSED
 
 #: What a sealed game's pages, API answers and downloads say instead of its result.
@@ -228,3 +239,56 @@ def replay_public(replay: dict[str, Any], *, game_id: int) -> dict[str, Any]:
     if not has_notes(replay):
         return replay
     return without_notes(replay, keep_seats=notes_published_seats(game_id=game_id))
+
+
+# --- casual tables (a person against bots, out of competition) ----------------------------
+#
+# A casual table deals for itself alone (never a tournament deal group's deal), so nothing
+# about it can help a bot in competition: its plays are public as they happen and its
+# games' replays once each game ends. What stays private while a game plays is every hand:
+# the person's own (their hand, their legal plays, an offer made to them) is shown to the
+# person only, the bots' to nobody. The seat gateway keeps the two apart as it writes them
+# (`CasualTable.public_state` never holds a card not yet played); every page, JSON answer
+# and event stream of a casual table reads them through these functions.
+
+
+def casual_seat_visible(*, user: Any, table: CasualTable) -> bool:
+    """Is `user` the person playing `table` (may see its seat's hand, act for it)?"""
+    return bool(user is not None and user.is_authenticated and table.owner_id == user.pk)
+
+
+def casual_state_for(*, table: CasualTable, user: Any) -> dict[str, Any]:
+    """A casual table's live state as `user` may see it: the public state for anyone, and
+    the person's own seat (hand, legal plays, offer, clock) for the person only, while the
+    table plays."""
+    seat = table.seat_state if casual_seat_visible(user=user, table=table) and table.is_open else None
+    return {"id": table.pk, "status": table.status, "version": table.version,
+            "detail": table.detail, "public": table.public_state or {}, "seat": seat or None}
+
+
+def casual_replay_for(replay: dict[str, Any], *, user: Any, game: CasualGame,
+                      owned_bot_seats: frozenset[int]) -> dict[str, Any]:
+    """A finished casual game's replay as `user` may see it: move notes only of the seats
+    whose bot `user` owns (`owned_bot_seats`: seats of this game)."""
+    if not has_notes(replay):
+        return replay
+    return without_notes(replay, keep_seats=owned_bot_seats if user is not None and user.is_authenticated else frozenset())
+
+
+def casual_bot_allowed(*, bot: Bot, user: Any) -> bool:
+    """May `user` seat `bot` at a casual table? House bots, their own bots, and others'
+    bots whose owner consents; never a retired bot, never a hosted one (its sessions are
+    started for tournament tables only)."""
+    if bot.revoked_at is not None:
+        return False
+    if bot.house_bot:
+        return True
+    if bot.hosting != Hosting.REMOTE:
+        return False
+    return bot.owner_id == user.pk or bot.casual_games
+
+
+def casual_opponents_q(*, user: Any) -> Q:
+    """The bots `user` may seat (as a filter; `casual_bot_allowed` for one bot)."""
+    return Q(revoked_at__isnull=True) & (
+        ~Q(house_bot="") | (Q(hosting=Hosting.REMOTE) & (Q(owner_id=user.pk) | Q(casual_games=True))))

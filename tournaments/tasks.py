@@ -220,8 +220,20 @@ def baselines_enqueue(tournament_id: int) -> None:
 
 # The jobs the services enqueue after commit (tournaments.jobs). Looked up at call time, so
 # a test that replaces a task's `delay` sees its own.
+@shared_task
+def casual_table_play_task(table_id: int) -> str:
+    """Play a casual table (a person against bots) to its end: tournaments.play.casual.
+    Not retried: a person does not wait for a retry; a failed table says why on its page."""
+    from tournaments.play.casual import casual_table_play
+
+    casual_table_play(table_id)
+    return "played"
+
+
 jobs.provide(Job.SCHEDULE_TOURNAMENT, lambda tournament_id: tournament_schedule_task.delay(tournament_id))
 jobs.provide(Job.COMPUTE_BASELINES, lambda tournament_id: baselines_enqueue(tournament_id))
 jobs.provide(Job.PLAY_TABLE, lambda table_id: table_play_task.delay(table_id))
+jobs.provide(Job.PLAY_CASUAL_TABLE, lambda table_id: casual_table_play_task.delay(table_id))
 
 import tournaments.tasks_hosting  # noqa: E402,F401  (the runner queue's tasks and jobs)
+

@@ -59,8 +59,12 @@ class DjangoTokenStore:
 
     @staticmethod
     def _lookup(token: str) -> BotIdentity | None:
+        from tournaments.services.casual import PERSON_PREFIX, seat_token_table
         from tournaments.services.hosting import hosted_session_token_bot, remote_token_bot
 
+        casual = seat_token_table(token)  # a person's seat at a casual table (play page)
+        if casual is not None:
+            return BotIdentity(bot_id=f"{PERSON_PREFIX}{casual}", name=f"person at table {casual}")
         bot = remote_token_bot(token=token) or hosted_session_token_bot(token=token)
         if bot is None:
             return None

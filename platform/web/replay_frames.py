@@ -47,7 +47,7 @@ def replay_frames(replay: dict[str, Any], *, names: list[str], timing: dict[str,
         # newer replays list the undealt cards; older ones leave them to be worked out
         "undealt": [str(c) for c in undealt] if isinstance(undealt, list) else [c for c in CARD_TEXT if c not in dealt] if dealt else [],
         "result": result,
-        "payments": [_payment(p, names) for p in result.get("payments") or [] if isinstance(p, dict)],
+        "payments": [payment_row(p, names) for p in result.get("payments") or [] if isinstance(p, dict)],
         "warning": None,
     }
     kind = None
@@ -107,7 +107,7 @@ REASONS = {
 }
 
 
-def _payment(p: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def payment_row(p: dict[str, Any], names: list[str]) -> dict[str, Any]:
     def name(i: Any) -> str:
         return names[i] if isinstance(i, int) and 0 <= i < len(names) else str(i)
 

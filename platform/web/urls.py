@@ -1,7 +1,7 @@
 from django.urls import path
 
 import tournaments.url_converters  # noqa: F401 (registers dbid, botname, pool)
-from web import live, views, views_account, views_entries, views_hosting, views_organise
+from web import live, views, views_account, views_entries, views_hosting, views_organise, views_play
 
 app_name = "web"
 
@@ -25,6 +25,16 @@ urlpatterns = [
     path("bots/<botname:name>/games/", views.bot_games, name="bot_games"),
     path("games/<dbid:game_id>/", views.game_detail, name="game_detail"),
     path("games/<dbid:game_id>/replay.json", views.game_replay_json, name="game_replay"),
+    # casual tables: a person against bots (docs/web.md, "Play")
+    path("play/", views_play.play_home, name="play"),
+    path("play/<dbid:table_id>/", views_play.play_table, name="play_table"),
+    path("play/<dbid:table_id>/state.json", views_play.play_state, name="play_state"),
+    path("play/<dbid:table_id>/live/", views_play.play_stream, name="play_stream"),
+    path("play/<dbid:table_id>/move/", views_play.play_move, name="play_move"),
+    path("play/<dbid:table_id>/leave/", views_play.play_leave, name="play_leave"),
+    path("play/<dbid:table_id>/games/<int:index>/", views_play.play_game, name="play_game"),
+    path("play/<dbid:table_id>/games/<int:index>/replay.json", views_play.play_game_replay, name="play_game_replay"),
+    path("me/bots/<botname:name>/casual/", views_play.bot_casual_consent, name="bot_casual_consent"),
     # accounts and bot registration
     path("accounts/signup/", views_account.signup, name="signup"),
     path("accounts/login/", views_account.SignInView.as_view(), name="login"),

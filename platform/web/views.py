@@ -30,6 +30,7 @@ from tournaments.selectors import bots as bot_reads
 from tournaments.selectors import tournaments as tournament_reads
 from tournaments.selectors.adjusted import tournament_luck_adjusted
 from tournaments.selectors.brackets import knockout_rounds, tournament_bracket
+from tournaments.selectors.casual import casual_tables, people_record
 from tournaments.selectors.cross_table import tournament_cross_table
 from tournaments.selectors.deals import deal_counts, deal_group_tables, deal_list
 from tournaments.selectors.entries import bot_invitations
@@ -78,6 +79,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "recent": queries.tournaments_with_progress(tournaments=recent),
             "leaderboards": queries.home_leaderboards(per_pool=5),
             "notable": queries.notable_games(limit=6),
+            "casual_tables": list(casual_tables(open_only=True)[:8]),
         },
     )
 
@@ -265,6 +267,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "hosted_versions": hosted_versions,
             "hosted_active": next((v for v in hosted_versions or () if v.pk == bot.active_submission_id), None),
             "hosted_sessions": bot_sessions(viewer=request.user, bot=bot, limit=20),
+            # casual tables: its record against people (never in its ratings), and whether
+            # the viewer may sit down against it (its owner always; others if it consents)
+            "people": people_record(bot=bot),
+            "can_play": request.user.is_authenticated and sealing.casual_bot_allowed(bot=bot, user=request.user),
             "hosted_storage": bot_storage(viewer=request.user, bot=bot),
             "gate_choices": Gate.choices,
         },

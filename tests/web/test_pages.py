@@ -278,8 +278,9 @@ def test_leaderboards_index_lists_pools(client):
 def test_bot_page_has_history_h2h_and_results(client, django_assert_num_queries):
     w = make_world(bots=4, tables=3, replay=load_replay("game_2p_handmade.json"))
     bot = w.bots[0]
-    # bot, rating history, versions, ratings, results, head-to-head, recent games (+seats)
-    with django_assert_num_queries(8):
+    # bot, rating history, versions, ratings, results, head-to-head, recent games (+seats),
+    # its casual seats (the "people vs bots" record: none here)
+    with django_assert_num_queries(9):
         html = client.get(f"/bots/{bot.name}/").content.decode()
     assert "Test bot number 0" in html and "owner" in html
     assert "<svg" in html  # rating chart

@@ -72,7 +72,8 @@ def test_every_page_fits_a_phone(live_server, phone_page, client) -> None:
     page.click("form button[type=submit], form input[type=submit]")
     page.wait_for_load_state()
     for name, path in [("organise", "/organise/"), ("organise-new", "/organise/new/"),
-                       ("my-bots", "/me/bots/"), ("tokens", "/me/tokens/"), ("account", "/me/account/")]:
+                       ("my-bots", "/me/bots/"), ("tokens", "/me/tokens/"), ("account", "/me/account/"),
+                       ("play", "/play/")]:
         page.goto(live_server.url + path)
         assert "/accounts/login/" not in page.url, f"{name}: not signed in"
         problems += measure(page, name)
