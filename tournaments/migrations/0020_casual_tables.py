@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tournaments', '0018_entry_consent'),
+        ('tournaments', '0019_ladder_seasons'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
