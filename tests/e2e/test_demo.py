@@ -328,7 +328,7 @@ def check_replay_page_in_chromium(url: str, game) -> None:
             first = replay["moves"][0]
             assert page.get_attribute("#table-cards", "data-cards") == " ".join(first["cards"])
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "demo-game.png"), full_page=True)
+            (ARTIFACTS / "demo-game.png").write_bytes(page.screenshot(full_page=True))
         finally:
             browser.close()
 
@@ -343,6 +343,6 @@ def check_tournament_page_in_chromium(url: str, bot_names: list[str]) -> None:
             body = page.text_content("body")
             for name in bot_names:
                 assert name in body
-            page.screenshot(path=str(ARTIFACTS / "demo-tournament.png"), full_page=True)
+            (ARTIFACTS / "demo-tournament.png").write_bytes(page.screenshot(full_page=True))
         finally:
             browser.close()

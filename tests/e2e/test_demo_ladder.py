@@ -118,7 +118,7 @@ def test_the_demo_ticks_ladders_and_scheduled_starts(demo_env, tmp_path) -> None
                 assert "Ladder:" in organiser.text_content("#progress-label")
                 assert "0 of 0" not in organiser.text_content("#progress-panel")
                 assert organiser.text_content("#t-status") in ("Running", "Waiting")
-                organiser.screenshot(path=str(ARTIFACTS / "demo-ladder.png"), full_page=True)
+                (ARTIFACTS / "demo-ladder.png").write_bytes(organiser.screenshot(full_page=True))
 
                 # --- a newcomer signs up (anyone organises on the demo's site), registers a bot
                 # they never run, and starts a ladder of it and three demo bots: it waits, and says so
@@ -147,7 +147,7 @@ def test_the_demo_ticks_ladders_and_scheduled_starts(demo_env, tmp_path) -> None
                 newcomer.goto(f"{site}/organise/")
                 row = newcomer.text_content(f"tr:has(a[href='/tournaments/{idle}/'])")
                 assert "Waiting" in row and "Running" not in row and "not scheduled" not in row
-                newcomer.screenshot(path=str(ARTIFACTS / "demo-ladder-waiting.png"), full_page=True)
+                (ARTIFACTS / "demo-ladder-waiting.png").write_bytes(newcomer.screenshot(full_page=True))
 
                 # the organiser stops the first ladder from its page
                 organiser.goto(f"{site}/tournaments/{ladder}/")
