@@ -28,6 +28,7 @@ from tournaments.play.lifecycle import (
     LeaseLost,
     table_busy,
     table_wait,
+    tables_claim_orphaned,
     tables_claim_stale,
 )
 from tournaments.services.hosting import hosted_sessions_claim_stale
@@ -39,14 +40,21 @@ from tournaments.services.tournaments import tournament_schedule
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 60
-MAX_REFEREE_RETRIES = 30
+#: The backoff's cap when the referee (or the database) was lost mid-table: they restart in
+#: seconds, and a retry costs one refused connection. Growing to a minute, the backoff of a
+#: table that failed a few times while its referee restarted kept it waiting up to a minute
+#: after the referee was back (recovery runs of 64-150 s instead of ~40).
+RECOVERY_BACKOFF_S = 8
+#: Attempts against an unavailable referee before the table fails: about 25 minutes of
+#: outage at RECOVERY_BACKOFF_S (as 30 attempts were at the minute's cap).
+MAX_REFEREE_RETRIES = 200
 #: Seconds before a table lost with its referee is retried on another live one.
 FAILOVER_COUNTDOWN_S = 1
 
 
-def backoff_seconds(attempt: int) -> int:
-    """2, 4, 8, ... seconds, capped at a minute."""
-    return min(MAX_BACKOFF_S, 2 ** max(1, min(attempt, 6)))
+def backoff_seconds(attempt: int, cap: int = MAX_BACKOFF_S) -> int:
+    """2, 4, 8, ... seconds, capped at `cap` (a minute)."""
+    return min(cap, 2 ** max(1, min(attempt, 6)))
 
 
 @shared_task(acks_late=True)
@@ -118,6 +126,7 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             countdown = backoff_seconds(task.request.retries + 1)
             table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
         case Happened.DATABASE_ERROR:
+            countdown = backoff_seconds(outcome.attempts, RECOVERY_BACKOFF_S)
             # The referee call was cancelled (which aborts the table there); the table
             # resumes from its next unrecorded game. Free the lease if the database is back.
             with contextlib.suppress(DatabaseError):
@@ -131,6 +140,7 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             table_wait(table_id=table_id, error=outcome.error, waiting_for_bots=True, owner=owner,
                        retry_in_s=countdown)
         case Happened.ABORTED | Happened.REFEREE_UNAVAILABLE:
+            countdown = backoff_seconds(outcome.attempts, RECOVERY_BACKOFF_S)
             table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
             if outcome.failover_from:
                 _failover(task, outcome, avoid)
@@ -170,10 +180,13 @@ def tournaments_tick() -> dict:
 
 
 def tables_reap() -> list[int]:
-    """Tables whose worker died mid-table (lease expired, or silent past the outer bound):
+    """Tables whose worker died mid-table (its process gone from this host, its lease
+    expired, or silent past the outer bound):
     brokers redeliver those late (Redis, after the visibility timeout) or never
     (filesystem), so every worker's reaper and the beat tick claim and re-enqueue them."""
-    stale = tables_claim_stale(stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0))
+    # First the tables of this host's dead processes (at once), then the expired leases.
+    stale = tables_claim_orphaned()
+    stale += tables_claim_stale(stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0))
     if stale:
         log.warning("re-enqueueing tables whose worker stopped renewing their lease: %s", stale)
     for table_id in stale:

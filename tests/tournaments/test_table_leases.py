@@ -380,3 +380,59 @@ def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_go
     row = Table.objects.get(pk=table.pk)
     assert row.status == "done" and row.games_recorded == row.games_planned
     assert Game.objects.filter(table=table).count() == row.games_planned
+
+
+@pytest.mark.django_db
+def test_a_reaper_claims_at_once_the_tables_of_this_hosts_dead_processes_and_only_those(organiser, bots,
+                                                                                         monkeypatch) -> None:
+    """A worker killed with its whole pool and restarted by its supervisor: nothing
+    redelivers its tasks (Redis holds them for its visibility timeout, an hour) and their
+    leases would hold the tables for up to 30 s more. The restarted worker's reaper claims
+    them on its next pass; a live holder, a holder on another host and a stopped (SIGSTOP)
+    holder keep theirs until the lease expires."""
+    import signal
+    import subprocess
+    import sys
+
+    from tournaments import tasks
+    from tournaments.play.lifecycle import lease_owner_new
+
+    tournament = running_round_robin(organiser, bots[:8], seats_per_table=4)
+    dead_table, live_table, remote_table, stopped_table = list(tournament.tables.order_by("id")[:4])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stopped.send_signal(signal.SIGSTOP)
+        host = lease_owner_new().split(":")[0]
+        assert start(dead_table.pk, f"{host}:{gone.pid}:0123456789abcdef")
+        assert start(live_table.pk, f"{host}:{os.getppid()}:0123456789abcdef")
+        assert start(remote_table.pk, f"elsewhere:{gone.pid}:0123456789abcdef")
+        assert start(stopped_table.pk, f"{host}:{stopped.pid}:0123456789abcdef")
+        enqueued: list[int] = []
+        monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
+        assert tasks.tables_reap() == [dead_table.pk] and enqueued == [dead_table.pk]
+        row = Table.objects.get(pk=dead_table.pk)
+        assert (row.status, row.lease_owner) == ("running", "")  # free: the re-enqueued task takes it
+        owners = dict(Table.objects.filter(pk__in=[live_table.pk, remote_table.pk, stopped_table.pk])
+                      .values_list("pk", "lease_owner"))
+        assert owners == {live_table.pk: f"{host}:{os.getppid()}:0123456789abcdef",
+                          remote_table.pk: f"elsewhere:{gone.pid}:0123456789abcdef",
+                          stopped_table.pk: f"{host}:{stopped.pid}:0123456789abcdef"}
+        assert tasks.tables_reap() == []  # claimed once
+    finally:
+        stopped.kill()
+        stopped.wait()
+
+
+def test_a_table_lost_with_its_referee_retries_within_seconds_however_often_it_failed() -> None:
+    """A referee restarting takes seconds: a table that failed against it a few times must
+    not wait a minute once it is back (the recovery benchmark's slow runs), while a table
+    waiting for absent bots still backs off to a minute."""
+    from tournaments import tasks
+
+    assert [tasks.backoff_seconds(n, tasks.RECOVERY_BACKOFF_S) for n in range(1, 9)] == [2, 4, 8, 8, 8, 8, 8, 8]
+    assert tasks.backoff_seconds(8) == 60
+    # Still about 25 minutes of a referee down before its tables fail, as before the cap.
+    outage = sum(tasks.backoff_seconds(n, tasks.RECOVERY_BACKOFF_S) for n in range(1, tasks.MAX_REFEREE_RETRIES + 1))
+    assert 20 * 60 <= outage <= 30 * 60
