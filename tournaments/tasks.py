@@ -123,7 +123,9 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             # Another worker plays this table (a duplicate delivery, or a stale-table
             # re-enqueue while the first worker still runs): back off and look again. If
             # that worker finishes, the retry finds nothing to play; if it dies, it resumes.
-            countdown = backoff_seconds(task.request.retries + 1)
+            # At most every 8 s: a frozen worker's play ends once it wakes (fenced) or dies,
+            # and the table resumes within seconds of that, not a minute.
+            countdown = backoff_seconds(task.request.retries + 1, RECOVERY_BACKOFF_S)
             table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
         case Happened.DATABASE_ERROR:
             countdown = backoff_seconds(outcome.attempts, RECOVERY_BACKOFF_S)
