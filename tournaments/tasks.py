@@ -31,6 +31,7 @@ from tournaments.play.lifecycle import (
     tables_claim_orphaned,
     tables_claim_stale,
 )
+from tournaments.play.referee import referee_wait_ready
 from tournaments.services.hosting import hosted_sessions_claim_stale
 from tournaments.services.recording import deal_baselines_compute
 from tournaments.services.tables import table_complete
@@ -149,7 +150,27 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             if happened == Happened.REFEREE_UNAVAILABLE and outcome.attempts > MAX_REFEREE_RETRIES:
                 _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {outcome.exc}")
                 return "failed"
+            countdown = _referee_wait(outcome.target, countdown)
     raise task.retry(countdown=countdown, exc=outcome.exc)
+
+
+def _referee_wait(target: str, countdown: int) -> int:
+    """The retry's countdown after waiting, in this task, up to `countdown` seconds for the
+    referee at `target` to answer again: 0 either way once waited (the wait was the
+    backoff). Waiting here holds the worker's slot, so the worker takes no more tables from
+    the queue meanwhile: with the referee down, each of them would fail at once, back off
+    and fail again (a retry storm that kept a restarted referee idle for tens of seconds
+    while the worker worked through a hundred futile attempts); this way the tables wait in
+    the queue and the slots resume within a second or two of the referee's return. The
+    table's lease stays free until the retry's due time plus one lease, as before."""
+    if not target or countdown <= 0:
+        return countdown
+    try:
+        referee_wait_ready(target=target, timeout_s=countdown)
+    except Exception:  # a channel that cannot even be made: back off as before
+        log.exception("waiting for the referee at %s", target)
+        return countdown
+    return 0
 
 
 def _failover(task, outcome: AttemptOutcome, avoid: list[str]) -> None:

@@ -436,3 +436,36 @@ def test_a_table_lost_with_its_referee_retries_within_seconds_however_often_it_f
     # Still about 25 minutes of a referee down before its tables fail, as before the cap.
     outage = sum(tasks.backoff_seconds(n, tasks.RECOVERY_BACKOFF_S) for n in range(1, tasks.MAX_REFEREE_RETRIES + 1))
     assert 20 * 60 <= outage <= 30 * 60
+
+
+def test_a_table_lost_with_its_referee_waits_in_its_slot_and_retries_as_soon_as_the_referee_answers() -> None:
+    """With the referee down the task holds its worker slot until the referee answers
+    again (or its backoff ran out) and then retries at once: the worker takes no more
+    tables from the queue meanwhile (each would fail, back off and fail again), and the
+    table resumes within moments of the referee's restart, not a backoff later."""
+    import socket
+    import threading
+    from concurrent import futures
+
+    import grpc
+
+    from tournaments import tasks
+    from tournaments.play.referee import referee_channel_drop
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    target = f"127.0.0.1:{port}"
+    server = grpc.server(futures.ThreadPoolExecutor(1))
+    server.add_insecure_port(target)
+    restart = threading.Timer(0.5, server.start)  # the referee back half a second later
+    restart.start()
+    try:
+        assert tasks._referee_wait(target, 30) == 0  # returned once it answered, not after 30 s
+        with grpc.insecure_channel(target) as channel:  # it answers
+            assert grpc.channel_ready_future(channel).result(timeout=5) is None
+    finally:
+        restart.join()
+        server.stop(0)
+        referee_channel_drop(target=target)
+    assert tasks._referee_wait("", 8) == 8  # nowhere to wait (no route): the plain backoff

@@ -82,6 +82,9 @@ class AttemptOutcome:
     #: The referee the table was just lost on, when another live one has room for it
     #: (ABORTED, REFEREE_UNAVAILABLE): the task fails over to another one at once.
     failover_from: str = ""
+    #: The address the attempt was routed to (ABORTED, REFEREE_UNAVAILABLE): the task
+    #: waits there for the referee to answer again instead of backing off blind.
+    target: str = ""
 
 
 def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = ()) -> AttemptOutcome:
@@ -121,11 +124,11 @@ def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = 
         return AttemptOutcome(Happened.DATABASE_ERROR, table_id, plan.attempts, f"database error: {exc}", exc)
     except RefereeUnavailable as exc:
         return AttemptOutcome(Happened.REFEREE_UNAVAILABLE, table_id, plan.attempts, str(exc), exc,
-                              played.recorded, failover_from=_failover_from(route))
+                              played.recorded, failover_from=_failover_from(route), target=route.target)
     outcome = played.outcome
     if outcome is not None and not outcome.completed:
         return AttemptOutcome(Happened.ABORTED, table_id, plan.attempts, f"aborted: {outcome.detail}",
-                              recorded=played.recorded, failover_from=_failover_from(route))
+                              recorded=played.recorded, failover_from=_failover_from(route), target=route.target)
     return AttemptOutcome(Happened.COMPLETED, table_id, plan.attempts, recorded=played.recorded,
                           forfeited=tuple(outcome.forfeited) if outcome is not None else ())
 

@@ -301,6 +301,12 @@ def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterato
         raise RefereeUnavailable(str(exc)) from exc
 
 
+def referee_wait_ready(*, target: str, timeout_s: float) -> bool:
+    """Wait up to `timeout_s` for this process's channel to the referee at `target` to
+    connect; True once it has (the referee answers again)."""
+    return bool(_client(target).wait_ready(timeout_s))
+
+
 def referee_list_bots(*, target: str | None = None) -> dict[str, str] | None:
     """Bots connected to the referee at `target` (default: REFEREE_TARGET) as
     {bot_id: version}; None when the referee cannot be reached."""
