@@ -187,7 +187,15 @@ def one_run(stack: Stack, staff, bots, *, number: int, args) -> dict:
         group.processes[stack.workers[0]].signal_group(signal.SIGCONT)
     elif args.fault == "pg":
         subprocess.run(args.pg_restart, shell=True, check=True)  # the operator's own command
-    wait_for(finished, timeout=args.timeout, what="the tournament to finish", interval=0.05)
+    try:
+        wait_for(finished, timeout=args.timeout, what="the tournament to finish", interval=0.05)
+    except RuntimeError:
+        close_old_connections()
+        for row in Table.objects.filter(tournament=tournament).exclude(status="done").values_list(
+                "id", "status", "attempts", "games_recorded", "lease_owner", "lease_expires_at", "progress_at",
+                "last_error"):
+            print("  not done:", row, flush=True)
+        raise
     done = time.monotonic()
     close_old_connections()
     recorded = games_qs.count()

@@ -93,6 +93,17 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
             return "lease lost"
         except Retry:
             raise  # the retry's transition freed the lease until it is due
+        except DatabaseError as exc:
+            # The database went away outside the stream (the plan, routing, the close: e.g.
+            # PostgreSQL restarting). Failing the task would ack its message and leave the
+            # table pending with no task at all (found by beat's forgotten-table check only
+            # after 10 minutes, and never without beat): retry it instead, and free the lease
+            # if the database answers already.
+            countdown = backoff_seconds(self.request.retries + 1, RECOVERY_BACKOFF_S)
+            with contextlib.suppress(Exception):
+                table_wait(table_id=table_id, error=f"database error: {exc}", owner=lease.owner,
+                           retry_in_s=countdown)
+            raise self.retry(countdown=countdown, exc=exc) from exc
         except Exception as exc:
             # Anything else ended the attempt (a bug, a crash in the recorder): free the lease
             # so a reaper re-enqueues the table within a lease, as for a dead worker.

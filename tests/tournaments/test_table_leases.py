@@ -469,3 +469,31 @@ def test_a_table_lost_with_its_referee_waits_in_its_slot_and_retries_as_soon_as_
         server.stop(0)
         referee_channel_drop(target=target)
     assert tasks._referee_wait("", 8) == 8  # nowhere to wait (no route): the plain backoff
+
+
+@pytest.mark.django_db
+def test_a_table_whose_plan_meets_the_database_down_is_retried_not_dropped(table, monkeypatch) -> None:
+    """PostgreSQL restarting while a worker takes a table: the plan fails to connect. The
+    task must be retried (its message kept), not fail: a failed task is acked and the table
+    would stay pending with no task left to play it."""
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+
+    from tournaments import tasks
+
+    def down(**_):
+        raise OperationalError("connection failed: the database system is starting up")
+
+    retries: list[int] = []
+
+    def retry(*, countdown: int, exc: Exception, **_) -> Retry:
+        retries.append(countdown)
+        return Retry(exc=exc, when=countdown)
+
+    monkeypatch.setattr("tournaments.play.attempt.table_plan", down)
+    monkeypatch.setattr(tasks.table_play_task, "retry", retry)
+    with pytest.raises(Retry):
+        tasks.table_play_task(table.pk)
+    assert retries == [2]  # retried in 2 s (then 4, then every 8), never failed
+    row = Table.objects.get(pk=table.pk)
+    assert (row.status, row.attempts) == ("pending", 0)  # untouched: the retry plays it
