@@ -100,6 +100,17 @@ class OrganizerClient:
             self._pid = os.getpid()
         return self._stub
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the channel to connect (True once it has): a
+        caller that just found the referee unavailable learns when it answers again."""
+        self._organizer()
+        assert self._channel is not None
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            return False
+        return True
+
     def close(self) -> None:
         if self._channel is not None and self._pid == os.getpid():
             self._channel.close()

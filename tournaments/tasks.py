@@ -24,13 +24,14 @@ from tournaments.models import Table
 from tournaments.play import leases
 from tournaments.play.attempt import AttemptOutcome, Happened, table_attempt
 from tournaments.play.lifecycle import (
-    IllegalTransition,
     LeaseHeld,
     LeaseLost,
     table_busy,
     table_wait,
+    tables_claim_orphaned,
     tables_claim_stale,
 )
+from tournaments.play.referee import referee_wait_ready
 from tournaments.services.hosting import hosted_sessions_claim_stale
 from tournaments.services.recording import deal_baselines_compute
 from tournaments.services.tables import table_complete
@@ -40,14 +41,21 @@ from tournaments.services.tournaments import tournament_schedule
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 60
-MAX_REFEREE_RETRIES = 30
+#: The backoff's cap when the referee (or the database) was lost mid-table: they restart in
+#: seconds, and a retry costs one refused connection. Growing to a minute, the backoff of a
+#: table that failed a few times while its referee restarted kept it waiting up to a minute
+#: after the referee was back (recovery runs of 64-150 s instead of ~40).
+RECOVERY_BACKOFF_S = 8
+#: Attempts against an unavailable referee before the table fails: about 25 minutes of
+#: outage at RECOVERY_BACKOFF_S (as 30 attempts were at the minute's cap).
+MAX_REFEREE_RETRIES = 200
 #: Seconds before a table lost with its referee is retried on another live one.
 FAILOVER_COUNTDOWN_S = 1
 
 
-def backoff_seconds(attempt: int) -> int:
-    """2, 4, 8, ... seconds, capped at a minute."""
-    return min(MAX_BACKOFF_S, 2 ** max(1, min(attempt, 6)))
+def backoff_seconds(attempt: int, cap: int = MAX_BACKOFF_S) -> int:
+    """2, 4, 8, ... seconds, capped at `cap` (a minute)."""
+    return min(cap, 2 ** max(1, min(attempt, 6)))
 
 
 @shared_task(acks_late=True)
@@ -85,6 +93,17 @@ def table_play_task(self, table_id: int, avoid: list[str] | None = None) -> str:
             return "lease lost"
         except Retry:
             raise  # the retry's transition freed the lease until it is due
+        except DatabaseError as exc:
+            # The database went away outside the stream (the plan, routing, the close: e.g.
+            # PostgreSQL restarting). Failing the task would ack its message and leave the
+            # table pending with no task at all (found by beat's forgotten-table check only
+            # after 10 minutes, and never without beat): retry it instead, and free the lease
+            # if the database answers already.
+            countdown = backoff_seconds(self.request.retries + 1, RECOVERY_BACKOFF_S)
+            with contextlib.suppress(Exception):
+                table_wait(table_id=table_id, error=f"database error: {exc}", owner=lease.owner,
+                           retry_in_s=countdown)
+            raise self.retry(countdown=countdown, exc=exc) from exc
         except Exception as exc:
             # Anything else ended the attempt (a bug, a crash in the recorder): free the lease
             # so a reaper re-enqueues the table within a lease, as for a dead worker.
@@ -116,13 +135,15 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             # Another worker plays this table (a duplicate delivery, or a stale-table
             # re-enqueue while the first worker still runs): back off and look again. If
             # that worker finishes, the retry finds nothing to play; if it dies, it resumes.
-            countdown = backoff_seconds(task.request.retries + 1)
+            # At most every 8 s: a frozen worker's play ends once it wakes (fenced) or dies,
+            # and the table resumes within seconds of that, not a minute.
+            countdown = backoff_seconds(task.request.retries + 1, RECOVERY_BACKOFF_S)
             table_busy(table_id=table_id, owner=owner, retry_in_s=countdown)
         case Happened.DATABASE_ERROR:
+            countdown = backoff_seconds(outcome.attempts, RECOVERY_BACKOFF_S)
             # The referee call was cancelled (which aborts the table there); the table
-            # resumes from its next unrecorded game. Free the lease if the database is back
-            # (an attempt the database stopped before its plan started nothing: still pending).
-            with contextlib.suppress(DatabaseError, IllegalTransition):
+            # resumes from its next unrecorded game. Free the lease if the database is back.
+            with contextlib.suppress(DatabaseError):
                 table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
         case Happened.FORFEITED_PLAY_ON:
             # The others play the rest against the stand-in house bot, at once (with a
@@ -133,13 +154,34 @@ def _after(task, outcome: AttemptOutcome, owner: str, avoid: list[str]) -> str:
             table_wait(table_id=table_id, error=outcome.error, waiting_for_bots=True, owner=owner,
                        retry_in_s=countdown)
         case Happened.ABORTED | Happened.REFEREE_UNAVAILABLE:
+            countdown = backoff_seconds(outcome.attempts, RECOVERY_BACKOFF_S)
             table_wait(table_id=table_id, error=outcome.error, owner=owner, retry_in_s=countdown)
             if outcome.failover_from:
                 _failover(task, outcome, avoid)
             if happened == Happened.REFEREE_UNAVAILABLE and outcome.attempts > MAX_REFEREE_RETRIES:
                 _finish(table_id, status=Table.Status.FAILED, error=f"referee unavailable: {outcome.exc}")
                 return "failed"
+            countdown = _referee_wait(outcome.target, countdown)
     raise task.retry(countdown=countdown, exc=outcome.exc)
+
+
+def _referee_wait(target: str, countdown: int) -> int:
+    """The retry's countdown after waiting, in this task, up to `countdown` seconds for the
+    referee at `target` to answer again: 0 either way once waited (the wait was the
+    backoff). Waiting here holds the worker's slot, so the worker takes no more tables from
+    the queue meanwhile: with the referee down, each of them would fail at once, back off
+    and fail again (a retry storm that kept a restarted referee idle for tens of seconds
+    while the worker worked through a hundred futile attempts); this way the tables wait in
+    the queue and the slots resume within a second or two of the referee's return. The
+    table's lease stays free until the retry's due time plus one lease, as before."""
+    if not target or countdown <= 0:
+        return countdown
+    try:
+        referee_wait_ready(target=target, timeout_s=countdown)
+    except Exception:  # a channel that cannot even be made: back off as before
+        log.exception("waiting for the referee at %s", target)
+        return countdown
+    return 0
 
 
 def _failover(task, outcome: AttemptOutcome, avoid: list[str]) -> None:
@@ -172,10 +214,13 @@ def tournaments_tick() -> dict:
 
 
 def tables_reap() -> list[int]:
-    """Tables whose worker died mid-table (lease expired, or silent past the outer bound):
+    """Tables whose worker died mid-table (its process gone from this host, its lease
+    expired, or silent past the outer bound):
     brokers redeliver those late (Redis, after the visibility timeout) or never
     (filesystem), so every worker's reaper and the beat tick claim and re-enqueue them."""
-    stale = tables_claim_stale(stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0))
+    # First the tables of this host's dead processes (at once), then the expired leases.
+    stale = tables_claim_orphaned()
+    stale += tables_claim_stale(stale_after_s=getattr(settings, "TIENLEN_STALE_TABLE_SECONDS", 900.0))
     if stale:
         log.warning("re-enqueueing tables whose worker stopped renewing their lease: %s", stale)
     for table_id in stale:

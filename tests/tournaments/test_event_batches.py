@@ -24,14 +24,14 @@ def _batches(monkeypatch, gaps_s: list[float]) -> list[list]:
 
 
 def test_a_tables_games_arriving_within_milliseconds_are_recorded_together(monkeypatch) -> None:
-    monkeypatch.setattr(stream, "BATCH_WINDOW_S", 0.5)  # the 20 ms default, with room for a loaded machine
+    monkeypatch.setattr(stream, "BATCH_WINDOW_S", 0.5)  # the 100 ms default, with room for a loaded machine
     batches = _batches(monkeypatch, [0.0, 0.002, 0.002, 0.002])
     assert batches == [["game 0", "game 1", "game 2", "game 3", "outcome"]]
 
 
 def test_a_game_is_not_held_back_waiting_for_a_slow_next_one(monkeypatch) -> None:
-    batches = _batches(monkeypatch, [0.0, 0.3])
-    assert batches[0] == ["game 0"]  # recorded ~20 ms after it arrived, not with the next
+    batches = _batches(monkeypatch, [0.0, 0.6])
+    assert batches[0] == ["game 0"]  # recorded ~100 ms after it arrived, not with the next
     assert [item for batch in batches for item in batch] == ["game 0", "game 1", "outcome"]
 
 

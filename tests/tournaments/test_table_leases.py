@@ -383,29 +383,117 @@ def test_a_redelivered_task_takes_over_at_once_from_a_holder_whose_process_is_go
 
 
 @pytest.mark.django_db
-def test_the_database_gone_while_planning_the_attempt_retries_in_seconds(table, monkeypatch) -> None:
-    """PostgreSQL restarting while a worker plans a table (before any game streams) is
-    retried like a database error mid-table, not a failed task that leaves the table
-    pending until the tick's forgotten-table check minutes later."""
+def test_a_reaper_claims_at_once_the_tables_of_this_hosts_dead_processes_and_only_those(organiser, bots,
+                                                                                         monkeypatch) -> None:
+    """A worker killed with its whole pool and restarted by its supervisor: nothing
+    redelivers its tasks (Redis holds them for its visibility timeout, an hour) and their
+    leases would hold the tables for up to 30 s more. The restarted worker's reaper claims
+    them on its next pass; a live holder, a holder on another host and a stopped (SIGSTOP)
+    holder keep theirs until the lease expires."""
+    import signal
+    import subprocess
+    import sys
+
+    from tournaments import tasks
+    from tournaments.play.lifecycle import lease_owner_new
+
+    tournament = running_round_robin(organiser, bots[:8], seats_per_table=4)
+    dead_table, live_table, remote_table, stopped_table = list(tournament.tables.order_by("id")[:4])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stopped.send_signal(signal.SIGSTOP)
+        host = lease_owner_new().split(":")[0]
+        assert start(dead_table.pk, f"{host}:{gone.pid}:0123456789abcdef")
+        assert start(live_table.pk, f"{host}:{os.getppid()}:0123456789abcdef")
+        assert start(remote_table.pk, f"elsewhere:{gone.pid}:0123456789abcdef")
+        assert start(stopped_table.pk, f"{host}:{stopped.pid}:0123456789abcdef")
+        enqueued: list[int] = []
+        monkeypatch.setattr(tasks.table_play_task, "delay", enqueued.append)
+        assert tasks.tables_reap() == [dead_table.pk] and enqueued == [dead_table.pk]
+        row = Table.objects.get(pk=dead_table.pk)
+        assert (row.status, row.lease_owner) == ("running", "")  # free: the re-enqueued task takes it
+        owners = dict(Table.objects.filter(pk__in=[live_table.pk, remote_table.pk, stopped_table.pk])
+                      .values_list("pk", "lease_owner"))
+        assert owners == {live_table.pk: f"{host}:{os.getppid()}:0123456789abcdef",
+                          remote_table.pk: f"elsewhere:{gone.pid}:0123456789abcdef",
+                          stopped_table.pk: f"{host}:{stopped.pid}:0123456789abcdef"}
+        assert tasks.tables_reap() == []  # claimed once
+    finally:
+        stopped.kill()
+        stopped.wait()
+
+
+def test_a_table_lost_with_its_referee_retries_within_seconds_however_often_it_failed() -> None:
+    """A referee restarting takes seconds: a table that failed against it a few times must
+    not wait a minute once it is back (the recovery benchmark's slow runs), while a table
+    waiting for absent bots still backs off to a minute."""
+    from tournaments import tasks
+
+    assert [tasks.backoff_seconds(n, tasks.RECOVERY_BACKOFF_S) for n in range(1, 9)] == [2, 4, 8, 8, 8, 8, 8, 8]
+    assert tasks.backoff_seconds(8) == 60
+    # Still about 25 minutes of a referee down before its tables fail, as before the cap.
+    outage = sum(tasks.backoff_seconds(n, tasks.RECOVERY_BACKOFF_S) for n in range(1, tasks.MAX_REFEREE_RETRIES + 1))
+    assert 20 * 60 <= outage <= 30 * 60
+
+
+def test_a_table_lost_with_its_referee_waits_in_its_slot_and_retries_as_soon_as_the_referee_answers() -> None:
+    """With the referee down the task holds its worker slot until the referee answers
+    again (or its backoff ran out) and then retries at once: the worker takes no more
+    tables from the queue meanwhile (each would fail, back off and fail again), and the
+    table resumes within moments of the referee's restart, not a backoff later."""
+    import socket
+    import threading
+    from concurrent import futures
+
+    import grpc
+
+    from tournaments import tasks
+    from tournaments.play.referee import referee_channel_drop
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    target = f"127.0.0.1:{port}"
+    server = grpc.server(futures.ThreadPoolExecutor(1))
+    server.add_insecure_port(target)
+    restart = threading.Timer(0.5, server.start)  # the referee back half a second later
+    restart.start()
+    try:
+        assert tasks._referee_wait(target, 30) == 0  # returned once it answered, not after 30 s
+        with grpc.insecure_channel(target) as channel:  # it answers
+            assert grpc.channel_ready_future(channel).result(timeout=5) is None
+    finally:
+        restart.join()
+        server.stop(0)
+        referee_channel_drop(target=target)
+    assert tasks._referee_wait("", 8) == 8  # nowhere to wait (no route): the plain backoff
+
+
+@pytest.mark.django_db
+def test_a_table_whose_plan_meets_the_database_down_is_retried_not_dropped(table, monkeypatch) -> None:
+    """PostgreSQL restarting while a worker takes a table: the plan fails to connect. The
+    task must be retried (its message kept), not fail: a failed task is acked and the table
+    would stay pending with no task left to play it."""
     from celery.exceptions import Retry
     from django.db import OperationalError
 
     from tournaments import tasks
-    from tournaments.tasks import backoff_seconds
 
-    def plan_down(**_):
-        raise OperationalError("server closed the connection unexpectedly")
+    def down(**_):
+        raise OperationalError("connection failed: the database system is starting up")
 
-    monkeypatch.setattr("tournaments.play.attempt.table_plan", plan_down)
-    retries: list[float] = []
+    retries: list[int] = []
 
-    def retry(*, countdown, exc=None, **_):
+    def retry(*, countdown: int, exc: Exception, **_) -> Retry:
         retries.append(countdown)
         return Retry(exc=exc, when=countdown)
 
+    monkeypatch.setattr("tournaments.play.attempt.table_plan", down)
     monkeypatch.setattr(tasks.table_play_task, "retry", retry)
     with pytest.raises(Retry):
         tasks.table_play_task(table.pk)
-    assert retries == [backoff_seconds(0)] and backoff_seconds(0) <= 5
+    assert retries == [2]  # retried in 2 s (then 4, then every 8), never failed
     row = Table.objects.get(pk=table.pk)
-    assert (row.status, row.lease_owner) == (Table.Status.PENDING, "")  # nothing started, nothing held
+    assert (row.status, row.attempts) == ("pending", 0)  # untouched: the retry plays it

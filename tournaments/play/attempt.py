@@ -87,24 +87,14 @@ class AttemptOutcome:
     #: The referee the table was just lost on, when another live one has room for it
     #: (ABORTED, REFEREE_UNAVAILABLE): the task fails over to another one at once.
     failover_from: str = ""
+    #: The address the attempt was routed to (ABORTED, REFEREE_UNAVAILABLE): the task
+    #: waits there for the referee to answer again instead of backing off blind.
+    target: str = ""
 
 
 def table_attempt(table_id: int, *, lease: TableLease, avoid: tuple[str, ...] = ()) -> AttemptOutcome:
     """Play (or resume) the table once, recording its games as they stream in. `avoid`
-    names referees earlier attempts just lost the table on.
-
-    The database going away before the play (the plan that takes the lease, the hosted
-    sessions, the routing) is the same outcome as during it: retried in seconds. Raised
-    instead, the task would fail and leave the table pending until the tick's check for
-    forgotten tables, minutes later (a PostgreSQL restart in the soak found it)."""
-    try:
-        return _attempt(table_id, lease, avoid)
-    except OperationalError as exc:
-        log.warning("table %s: database error before the play, will retry: %s", table_id, exc)
-        return AttemptOutcome(Happened.DATABASE_ERROR, table_id, 0, f"database error: {exc}", exc)
-
-
-def _attempt(table_id: int, lease: TableLease, avoid: tuple[str, ...]) -> AttemptOutcome:
+    names referees earlier attempts just lost the table on."""
     plan = _plan(table_id, lease)
     if plan is None:
         return AttemptOutcome(Happened.NOTHING_TO_PLAY, table_id)
@@ -142,11 +132,11 @@ def _attempt(table_id: int, lease: TableLease, avoid: tuple[str, ...]) -> Attemp
         return AttemptOutcome(Happened.DATABASE_ERROR, table_id, plan.attempts, f"database error: {exc}", exc)
     except RefereeUnavailable as exc:
         return AttemptOutcome(Happened.REFEREE_UNAVAILABLE, table_id, plan.attempts, str(exc), exc,
-                              played.recorded, failover_from=_failover_from(route))
+                              played.recorded, failover_from=_failover_from(route), target=route.target)
     outcome = played.outcome
     if outcome is not None and not outcome.completed:
         return AttemptOutcome(Happened.ABORTED, table_id, plan.attempts, f"aborted: {outcome.detail}",
-                              recorded=played.recorded, failover_from=_failover_from(route))
+                              recorded=played.recorded, failover_from=_failover_from(route), target=route.target)
     return AttemptOutcome(Happened.COMPLETED, table_id, plan.attempts, recorded=played.recorded,
                           forfeited=tuple(outcome.forfeited) if outcome is not None else ())
 

@@ -381,6 +381,25 @@ def table_lease_break(*, table_id: int, owner: str, now: datetime | None = None)
     return _update(table_id, Event.STALE, fields, Q(lease_owner=owner))
 
 
+def tables_claim_orphaned() -> list[int]:
+    """Claim the running/waiting tables of running tournaments whose lease is held by an
+    attempt in a process of this host that exists no more (`lease_owner_process_gone`: a
+    worker killed with its pool, then restarted by its supervisor), without waiting for the
+    lease to expire; the caller re-enqueues them. The broker redelivers such a worker's
+    tasks only after its visibility timeout (an hour on Redis), and its lease would hold
+    the table for up to TIENLEN_LEASE_SECONDS more: a reaper of the restarted worker finds
+    it on its next pass instead. Each claim is `table_lease_break`'s conditional UPDATE
+    (only while that owner still holds the lease), so two reapers cannot both claim it.
+    Holders of other hosts, or whose process may be alive, wait for the lease's expiry."""
+    prefix = f"{_HOST}:"
+    candidates = Table.objects.filter(
+        status__in=TRANSITIONS[Event.STALE].sources, lease_owner__startswith=prefix,
+        tournament__status=Tournament.Status.RUNNING,
+    ).order_by("id").values_list("id", "lease_owner")
+    return [table_id for table_id, owner in candidates
+            if lease_owner_process_gone(owner) and table_lease_break(table_id=table_id, owner=owner)]
+
+
 def tables_claim_stale(*, stale_after_s: float, now: datetime | None = None) -> list[int]:
     """Claim the running/waiting tables of running tournaments whose holder is presumed
     dead, so the caller re-enqueues them: their lease expired (the holder stopped renewing

@@ -235,7 +235,14 @@ _clients: dict[tuple[int, str, str], Any] = {}
 _clients_lock = threading.Lock()
 # Let the referee stream far ahead of the recorder (game records are ~5-10 KB): a recording
 # batch holding the GIL must never stall the referee on HTTP/2 flow control.
-STREAM_OPTIONS = [("grpc.http2.lookahead_bytes", 16 * 1024 * 1024)]
+STREAM_OPTIONS = [
+    ("grpc.http2.lookahead_bytes", 16 * 1024 * 1024),
+    # A referee that restarts is back within seconds: reconnect within a second or two of
+    # that, not after gRPC's default backoff (1 s growing 1.6x per failed try up to 120 s),
+    # during which every call on the channel fails at once and each table backs off again.
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+]
 
 
 def _client(target: str | None = None) -> Any:
@@ -292,6 +299,12 @@ def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterato
         if exc.code in ("INVALID_ARGUMENT", "PERMISSION_DENIED", "UNAUTHENTICATED"):
             raise RefereeRejected(str(exc)) from exc
         raise RefereeUnavailable(str(exc)) from exc
+
+
+def referee_wait_ready(*, target: str, timeout_s: float) -> bool:
+    """Wait up to `timeout_s` for this process's channel to the referee at `target` to
+    connect; True once it has (the referee answers again)."""
+    return bool(_client(target).wait_ready(timeout_s))
 
 
 def referee_list_bots(*, target: str | None = None) -> dict[str, str] | None:
