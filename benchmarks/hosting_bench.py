@@ -96,6 +96,33 @@ class Busy:
             proc.wait(10)
 
 
+def referee_start(tokens: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    """A referee process on a free loopback port knowing `tokens` (bot id: token), and its
+    address; the organiser token is ORGANIZER."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{s.getsockname()[1]}"
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
+         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
+        env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
+             "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
+    return referee, target
+
+
+def referee_ready(client: OrganizerClient, timeout: float = 60) -> None:
+    """Until the referee answers its organiser (it is still starting)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.list_bots()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 def wait_connected(client: OrganizerClient, bot_id: str, timeout: float = 60) -> float:
     start = time.monotonic()
     while bot_id not in {b.bot_id for b in client.list_bots()}:
@@ -273,29 +300,14 @@ def main() -> int:
     (js / "bot.js").write_text((ROOT / "bots_sdk/examples/javascript/bot.js").read_text())
 
     tokens = {**TOKENS, "starter": "bench-start-token-0123456789"}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        target = f"127.0.0.1:{s.getsockname()[1]}"
-    referee = subprocess.Popen(
-        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
-         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
-        env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
-             "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
+    referee, target = referee_start(tokens)
     host = Host(config)
     dev = Host(dataclasses.replace(config, unsandboxed=True))
     procs: list[subprocess.Popen[bytes]] = []
     bots = []
     try:
         with OrganizerClient(target, ORGANIZER, timeout=600) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    client.list_bots()
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
+            referee_ready(client)
             # ---- per move, side by side
             procs.append(subprocess.Popen(
                 [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),

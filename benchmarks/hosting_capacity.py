@@ -31,9 +31,7 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +43,14 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from hosting_bench import rss_kib, tree, wait_connected  # noqa: E402
+from hosting_bench import (  # noqa: E402
+    ORGANIZER,
+    referee_ready,
+    referee_start,
+    rss_kib,
+    tree,
+    wait_connected,
+)
 
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
 from referee_service.organizer_client import OrganizerClient  # noqa: E402
@@ -53,7 +58,6 @@ from tournaments.hosting import BotSpec, Host, HostingConfig  # noqa: E402
 from tournaments.hosting import runtimes as rt  # noqa: E402
 from tournaments.hosting.check import problems  # noqa: E402
 
-ORGANIZER = "capacity-organizer"
 BOT = '''
 from bots_sdk.examples import GreedyBot
 
@@ -126,27 +130,12 @@ def main() -> int:
         os.chmod(path, mode)
     tokens = {f"cap{i}": f"capacity-token-{i}-0123456789" for i in range(args.bots)}
     tokens["cold"] = "capacity-cold-token-0123456789"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        target = f"127.0.0.1:{s.getsockname()[1]}"
-    referee = subprocess.Popen(
-        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
-         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
-        env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
-             "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
+    referee, target = referee_start(tokens)
     host = Host(config)
     bots = []
     try:
         with OrganizerClient(target, ORGANIZER, timeout=600) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    client.list_bots()
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
+            referee_ready(client)
 
             # ---- on demand: cold starts until the referee lists the bot
             starts_wall, starts_bot_cpu, starts_runner_cpu = [], [], []
