@@ -55,19 +55,9 @@ HOUSE = ["random", "greedy", "heuristic", "greedy", "random", "heuristic", "gree
 
 
 def setup() -> None:
-    import django
-    import psycopg
-    import redis
-    from django.core.management import call_command
+    from bench_db import fresh_database
 
-    base, _, name = DB_URL.rpartition("/")
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    redis.Redis.from_url(BROKER).flushdb()
-    django.setup()
-    call_command("migrate", verbosity=0)
-    call_command("flush", interactive=False, verbosity=0)
+    fresh_database(DB_URL, BROKER)
 
 
 class Stack:
