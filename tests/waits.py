@@ -5,7 +5,8 @@ waited for, instead of sitting until pytest-timeout and printing only where the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, Awaitable
+import time
+from collections.abc import AsyncIterable, Awaitable, Callable
 from typing import TypeVar
 
 import pytest
@@ -37,3 +38,12 @@ async def collect(stream: AsyncIterable[T], what: str, seconds: float = TABLE_WI
         pytest.fail(f"timed out after {seconds:g} s waiting for {what} to end "
                     f"({len(items)} events so far; the last: {last})")
     return items
+
+
+def wait_until(predicate: Callable[[], object], seconds: float, what: str, interval: float = 0.25) -> None:
+    """Poll `predicate` until it is true; fail after `seconds` naming `what`."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds:g} s waiting for {what}")
+        time.sleep(interval)

@@ -40,14 +40,6 @@ def validated(bot, owner, *, ok: bool = True, source: bytes = GREEDY) -> BotSubm
     return hosting.submission_validation_finish(submission_id=submission.pk, ok=ok, log="the log", detail="d")
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.25)
-
-
 @contextmanager
 def runner_environment(monkeypatch, *, uid_base: int, slots: int, cgroup: str) -> Iterator[HostingConfig]:
     """The environment a runner of this host reads (TIENLEN_HOSTING_*, its own uid range

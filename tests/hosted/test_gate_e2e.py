@@ -14,8 +14,9 @@ from rest_framework.test import APIClient
 
 from tests.celery_helpers import isolated_celery_worker
 from tests.e2e.test_faults import require_redis_broker
-from tests.hosted.gate_helpers import GREEDY, RANDOM, runner_environment, wait_for, zipped
+from tests.hosted.gate_helpers import GREEDY, RANDOM, runner_environment, zipped
 from tests.needs import need_postgresql
+from tests.waits import wait_until as wait_for
 from tournaments.models import BotSubmission, Game, Gate, RatingChange
 from tournaments.services import hosting
 from tournaments.services.accounts import api_token_create, bot_create

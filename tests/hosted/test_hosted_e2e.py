@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from tests.hosted.support import runner_env as support_runner_env
 from tests.needs import need_postgresql
 from tests.platform_referee import platform_referee
 from tests.tournaments.test_worker import SdkBot
+from tests.waits import wait_until as wait_for
 from tournaments.hosting.process import HostingConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -76,14 +76,6 @@ def submit(site: str, token: str, path: Path, bot: str, *flags: str) -> subproce
                            "--site", site, "--timeout", "300", *flags],
                           env={"TIENLEN_API_TOKEN": token, "PATH": "/usr/bin:/bin"}, cwd=ROOT,
                           capture_output=True, text=True, timeout=400)
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.25)
 
 
 def test_a_submitted_bot_is_validated_and_plays_a_tournament_with_no_author_process(

@@ -23,9 +23,10 @@ from django.contrib.auth.models import User
 
 from tests.celery_helpers import isolated_celery_worker
 from tests.e2e.test_faults import require_redis_broker
-from tests.hosted.gate_helpers import runner_environment, wait_for, zipped
+from tests.hosted.gate_helpers import runner_environment, zipped
 from tests.needs import need_postgresql
 from tests.platform_referee import platform_referee
+from tests.waits import wait_until as wait_for
 from tournaments.models import BotStorage, Game, GameSeat, HostedSession, Table, Tournament
 from tournaments.services import hosting
 from tournaments.services.accounts import bot_create

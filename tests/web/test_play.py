@@ -5,33 +5,17 @@ every preset — no card of another seat in anything a page is sent while its ga
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 
 import pytest
 from django.test import Client
 
+from tests.web.cards import cards_in as _cards_in
 from tests.web.factories import make_user
 from tournaments.models import Bot, CasualGame, CasualSeat, CasualTable
 from tournaments.services import casual as casual_services
 from tournaments.services.accounts import bot_create
-
-CARD = re.compile(r"^(?:10|[2-9TJQKA])[SCDH]$")
-
-
-def _cards_in(value, out: set[str] | None = None) -> set[str]:
-    out = set() if out is None else out
-    if isinstance(value, str):
-        if CARD.match(value):
-            out.add(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _cards_in(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _cards_in(v, out)
-    return out
 
 
 def _client(user=None, *, csrf: bool = False) -> Client:

@@ -14,26 +14,11 @@ import re
 import pytest
 
 from tests.needs import need_postgresql
+from tests.web.cards import cards_in as _cards_in
 from tests.web.conftest import _open, shot
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-CARD = re.compile(r"^(?:10|[2-9TJQKA])[SCDH]$")
-
-
-def _cards_in(value, out: set[str]) -> set[str]:
-    """Every card text anywhere in a JSON value."""
-    if isinstance(value, str):
-        if CARD.match(value):
-            out.add(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _cards_in(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _cards_in(v, out)
-    return out
 
 
 def _sign_in(page, url: str, username: str, password: str = "pw-for-tests-123") -> None:
