@@ -857,6 +857,10 @@ class CasualTable(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     left_at = models.DateTimeField(null=True, blank=True)
+    # When the gateway last wrote the table (its start, a move asked, a game recorded): a
+    # running table silent for longer than its clocks allow lost its worker
+    # (services.casual.casual_tables_abandon).
+    touched_at = models.DateTimeField(null=True, blank=True)
     totals = models.JSONField(default=list, blank=True)  # per seat index (CasualSeat.index)
     # Written by the seat gateway only; bumped `version` tells the streams something changed.
     public_state = models.JSONField(default=dict, blank=True)

@@ -197,7 +197,8 @@ def _failover(task, outcome: AttemptOutcome, avoid: list[str]) -> None:
 @shared_task(acks_late=True)
 def tournaments_tick() -> dict:
     """Celery beat: start due tournaments, feed ladders, re-enqueue forgotten and stale
-    tables and lost baselines (the work is found by `services.tick.tick_run`)."""
+    tables and lost baselines, close casual tables whose worker is gone (the work is found
+    by `services.tick.tick_run`)."""
     work = tick_run(now=timezone.now())
     for tournament_id in work.tournaments_due:
         tournament_schedule_task.delay(tournament_id)
@@ -210,6 +211,7 @@ def tournaments_tick() -> dict:
     return {
         "started": len(work.tournaments_due), "ladder_tables": len(work.ladder_tables),
         "requeued": len(work.tables_forgotten), "resumed_stale": len(stale),
+        "casual_abandoned": len(work.casual_abandoned),
     }
 
 

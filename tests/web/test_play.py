@@ -262,3 +262,38 @@ def test_a_seat_token_opens_its_own_running_table_only(people):
     assert all(store.authenticate_bot(t) is None for t in forged)
     CasualTable.objects.filter(pk=table.pk).update(status=CasualTable.Status.DONE)
     assert store.authenticate_bot(token) is None  # over: the seat cannot come back
+
+
+def test_a_table_whose_worker_is_gone_is_closed_by_the_tick_and_frees_its_persons_place(people):
+    """A worker that died mid-table left it "running" for ever: it counted against the
+    person's open tables (two at most) and showed as playing. The tick closes a running
+    table silent for longer than every seat's whole clock, and a pending one no worker took;
+    a table still within its clocks is left alone."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tournaments.services.tick import tick_run
+
+    alice, house = people["alice"], people["house"]
+    live = _new_table(alice, [house], move_time_ms=10_000, time_bank_ms=5_000)
+    dead = _new_table(alice, [house], move_time_ms=10_000, time_bank_ms=5_000)
+    assert casual_services.casual_start(table_id=live.pk) and casual_services.casual_start(table_id=dead.pk)
+    with pytest.raises(casual_services.CasualError, match="tables playing already"):
+        _new_table(alice, [house])
+    now = timezone.now()
+    # 2 seats x (10 s + 5 s) + 120 s of slack = 150 s without a write: abandoned.
+    CasualTable.objects.filter(pk=dead.pk).update(touched_at=now - timedelta(seconds=151))
+    CasualTable.objects.filter(pk=live.pk).update(touched_at=now - timedelta(seconds=140))
+    assert tick_run(now=now).casual_abandoned == [dead.pk]
+    dead.refresh_from_db()
+    live.refresh_from_db()
+    assert (dead.status, live.status) == ("failed", "running")
+    assert "the worker playing it stopped" in dead.detail and dead.finished_at is not None
+    state = _client(alice).get(f"/play/{dead.pk}/state.json").json()  # what the page shows
+    assert state["status"] == "failed" and "the worker playing it stopped" in state["detail"]
+    fresh = _new_table(alice, [house])  # the place is free again
+    # A pending table no worker took in ten minutes is given up too.
+    CasualTable.objects.filter(pk=fresh.pk).update(created_at=now - timedelta(minutes=11))
+    assert tick_run(now=now).casual_abandoned == [fresh.pk]
+    assert "no worker took it" in CasualTable.objects.get(pk=fresh.pk).detail

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -222,9 +223,9 @@ def casual_start(*, table_id: int) -> CasualTable | None:
                 table.save(update_fields=["status", "detail", "finished_at", "version"])
                 return None
         table.status = CasualTable.Status.RUNNING
-        table.started_at = timezone.now()
+        table.started_at = table.touched_at = timezone.now()
         table.version += 1
-        table.save(update_fields=["status", "started_at", "version"])
+        table.save(update_fields=["status", "started_at", "touched_at", "version"])
     return table
 
 
@@ -233,7 +234,8 @@ def casual_state_write(*, table_id: int, public: dict[str, Any] | None = None,
     """The gateway's record of the live table (what the streams send)."""
     with transaction.atomic():
         table = CasualTable.objects.select_for_update().get(pk=table_id)
-        fields = ["version"]
+        table.touched_at = timezone.now()
+        fields = ["version", "touched_at"]
         if public is not None:
             table.public_state = public
             fields.append("public_state")
@@ -286,8 +288,9 @@ def casual_game_record(*, table_id: int, index: int, seat_participants: list[int
             for seat, participant in enumerate(seat_participants):
                 totals[participant] += points[seat]
             table.totals = totals
+            table.touched_at = timezone.now()
             table.version += 1
-            table.save(update_fields=["totals", "version"])
+            table.save(update_fields=["totals", "touched_at", "version"])
 
 
 def casual_finish(*, table_id: int, completed: bool, detail: str = "") -> None:
@@ -297,3 +300,38 @@ def casual_finish(*, table_id: int, completed: bool, detail: str = "") -> None:
         status=CasualTable.Status.DONE if completed else CasualTable.Status.FAILED,
         detail=detail[:300], finished_at=timezone.now(), seat_state={}, answer=None,
         version=F("version") + 1)
+
+
+#: A pending table no worker took within this long is given up (its queue is down).
+PENDING_GIVE_UP_S = 600
+#: Slack on top of the clocks before a silent running table counts as abandoned.
+SILENCE_SLACK_S = 120
+
+
+def casual_tables_abandon(*, now: datetime) -> list[int]:
+    """Close the tables whose worker is gone, so they no longer count against their
+    person's open tables nor show as playing: a running table the gateway has not written
+    for longer than every seat's whole clock (each seat's move time and bank, plus
+    slack), and a pending one no worker took. Called by the tick."""
+    closed: list[int] = []
+    running = CasualTable.objects.filter(status=CasualTable.Status.RUNNING).only(
+        "id", "players", "move_time_ms", "time_bank_ms", "touched_at", "started_at")
+    for table in running:
+        silent_s = table.players * (table.move_time_ms + table.time_bank_ms) / 1000 + SILENCE_SLACK_S
+        last = table.touched_at or table.started_at
+        if last is not None and (now - last).total_seconds() > silent_s:
+            closed += _abandon(table.pk, f"stopped: nothing happened at this table for {silent_s:.0f} s "
+                                         "(the worker playing it stopped); not counted")
+    stale = CasualTable.objects.filter(status=CasualTable.Status.PENDING,
+                                       created_at__lt=now - timedelta(seconds=PENDING_GIVE_UP_S))
+    for table_id in stale.values_list("id", flat=True):
+        closed += _abandon(table_id, "never started: no worker took it; start a new table")
+    return closed
+
+
+def _abandon(table_id: int, detail: str) -> list[int]:
+    updated = CasualTable.objects.filter(pk=table_id, status__in=[
+        CasualTable.Status.PENDING, CasualTable.Status.RUNNING]).update(
+        status=CasualTable.Status.FAILED, detail=detail[:300], finished_at=timezone.now(), seat_state={},
+        answer=None, version=F("version") + 1)
+    return [table_id] if updated else []

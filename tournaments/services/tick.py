@@ -16,6 +16,7 @@ from tournaments.models import Deal, Tournament
 from tournaments.play import routing
 from tournaments.play.lifecycle import tables_forgotten
 from tournaments.sealing import deals_revealed
+from tournaments.services.casual import casual_tables_abandon
 from tournaments.services.ladder import ladder_tick
 from tournaments.services.seasons import seasons_roll
 
@@ -31,6 +32,7 @@ class TickWork:
     ladder_tables: list[int] = field(default_factory=list)  # created by this tick
     tables_forgotten: list[int] = field(default_factory=list)  # pending, never attempted
     baselines_behind: list[int] = field(default_factory=list)  # tournaments with deals to analyse
+    casual_abandoned: list[int] = field(default_factory=list)  # casual tables whose worker is gone
 
 
 def tick_run(*, now: datetime) -> TickWork:
@@ -49,6 +51,7 @@ def tick_run(*, now: datetime) -> TickWork:
                 tournament=ladder, connected=connected, season=season.number if season else None
             )
     work.tables_forgotten = tables_forgotten(now=now)
+    work.casual_abandoned = casual_tables_abandon(now=now)
     # Revealed deals with games and no baseline yet: their task was lost.
     work.baselines_behind = list(
         Deal.objects.filter(deals_revealed(), baseline__isnull=True, games__isnull=False)
