@@ -11,7 +11,6 @@ import pytest
 from tests.web.factories import make_user
 from tournaments.models import Bot, Tournament
 from tournaments.services.accounts import HOUSE_ACCOUNT, bot_create, house_bot_for
-from tournaments.services.entries import invitation_respond
 
 pytestmark = pytest.mark.django_db
 
@@ -75,13 +74,10 @@ def test_my_bot_with_three_demo_bots_and_house_bots_passes_the_owner_rule(
     assert response.status_code == 302
     names = set(t.entrants.values_list("bot__name", flat=True))
     assert names == {mine.name, *(b.name for b in demo_bots[:3]), "house-greedy", "house-heuristic"}
-    # The demo's bots are other owners': invited, and Start waits for their answers.
-    invited = set(t.entrants.filter(status="invited").values_list("bot__name", flat=True))
-    assert invited == {b.name for b in demo_bots[:3]}
-    html = client.post(f"/organise/{t.slug}/start/", follow=True).content.decode()
-    assert "Could not start: Waiting for the owners to accept" in html and demo_bots[0].name in html
-    for bot in demo_bots[:3]:
-        invitation_respond(tournament=t, bot=bot, user=bot.owner, accept=True)
+    # The demo's bots are other owners', whose owners let every organiser enter them
+    # (`accepts_invitations`, as `make demo` sets it): entered at once, no invitation waits.
+    assert all(b.accepts_invitations for b in demo_bots)
+    assert not t.entrants.filter(status="invited").exists()
     html = client.post(f"/organise/{t.slug}/start/", follow=True).content.decode()
     assert "Tournament started" in html
     t.refresh_from_db()
@@ -153,8 +149,6 @@ def test_the_form_names_the_owner_conflict_and_the_way_out_before_saving(
     t = Tournament.objects.get(name="Private")
     assert response.status_code == 302 and t.allow_same_owner and not t.rated
     assert "one owner's bots may share a table" in t.fair_play_notices
-    for bot in demo_bots[:2]:  # other owners' bots play once their owners accept
-        invitation_respond(tournament=t, bot=bot, user=bot.owner, accept=True)
     assert "Tournament started" in client.post(f"/organise/{t.slug}/start/", follow=True).content.decode()
 
 
