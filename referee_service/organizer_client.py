@@ -105,9 +105,13 @@ class OrganizerClient:
         caller that just found the referee unavailable learns when it answers again."""
         self._organizer()
         assert self._channel is not None
+        ready = grpc.channel_ready_future(self._channel)
         try:
-            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+            ready.result(timeout=timeout)
         except grpc.FutureTimeoutError:
+            # Cancelled, it stops watching the channel: left pending, its subscription kept
+            # gRPC's connectivity-polling thread running for as long as the channel lived.
+            ready.cancel()
             return False
         return True
 

@@ -497,3 +497,40 @@ def test_a_table_whose_plan_meets_the_database_down_is_retried_not_dropped(table
     assert retries == [2]  # retried in 2 s (then 4, then every 8), never failed
     row = Table.objects.get(pk=table.pk)
     assert (row.status, row.attempts) == ("pending", 0)  # untouched: the retry plays it
+
+
+def test_a_wait_for_a_referee_that_never_answers_ends_and_leaves_no_polling_thread() -> None:
+    """The slot's wait for a referee still down ends at its countdown (the retry is then
+    due at once) and stops watching the channel: a watch left pending kept gRPC's
+    connectivity-polling thread alive for the channel's life (the leak check names it)."""
+    import socket
+    import sys
+    import threading
+
+    from tournaments import tasks
+    from tournaments.play.referee import referee_channel_drop
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        target = f"127.0.0.1:{sock.getsockname()[1]}"  # nothing listens there
+    def polling() -> list[str]:
+        """Threads now inside gRPC's connectivity polling (the channel is still cached)."""
+        frames = sys._current_frames()
+        out = []
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident or -1)
+            while frame is not None:
+                if frame.f_code.co_name == "_poll_connectivity":
+                    out.append(thread.name)
+                    break
+                frame = frame.f_back
+        return out
+
+    try:
+        assert tasks._referee_wait(target, 1) == 0
+        deadline = time.monotonic() + 5
+        while polling():
+            assert time.monotonic() < deadline, f"gRPC's connectivity polling still runs: {polling()}"
+            time.sleep(0.1)
+    finally:
+        referee_channel_drop(target=target)
