@@ -102,7 +102,19 @@ def _idle_keeper(thread: threading.Thread) -> bool:
         return not keeper._leases  # type: ignore[union-attr]
 
 
+def _asgiref_thread(thread: threading.Thread) -> bool:
+    """asgiref's one thread for thread-sensitive sync code called from async code
+    (`sync_to_async`, Django's async views and test client): the threads of one
+    class-level executor, `SyncToAsync.single_thread_executor`, made once per process and
+    never shut down; the first test to call through it starts its thread."""
+    sync = sys.modules.get("asgiref.sync")
+    executor = getattr(getattr(sync, "SyncToAsync", None), "single_thread_executor", None)
+    return thread in getattr(executor, "_threads", ())
+
+
 def _shared(thread: threading.Thread) -> bool:
+    if _asgiref_thread(thread):
+        return True
     target = _thread_target(thread)
     shared = any(re.fullmatch(name, thread.name) and re.fullmatch(func, target)
                  for name, func in _PROCESS_THREADS)

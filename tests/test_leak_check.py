@@ -104,3 +104,25 @@ def test_a_thread_named_like_a_shared_one_is_still_a_leak() -> None:
     finally:
         stop.set()
         thread.join(5)
+
+
+def test_asgirefs_process_wide_thread_is_shared_but_an_executor_of_the_tests_own_is_not() -> None:
+    """asgiref's one thread for thread-sensitive code (made once per process, never shut
+    down) is not blamed on the test that happened to start it; a thread pool the test made
+    and left running is."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import SyncToAsync
+
+    before = _snapshot()
+    SyncToAsync.single_thread_executor.submit(lambda: None).result(5)
+    stop = threading.Event()
+    own = ThreadPoolExecutor(max_workers=1)
+    own.submit(stop.wait, 0)
+    try:
+        problems = _left_behind(before, grace=GRACE_S)
+        ours = [t for t in own._threads]
+        assert len(problems) == 1 and ours[0].name in problems[0], problems
+    finally:
+        own.shutdown(wait=True)
+    assert _left_behind(before, grace=GRACE_S) == []
