@@ -315,7 +315,16 @@ def play(args: argparse.Namespace, env: dict[str, str], run: Run, pg: OwnPostgre
         next_fault = args.fault_every
         next_sample = 0.0
         fault_no = 0
-        while run.now() < args.duration:
+        def playing() -> bool:
+            # The run's duration, then as long as the last faults wait for a game (up to
+            # --recovery-timeout): a fault near the end is given its chance to be followed
+            # by play, with no new fault meanwhile.
+            if run.now() < args.duration:
+                return True
+            waiting = any(f.recovered_after is None for f in run.faults)
+            return waiting and run.now() < args.duration + args.recovery_timeout
+
+        while playing():
             now = run.now()
             if now >= next_sample:
                 next_sample = now + args.sample_every
@@ -328,7 +337,7 @@ def play(args: argparse.Namespace, env: dict[str, str], run: Run, pg: OwnPostgre
                 for fault in run.faults:
                     if fault.recovered_after is None and count > fault.games_before:
                         fault.recovered_after = now - fault.at
-            if now >= next_fault and args.fault_every > 0:
+            if now >= next_fault and args.fault_every > 0 and now < args.duration:
                 next_fault = now + args.fault_every
                 kind = args.faults[fault_no % len(args.faults)]
                 victim = fault_no // len(args.faults)
@@ -506,6 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="RSS series shorter than this (seconds after warm-up) are left out")
     parser.add_argument("--max-slope", type=float, help="fail when an RSS slope is over this")
     parser.add_argument("--drain-timeout", type=float, default=240)
+    parser.add_argument("--recovery-timeout", type=float, default=90,
+                        help="after the duration, seconds the play goes on while a fault has had no "
+                        "game after it yet (90): past that it counts as not recovered")
     parser.add_argument("--log-dir")
     parser.add_argument("--json", action="store_true")
     return parser

@@ -51,14 +51,21 @@ class PoolServer:
         self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
         self.connections = 0
         self.games: list = []
+        # A blocked accept() is not woken by closing the socket from another thread: the
+        # loop looks at `stopping` between short waits instead.
+        self.sock.settimeout(0.2)
+        self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
 
     def _serve(self) -> None:
-        while True:
+        while not self.stopping.is_set():
             try:
                 conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            conn.settimeout(10)
             with conn:
                 self.connections += 1
                 message = json.loads(conn.makefile().readline() or "{}")
@@ -70,8 +77,9 @@ class PoolServer:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.sock.close()
+        self.stopping.set()
         self.thread.join(5)
+        self.sock.close()
 
 
 @pytest.fixture
