@@ -522,6 +522,9 @@ class Entrant(models.Model):
         INVITED = "invited", "Invited"
         DISQUALIFIED = "disqualified", "Disqualified"
 
+    #: Taken out of the tournament: its owner withdrew it, or the organiser disqualified it.
+    OUT = (Status.WITHDRAWN, Status.DISQUALIFIED)
+
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
     bot = models.ForeignKey(Bot, on_delete=models.PROTECT, related_name="entries")
     seed_rank = models.PositiveIntegerField(null=True, blank=True)

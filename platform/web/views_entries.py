@@ -113,7 +113,7 @@ def entry_context(request: HttpRequest, tournament: Tournament) -> dict:
     """What the tournament page shows about entries: the invited, withdrawn and
     disqualified entrants with their reasons; for a signed-in bot owner, the bots they may
     join with (Join) and their entered bots (Withdraw). Anonymous: one query."""
-    from tournaments.selectors.entries import tournament_entrants_apart
+    from tournaments.selectors.entries import owner_entries_and_joinable, tournament_entrants_apart
 
     ctx: dict = {"apart": tournament_entrants_apart(tournament=tournament), "registration": None,
                  "can_join": [], "my_entries": []}
@@ -121,11 +121,6 @@ def entry_context(request: HttpRequest, tournament: Tournament) -> dict:
         ctx["registration"] = registration_problem(tournament=tournament) or "open"
     if not request.user.is_authenticated:
         return ctx
-    mine = list(tournament.entrants.filter(bot__owner=request.user).select_related("bot"))
-    ctx["my_entries"] = [e for e in mine if e.status not in entries.OUT]
-    if ctx["registration"] == "open":
-        taken = {e.bot_id for e in mine if e.status not in entries.OUT}
-        if not taken or tournament.allow_same_owner:
-            ctx["can_join"] = [b for b in Bot.objects.filter(owner=request.user, revoked_at__isnull=True, house_bot="")
-                               if b.pk not in taken and not any(e.bot_id == b.pk and e.status == Entrant.Status.DISQUALIFIED for e in mine)]
+    ctx["my_entries"], ctx["can_join"] = owner_entries_and_joinable(
+        tournament=tournament, owner=request.user, joining=ctx["registration"] == "open")
     return ctx

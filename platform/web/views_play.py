@@ -144,8 +144,8 @@ async def _events(table_id: int, user: Any) -> Any:
 async def play_stream(request: HttpRequest, table_id: int) -> StreamingHttpResponse:
     """The table's state as server-sent events (ASGI): a new event on every change."""
     user = await request.auser()  # type: ignore[attr-defined]
-    exists = await sync_to_async(CasualTable.objects.filter(pk=table_id).exists)()
-    if not exists:
+    table = await sync_to_async(casual_reads.casual_table)(table_id=table_id)
+    if table is None:
         raise Http404("No such table")
     response = StreamingHttpResponse(_events(table_id, user), content_type="text/event-stream")
     response["Cache-Control"] = "no-store"
@@ -218,9 +218,9 @@ def play_game_replay(request: HttpRequest, table_id: int, index: int) -> JsonRes
 @require_POST
 def bot_casual_consent(request: HttpRequest, name: str) -> HttpResponse:
     """The owner's switch: may other people seat this bot at their casual tables?"""
-    from tournaments.models import Bot
+    from tournaments.selectors.bots import bot_find
 
-    bot = Bot.objects.filter(name=name).first()
+    bot = bot_find(name=name)
     if bot is None or bot.owner_id != request.user.pk:
         raise Http404("No such bot of yours")
     casual_services.casual_bot_consent(user=request.user, bot=bot,

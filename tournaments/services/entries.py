@@ -38,7 +38,7 @@ from tournaments.services.tournaments import (
 from tournaments.services.verification import bot_entry_check
 
 #: An entrant that is out: it is not seated again (and stays listed, with its reason).
-OUT = (Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
+OUT = Entrant.OUT  # withdrawn or disqualified
 
 
 def needs_consent(*, bot: Bot, user) -> bool:
