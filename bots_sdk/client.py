@@ -97,6 +97,7 @@ class BotClient(TableMessages):
         follow_pool: bool = True,
         min_answer_ms: int | None = None,
         address_map: Callable[[str], str] | None = None,
+        seed_fallback: str | None = None,
     ) -> None:
         if not token:
             raise ClientError("no bot token: pass --token or set TIENLEN_TOKEN")
@@ -129,6 +130,9 @@ class BotClient(TableMessages):
         # a bot that reaches referees through local sockets (referee_socket_map); None:
         # dial the listed address itself.
         self.address_map = address_map
+        # Where the given address's stream goes instead if its first connection fails
+        # (a hosted bot started on a local referee's own socket: its relay's seed socket).
+        self.seed_fallback = seed_fallback
         # keepalive_ms: ping interval; keep the default, which the referee expects
         self.channel_options = [*client_keepalive_options(keepalive_ms), MAX_RECEIVE]
         self.stats = ClientStats()

@@ -8,6 +8,7 @@ wrong address, so its error says what to check instead of a gRPC status.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 
 import grpc
@@ -77,9 +78,20 @@ def referee_socket_name(address: str) -> str:
     return hashlib.sha256(address.encode()).hexdigest()[:16] + ".sock"
 
 
-def referee_socket_map(directory: str) -> Callable[[str], str]:
+def referee_socket_map(directory: str, local: str = "") -> Callable[[str], str]:
     """An `address_map` for BotClient: each address a referee pool lists becomes the local
-    socket for it in `directory` (unix:DIR/NAME, see referee_socket_name)."""
+    socket for it in `directory` (unix:DIR/NAME, see referee_socket_name); with `local`
+    (a hosted bot whose runner shares a host with referees: their own sockets, by the
+    same names, docs/hosting.md "No hop"), the referee's own socket there when it has
+    one at the time of dialling, else the one in `directory`."""
     base = directory.rstrip("/")
-    return lambda address: f"unix:{base}/{referee_socket_name(address)}"
+    near = local.rstrip("/")
+
+    def dial(address: str) -> str:
+        name = referee_socket_name(address)
+        if near and os.path.exists(f"{near}/{name}"):
+            return f"unix:{near}/{name}"
+        return f"unix:{base}/{name}"
+
+    return dial
 

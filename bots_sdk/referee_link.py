@@ -131,6 +131,12 @@ class RefereeLink:
                 self.retired = True
                 self._forget_tables(f"cannot reach it after {attempt} attempts")
                 return
+            fallback = client.seed_fallback
+            if self.seed and fallback and not client.ever_welcomed and self.target != fallback:
+                # never welcomed on the given address (a hosted bot's local referee that
+                # died as it started): try the one it falls back on, which finds a live one
+                log.warning("no referee at %s: trying %s", self.target, fallback)
+                self.target = fallback
             wait = delay * (0.5 + random.random() / 2)
             log.info("reconnecting to %s in %.1f s", self.target, wait)
             client.stats.reconnects += 1

@@ -4,8 +4,10 @@ Settings come from the command line when given, else from the environment
 (`TIENLEN_SERVER`, `TIENLEN_TOKEN`, `TIENLEN_MAX_TABLES`), so the same file runs on a laptop
 and in the platform's container without edits. A bot the platform hosts (docs/hosting.md)
 is also given `TIENLEN_REFEREE_SOCKETS` (the directory of its local referee sockets: pool
-addresses are dialled there, and a first failed connection is retried) and
-`TIENLEN_BOT_VERSION` (the version it announces).
+addresses are dialled there, and a first failed connection is retried), perhaps
+`TIENLEN_REFEREE_LOCAL` (the referees' own sockets on its runner's host, dialled first:
+no hop; `TIENLEN_SERVER_FALLBACK` is then where a first connection that failed tries
+next) and `TIENLEN_BOT_VERSION` (the version it announces).
 """
 
 from __future__ import annotations
@@ -129,8 +131,10 @@ def connect_and_play(bot_cls: type[Bot], args: argparse.Namespace) -> int:
         credentials=credentials,
         stop_when_idle=args.exit_when_idle,
         min_answer_ms=getattr(args, "min_answer_ms", None),
-        address_map=referee_socket_map(sockets) if sockets else None,
+        address_map=referee_socket_map(sockets, os.environ.get("TIENLEN_REFEREE_LOCAL", ""))
+        if sockets else None,
         retry_first_connection=bool(sockets),
+        seed_fallback=os.environ.get("TIENLEN_SERVER_FALLBACK") or None,
     )
 
     async def main() -> None:

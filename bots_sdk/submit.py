@@ -4,7 +4,10 @@ holding one; it is zipped (hidden files and `__pycache__` left out; a symlink is
 one, so the site says it refuses it) and sent with the author's API token
 (`TIENLEN_API_TOKEN`, from the site's tokens page) to `POST /api/v1/bots/NAME/versions/`.
 Prints the new version and its status; `--wait` follows its validation to the end and
-prints its log; `--hosted` then switches the bot to hosted (if the version is ready)."""
+prints its log; `--hosted` then switches the bot to hosted (if the version is ready). When
+the bot has the gate on, `--wait` then follows the gate too: the version plays duplicate
+sets against its predecessor, and the SPRT's verdict and whether it was promoted are
+printed (or, past `--timeout`, where to see them; exit status 2)."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 DONE = ("ready", "failed")
+POLL_S = 1.0
 
 
 class SubmitError(Exception):
@@ -120,7 +124,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     while version["status"] not in DONE:
         if time.monotonic() > deadline:
             raise SubmitError(f"still {version['status']} after {args.timeout:.0f} s (see the bot's page)")
-        time.sleep(1.0)
+        time.sleep(POLL_S)
         version = site.call("GET", f"bots/{name}/versions/{version['seq']}/")
     print(f"validated {args.bot} {_line(version)}")
     if version.get("validation_log"):
@@ -130,7 +134,56 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if args.hosted:
         bot = site.call("POST", f"bots/{name}/hosting/", json.dumps({"hosting": "hosted"}).encode())
         print(f"{args.bot} is {bot['hosting']}, playing {bot['active_version']}")
+    if version.get("gate"):
+        return follow_gate(site, args, name, version, deadline)
     return 0
+
+
+#: How --wait ends on a gated version: 0 when it is promoted or waits for the owner's
+#: promotion (the manual gate), 1 when the gate kept it back or could not be played out.
+GATE_EXIT = {"promoted": 0, "awaiting_promotion": 0, "superseded": 1, "not_promoted": 1}
+
+
+def follow_gate(site: Site, args: argparse.Namespace, name: str, version: dict[str, Any], deadline: float) -> int:
+    """The bot has the gate on: the ready version first plays duplicate sets against its
+    predecessor (docs/hosting.md, "The gate"); follow that to its verdict and promotion."""
+    gate = version["gate"]
+    print(f"gate ({gate['mode']}: {gate['mode_means']}): {version['version']} now plays duplicate sets "
+          f"against its predecessor {gate['against']} before it is promoted; {gate['against']} keeps "
+          f"playing meanwhile")
+    where = (f"{args.site.rstrip('/')}/bots/{name}/ (the versions table), or "
+             f"GET {site.base}bots/{name}/versions/{version['seq']}/ (its field \"gate\")")
+    while gate["outcome"] == "pending":
+        if time.monotonic() > deadline:
+            print(f"the gate of {version['version']} is still {gate['status']} after {args.timeout:.0f} s; "
+                  f"its verdict and whether it is promoted will be on {where}")
+            return 2
+        time.sleep(POLL_S)
+        version = site.call("GET", f"bots/{name}/versions/{version['seq']}/")
+        gate = version["gate"]
+    if gate["status"] == "failed":
+        print(f"gate failed: {gate['detail'] or 'it could not be played out'}; nothing was promoted "
+              f"({gate['against']} keeps playing). Its log is on {where}", file=sys.stderr)
+        return 1
+    verdict = (gate["verdict"] or "").replace("_", " ")
+    score = (f", {gate['score']:+.2f} points a game (± {gate['half_width']:.2f})"
+             if gate["score"] is not None and gate["half_width"] is not None else "")
+    print(f"gate done: {verdict} than {gate['against']} (SPRT, {gate['duplicate_sets']} duplicate sets, "
+          f"{gate['games']} games{score})" if verdict in ("better", "worse") else
+          f"gate done: {verdict} against {gate['against']} (SPRT, {gate['duplicate_sets']} duplicate sets, "
+          f"{gate['games']} games{score})")
+    outcome = gate["outcome"]
+    if outcome == "promoted":
+        print(f"promoted: {version['version']} is now {args.bot}'s active version")
+    elif outcome == "awaiting_promotion":
+        print(f"not promoted yet: {gate['against']} keeps playing until you promote {version['version']} "
+              f"(POST {site.base}bots/{name}/versions/{version['seq']}/promote/, or Promote on the bot's page)")
+    elif outcome == "superseded":
+        print(f"not promoted: a newer version of {args.bot} is active")
+    else:
+        print(f"not promoted: {gate['against']} keeps playing (a version judged worse is kept back; "
+              f"you may still promote it by hand)")
+    return GATE_EXIT.get(outcome, 1)
 
 
 def add_parser(sub: Any) -> None:
@@ -140,6 +193,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--site", default=os.environ.get("TIENLEN_SITE", "http://127.0.0.1:8000"),
                    help="the site's address (default $TIENLEN_SITE or %(default)s)")
     p.add_argument("--runtime", choices=("python3.11", "node20"), help="default: from the entry file")
-    p.add_argument("--wait", action="store_true", help="follow the validation to the end")
+    p.add_argument("--wait", action="store_true",
+                   help="follow the validation to the end (and the gate, if the bot has it on)")
     p.add_argument("--hosted", action="store_true", help="then switch the bot to hosted (implies --wait)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait waits (default %(default)s)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="seconds --wait waits, validation and gate together (default %(default)s)")

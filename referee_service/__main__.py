@@ -16,16 +16,30 @@ import sys
 from pathlib import Path
 
 from referee_service import logs
+from referee_service.admission import (
+    DEFAULT_ADMISSION_BURST,
+    DEFAULT_ADMISSION_LAG_S,
+    DEFAULT_ADMISSION_RATE,
+)
 from referee_service.auth import load_token_store
 from referee_service.organizer import DEFAULT_CAPACITY
 from referee_service.pool import DEFAULT_HEARTBEAT_S, load_pool_registry
-from referee_service.server import Referee, RefereeConfig
+from referee_service.server import Referee, RefereeConfig, RefereeUnixError
 
 log = logging.getLogger("referee_service.main")
 
 
 def _env(name: str, default: str | None = None) -> str | None:
     return os.environ.get(name, default)
+
+
+#: Where this host's referees put their unix sockets for hosted bots (no hop), when it
+#: exists: the runners' default too (tournaments.hosting.process.DEFAULT_REFEREE_SOCKETS).
+DEFAULT_UNIX_DIR = "/run/tienlen/referees"
+
+
+def _default_unix_dir() -> str | None:
+    return DEFAULT_UNIX_DIR if os.path.isdir(DEFAULT_UNIX_DIR) else None
 
 
 # String defaults from the environment go through each flag's `type`, so a bad value in
@@ -57,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "the pool (default: the --listen address, or this host's name "
                              "when listening on every interface; env "
                              "TIENLEN_REFEREE_ADVERTISE)")
+    parser.add_argument("--unix-dir", default=_env("TIENLEN_REFEREE_UNIX_DIR", _default_unix_dir()),
+                        metavar="DIR",
+                        help="also listen (without TLS) on a unix socket in DIR, named after "
+                             "the advertised address, so hosted bots of a runner on this host "
+                             "connect straight, with no relay (DIR holds referee sockets only; "
+                             f"docs/hosting.md, 'No hop'; default {DEFAULT_UNIX_DIR} if it exists; "
+                             "'none': TCP only; env TIENLEN_REFEREE_UNIX_DIR)")
     parser.add_argument("--referee-id", default=_env("TIENLEN_REFEREE_ID"),
                         help="this referee's id in the pool (default: host name and a "
                              "random suffix, new at every start; env TIENLEN_REFEREE_ID)")
@@ -67,6 +88,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pool-heartbeat", type=float,
                         default=_env("TIENLEN_POOL_HEARTBEAT_S", str(DEFAULT_HEARTBEAT_S)),
                         help="seconds between pool heartbeats (env TIENLEN_POOL_HEARTBEAT_S)")
+    parser.add_argument("--admission-rate", type=float,
+                        default=_env("TIENLEN_ADMISSION_RATE", str(DEFAULT_ADMISSION_RATE)),
+                        help="connecting bots taken on a second (their token check and "
+                             "Welcome); more wait their turn, none is refused; 0: no pacing "
+                             "(env TIENLEN_ADMISSION_RATE)")
+    parser.add_argument("--admission-burst", type=int,
+                        default=_env("TIENLEN_ADMISSION_BURST", str(DEFAULT_ADMISSION_BURST)),
+                        help="connecting bots taken on at once before --admission-rate "
+                             "paces them (env TIENLEN_ADMISSION_BURST)")
+    parser.add_argument("--admission-lag-ms", type=float,
+                        default=_env("TIENLEN_ADMISSION_LAG_MS",
+                                     f"{DEFAULT_ADMISSION_LAG_S * 1000:g}"),
+                        help="while the referee's event loop comes round later than this "
+                             "(mean over 0.25 s: its tables busy), connecting bots are taken "
+                             "on more slowly, down to a quarter of --admission-rate; 0: a "
+                             "fixed rate (env TIENLEN_ADMISSION_LAG_MS)")
     parser.add_argument("--max-message-bytes", type=int,
                         default=_env("TIENLEN_MAX_MESSAGE_BYTES", "65536"))
     parser.add_argument("--rate-limit", type=int,
@@ -106,6 +143,26 @@ def _ensure_platform_on_path() -> None:
         sys.path.append(str(platform_dir))
 
 
+#: The cyclic garbage collector's thresholds in a referee process (Python's: 700, 10, 10).
+GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def _tune_gc() -> None:
+    """Collect cyclic garbage less often, and never look again at what start-up made.
+
+    Each connected bot holds a few dozen objects (its stream, session, queue, tasks) that
+    live as long as it does; with Python's default thresholds a burst of connects ran
+    young collections every 700 allocations and full ones over the ever larger heap:
+    12 % of the referee's CPU while 5,000 bots connected (perf, benchmarks/README.md).
+    The referee's garbage is mostly freed by reference counting; what the collector
+    finds is at most a burst's worth of objects held a little longer."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 async def _serve(args: argparse.Namespace) -> int:
     _ensure_platform_on_path()
     try:
@@ -131,13 +188,17 @@ async def _serve(args: argparse.Namespace) -> int:
         max_streams_per_bot=args.max_streams_per_bot,
         shutdown_grace_s=args.shutdown_grace, capacity=args.capacity,
         advertise=args.advertise, referee_id=args.referee_id,
-        pool_heartbeat_s=args.pool_heartbeat)
+        pool_heartbeat_s=args.pool_heartbeat, admission_rate=args.admission_rate,
+        admission_burst=args.admission_burst, admission_lag_s=args.admission_lag_ms / 1000,
+        unix_dir=None if args.unix_dir in (None, "", "none") else args.unix_dir)
     referee = Referee(config, store, pool)
     try:
         await referee.start()
     except (OSError, RuntimeError) as exc:
-        print(f"tienlen-referee: cannot listen on {args.listen}: {exc}", file=sys.stderr)
+        where = "its unix socket" if isinstance(exc, RefereeUnixError) else args.listen
+        print(f"tienlen-referee: cannot listen on {where}: {exc}", file=sys.stderr)
         return 1
+    _tune_gc()
     if not args.organizer_token:
         log.warning("no organiser token: the organiser API refuses every call",
                     extra={"event": "organizer_disabled"})
@@ -175,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("TIENLEN_MAX_TABLES_PER_STREAM"):
         parser.error("TIENLEN_MAX_TABLES_PER_STREAM is gone: the cap is per bot now, "
                      "set TIENLEN_MAX_TABLES_PER_BOT")
+    if args.admission_rate < 0 or args.admission_burst < 1 or args.admission_lag_ms < 0:
+        parser.error("--admission-rate and --admission-lag-ms cannot be negative, "
+                     "--admission-burst must be at least 1")
     if args.shutdown_grace < 0:
         parser.error("--shutdown-grace cannot be negative")
     with logs.configured(args.log_level, args.log_format):

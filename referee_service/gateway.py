@@ -17,6 +17,13 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
+from referee_service.admission import (
+    DEFAULT_ADMISSION_BURST,
+    DEFAULT_ADMISSION_LAG_S,
+    DEFAULT_ADMISSION_RATE,
+    AdmissionPacer,
+    TokenChecks,
+)
 from referee_service.auth import TokenStore, bearer_token, token_digest
 from referee_service.sessions import (
     DEFAULT_MAX_STREAMS_PER_BOT,
@@ -40,6 +47,9 @@ class GatewayLimits:
     max_streams_per_bot: int = DEFAULT_MAX_STREAMS_PER_BOT
     hello_timeout_s: float = 10.0
     max_outbox: int = 4096  # messages queued for a bot that does not read: then closed
+    admission_rate: float = DEFAULT_ADMISSION_RATE  # Hellos/s taken on (0: unpaced)
+    admission_burst: int = DEFAULT_ADMISSION_BURST
+    admission_lag_s: float = DEFAULT_ADMISSION_LAG_S  # the loop's lateness that slows it
 
 
 def _error(code: gw.ErrorCode.ValueType, reason: str, *, fatal: bool = False, table_id: str = "",
@@ -56,6 +66,9 @@ class BotGateway:
                  limits: GatewayLimits) -> None:
         self.registry = registry
         self.token_store = token_store
+        self.token_checks = TokenChecks(token_store)
+        self.pacer = AdmissionPacer(limits.admission_rate, limits.admission_burst,
+                                    lag_target_s=limits.admission_lag_s)
         self.limits = limits
         self.accepting = True
         self.referee_id = ""  # this referee's id in its pool (Welcome.referee_id)
@@ -167,7 +180,7 @@ class BotGateway:
             # open streams were welcomed with.
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
         try:
-            identity = await asyncio.to_thread(self.token_store.authenticate_bot, token)
+            identity = await self.token_checks.check(token)
         except Exception:
             log.exception("token store failed")
             await context.abort(grpc.StatusCode.UNAVAILABLE,
@@ -177,6 +190,10 @@ class BotGateway:
                                            "reason": "unknown or revoked token"})
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 "unknown or revoked bot token")
+        # A burst of connecting bots takes its turn (admission.py), once its token is known
+        # good: Hellos with unknown tokens, refused at the cost of a batched check, cannot
+        # fill the queue that bots with real tokens wait in.
+        await self.pacer.admit()
         if not self.accepting:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the referee is shutting down")
         max_tables = min(max(hello.max_tables, 1), self.limits.max_tables_per_bot)

@@ -22,7 +22,7 @@ from referee_service.participants import participant_parse
 CLIENT_KEEPALIVE = client_keepalive_options()  # agreeing with the referee's
 
 #: What `OrganizerClient.play_table` yields: the payload of each TableEvent.
-TableEventPayload = org.TableStarted | org.GameRecord | org.TableResult
+TableEventPayload = org.TableStarted | org.GameRecord | org.TableResult | org.LiveMove
 
 
 class RefereeError(Exception):
@@ -132,7 +132,8 @@ class OrganizerClient:
         messages themselves: `TableStarted`, one `GameRecord` per finished game (replay and
         timing JSON as the referee wrote them, points in `record.result`), then one
         `TableResult` (status `TABLE_STATUS_COMPLETED` or `TABLE_STATUS_ABORTED`, totals per
-        participant, `next_game_index` for a resume).
+        participant, `next_game_index` for a resume); with `live_moves`, a `LiveMove` after
+        each public move too.
 
         Give a PlayTableRequest, or its fields as keywords (`table_request`): e.g.
         `play_table(table_id="t1", seats=["house:random", "bot:7"], games=4)`. `deal_seeds`:

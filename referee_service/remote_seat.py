@@ -140,7 +140,7 @@ class RemoteParticipant(Participant):
         start = loop.time()
         self.requests_made += 1
         pending = PendingMove(self.move_id_base + self.requests_made, self.runner.game_index,
-                              seat, start + (spec.move_time_ms + self.bank_ms) / 1000,
+                              seat, start + (self.move_time_ms + self.bank_ms) / 1000,
                               spec.max_illegal_attempts)
         self.pending = pending
         try:
@@ -151,7 +151,7 @@ class RemoteParticipant(Participant):
         end = (asked.answered if asked.strike_reason is None and asked.answered is not None
                else loop.time())
         elapsed_ms = (end - start) * 1000
-        self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - spec.move_time_ms))
+        self.bank_ms = max(0.0, self.bank_ms - max(0.0, elapsed_ms - self.move_time_ms))
         timing = MoveTiming(seat=seat, move_id=pending.move_id, elapsed_ms=elapsed_ms,
                             thinking_ms=asked.thinking, attempts=max(asked.attempts, 1),
                             played=asked.played, note=asked.note)

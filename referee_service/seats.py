@@ -36,7 +36,9 @@ class Participant:
         self.seat = index
         self.strikes = 0
         self.forfeited = False
-        self.bank_ms = float(runner.spec.time_bank_ms)
+        # This seat's own clock (a person's seat at a casual table), else the table's.
+        self.move_time_ms = runner.spec.move_time_of(index)
+        self.bank_ms = float(runner.spec.time_bank_of(index))
 
     def play_fallback(self, game: Game, seat: int) -> list[int] | None:
         """Apply the documented fallback move; return the card indices (None: pass)."""
@@ -55,7 +57,7 @@ class HouseParticipant(Participant):
     def __init__(self, runner: TableRunner, index: int, policy: str) -> None:
         super().__init__(runner, index, f"house:{policy}")
         self.bot = HouseBot(policy, seed=f"{runner.spec.seed}/house/{index}",
-                            move_time_ms=runner.spec.move_time_ms,
+                            move_time_ms=self.move_time_ms,
                             games=runner.spec.total_games)
         self._remotes: list[Participant] | None = None  # the table's remote seats
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import socket
+import stat
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -23,10 +26,16 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_health.v1.health_pb2_grpc import add_HealthServicer_to_server
 from grpc_reflection.v1alpha import reflection
 
+from bots_sdk.connecting import referee_socket_name
 from bots_sdk.keepalive import KEEPALIVE_TIME_MS, server_keepalive_options
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2_grpc as org_grpc
+from referee_service.admission import (
+    DEFAULT_ADMISSION_BURST,
+    DEFAULT_ADMISSION_LAG_S,
+    DEFAULT_ADMISSION_RATE,
+)
 from referee_service.auth import StaticTokenStore, TokenStore
 from referee_service.gateway import SERVICE_NAME as GATEWAY_SERVICE
 from referee_service.gateway import BotGateway, GatewayLimits
@@ -47,6 +56,7 @@ from referee_service.sessions import (
     DEFAULT_RATE_LIMIT,
     SessionRegistry,
 )
+from referee_service.unix_sockets import accepts, non_sockets
 
 log = logging.getLogger("referee_service.server")
 ORGANIZER_SERVICE = org.DESCRIPTOR.services_by_name["Organizer"].full_name
@@ -81,12 +91,48 @@ class RefereeConfig:
     keepalive_ms: int = KEEPALIVE_TIME_MS  # the clients' ping interval; tests shorten it
     extra_options: list[tuple[str, int | str]] = field(default_factory=list)
     capacity: int = DEFAULT_CAPACITY  # tables at once; more are refused (RESOURCE_EXHAUSTED)
+    # Connecting bots' Hellos taken on a second, and at once (referee_service.admission).
+    admission_rate: float = DEFAULT_ADMISSION_RATE
+    admission_burst: int = DEFAULT_ADMISSION_BURST
+    admission_lag_s: float = DEFAULT_ADMISSION_LAG_S  # 0: the rate is fixed
     # Pools (referee_service.pool): where bots and workers reach this referee (default:
     # the listen address, or this host's name when listening on every interface), its id
     # in the pool (default: host name and a random suffix) and the heartbeat period.
     advertise: str | None = None
     referee_id: str | None = None
     pool_heartbeat_s: float = DEFAULT_HEARTBEAT_S
+    # A directory of this host's referee sockets (docs/hosting.md, "No hop"): the referee
+    # also listens, without TLS, on the unix socket DIR/referee_socket_name(advertise), so
+    # a hosted bot on a runner of the same host connects to it straight, not through the
+    # runner's relay. The directory holds referee sockets only; None: TCP alone.
+    unix_dir: str | None = None
+
+
+class RefereeUnixError(OSError):
+    """The referee's unix socket could not be made (the message says why)."""
+
+
+def _unix_socket_path(directory: str, advertise: str) -> Path:
+    """The path of the referee's socket in `directory`, checked: the directory is a real
+    directory (made 0755 if missing) holding nothing but sockets, and no live referee
+    listens at that path already (a stale socket of a dead one is replaced)."""
+    folder = Path(directory)
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    st = folder.lstat()
+    if not stat.S_ISDIR(st.st_mode):
+        raise RefereeUnixError(f"--unix-dir {folder} is not a directory (a link is refused)")
+    others = non_sockets(folder)
+    if others:
+        raise RefereeUnixError(
+            f"--unix-dir {folder} must hold referee sockets only (hosted bots see the whole "
+            f"directory), it also holds: {', '.join(others[:5])}")
+    path = folder / referee_socket_name(advertise)
+    if path.exists():
+        if accepts(path):
+            raise RefereeUnixError(f"another referee already listens on {path} (the same "
+                                   f"--advertise {advertise}?)")
+        path.unlink()  # a dead referee's
+    return path
 
 
 class Referee:
@@ -107,12 +153,15 @@ class Referee:
             max_message_bytes=config.max_message_bytes, rate_limit=config.rate_limit,
             max_tables_per_bot=config.max_tables_per_bot,
             max_streams_per_bot=config.max_streams_per_bot,
-            hello_timeout_s=config.hello_timeout_s, max_outbox=config.max_outbox))
+            hello_timeout_s=config.hello_timeout_s, max_outbox=config.max_outbox,
+            admission_rate=config.admission_rate, admission_burst=config.admission_burst,
+            admission_lag_s=config.admission_lag_s))
         self.organizer = OrganizerService(self.registry, config.organizer_token,
                                           capacity=config.capacity)
         self.health = health_aio.HealthServicer()
         self.server: grpc.aio.Server | None = None
         self.port = 0
+        self.unix_path: Path | None = None  # the unix socket, when config.unix_dir is set
 
     @property
     def target(self) -> str:
@@ -168,7 +217,22 @@ class Referee:
             self.port = server.add_insecure_port(self.config.listen)
         if not self.port:
             raise OSError(f"cannot listen on {self.config.listen}")
+        if self.config.unix_dir:
+            try:
+                path = _unix_socket_path(self.config.unix_dir, self.advertise)
+                if not server.add_insecure_port(f"unix:{path}"):
+                    raise RefereeUnixError(f"cannot listen on unix:{path}")
+            except OSError:
+                # an unstarted server keeps its TCP port bound: start it to close it
+                await server.start()
+                await server.stop(None)
+                raise
+            self.unix_path = path
         await server.start()
+        if self.unix_path is not None:
+            # Every local user can reach the TCP port anyway; the sandboxes' slot uids
+            # (each its own) must be able to connect.
+            os.chmod(self.unix_path, 0o666)
         for name in ("", GATEWAY_SERVICE, ORGANIZER_SERVICE):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         self.server = server
@@ -181,7 +245,8 @@ class Referee:
         log.info("referee listening", extra={
             "event": "listening", "target": self.target, "tls": bool(self.config.tls_cert),
             "referee_id": self.referee_id if self.pool is not None else None,
-            "advertise": self.advertise if self.pool is not None else None})
+            "advertise": self.advertise if self.pool is not None else None,
+            "unix": str(self.unix_path) if self.unix_path else None})
         # make sure descriptors of the bot protocol are in the default pool for reflection
         assert gw.DESCRIPTOR is not None
         return self.port
@@ -216,6 +281,10 @@ class Referee:
                     code=gw.ERROR_CODE_SHUTTING_DOWN, reason="the referee is shutting down",
                     fatal=True)))
                 session.close()
+        if self.unix_path is not None:
+            # gone at once: a hosted bot connected straight here fails over (docs/hosting.md)
+            with contextlib.suppress(FileNotFoundError):
+                self.unix_path.unlink()
         if self.server is not None:
             await self.server.stop(1.0)
         shutdown_house_workers()

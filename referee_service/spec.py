@@ -49,6 +49,9 @@ class ParticipantSpec:
 
     bot_id: str | None = None
     house: str | None = None
+    # The seat's own clock (SeatSpec.move_time_ms / time_bank_ms); None: the table's.
+    move_time_ms: int | None = None
+    time_bank_ms: int | None = None
 
     @property
     def label(self) -> str:
@@ -77,10 +80,22 @@ class TableSpec:
     max_strikes: int = DEFAULT_MAX_STRIKES
     max_illegal_attempts: int = DEFAULT_MAX_ILLEGAL_ATTEMPTS
     disconnect_grace_ms: int = DEFAULT_DISCONNECT_GRACE_MS
+    # Stream each public move to the organiser (LiveMove): casual tables only.
+    live_moves: bool = False
 
     @property
     def players(self) -> int:
         return len(self.participants)
+
+    def move_time_of(self, index: int) -> int:
+        """Participant `index`'s time a move: its own clock, else the table's."""
+        own = self.participants[index].move_time_ms
+        return self.move_time_ms if own is None else own
+
+    def time_bank_of(self, index: int) -> int:
+        """Participant `index`'s bank for the table: its own clock, else the table's."""
+        own = self.participants[index].time_bank_ms
+        return self.time_bank_ms if own is None else own
 
     @property
     def duplicate(self) -> bool:
@@ -207,6 +222,23 @@ def resolve_options(preset: str, overrides: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
+def _seat_clock(seat: org.SeatSpec, number: int) -> tuple[int | None, int | None]:
+    """A seat's own (move time, bank), checked (SpecError naming the field): None for an
+    absent field, which is the table's."""
+    move_time = bank = None
+    if seat.HasField("move_time_ms"):
+        if not 1 <= seat.move_time_ms <= MAX_MOVE_TIME_MS:
+            raise SpecError(f"seats[{number}].move_time_ms: 1 to {MAX_MOVE_TIME_MS}, "
+                            f"got {seat.move_time_ms}")
+        move_time = seat.move_time_ms
+    if seat.HasField("time_bank_ms"):
+        if seat.time_bank_ms > MAX_MOVE_TIME_MS:
+            raise SpecError(f"seats[{number}].time_bank_ms: at most {MAX_MOVE_TIME_MS}, "
+                            f"got {seat.time_bank_ms}")
+        bank = seat.time_bank_ms
+    return move_time, bank
+
+
 def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[str]) -> TableSpec:
     """Check a PlayTableRequest and turn it into a TableSpec (SpecError naming the field)."""
     table_id = request.table_id.strip()
@@ -240,6 +272,8 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
             participants.append(ParticipantSpec(house=seat.house_bot))
         else:
             raise SpecError(f"seats[{number}]: give a bot_id or a house_bot")
+        move_time, bank = _seat_clock(seat, number)
+        participants[-1] = replace(participants[-1], move_time_ms=move_time, time_bank_ms=bank)
     preset = request.preset or "south"
     overrides: dict[str, Any] = {}
     if request.options_json.strip():
@@ -279,6 +313,7 @@ def table_spec(request: org.PlayTableRequest, house_bots: set[str] | frozenset[s
         max_illegal_attempts=request.max_illegal_attempts or DEFAULT_MAX_ILLEGAL_ATTEMPTS,
         disconnect_grace_ms=request.disconnect_grace_ms or DEFAULT_DISCONNECT_GRACE_MS,
         starting_games=request.starting_games,
+        live_moves=request.live_moves,
     )
     if spec.first_game_index >= spec.total_games:
         raise SpecError(

@@ -22,6 +22,7 @@ from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org
 from bots_sdk.rules import REPLAY_SCHEMA, Game
 from bots_sdk.rules.notes import with_notes
+from bots_sdk.rules.visibility import is_public
 from referee_service import wire
 from referee_service.house import HousePacer
 from referee_service.moves import (
@@ -52,6 +53,20 @@ class TableFailure(Exception):
     def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
+
+
+def _public_to_move(game: Game) -> int | None:
+    """Whose move it is as anyone may be told: while a seat is being offered a play, the
+    seat the turn goes to if every offer is declined (that an offer is pending would
+    reveal a bomb in a hand: docs/rules.md §2); None once the game is over."""
+    if game.is_over:
+        return None
+    if game.offer is None:
+        return game.to_move
+    declined = game.copy()
+    while declined.offer is not None and not declined.is_over:
+        declined.pass_turn()
+    return None if declined.is_over else declined.to_move
 
 
 class TableRunner:
@@ -209,12 +224,17 @@ class TableRunner:
         for remote in self.remote_participants():
             remote.send(self.game_start_message(remote))
         timings: list[MoveTiming] = []
+        live = spec.live_moves  # a casual table watched live; never a tournament's
+        live_from = live_public = 0
         while not game.is_over:
             mover = game.to_move
             assert mover is not None  # the game is not over
             participant = self.participants[self.seating[mover]]
             timing = await participant.move(game, mover)
             timings.append(timing)
+            if live:
+                live_public = self._live_moves(game, index, live_from, live_public)
+                live_from = game.move_count
             if participant.house or participant.forfeited:
                 # A house bot, or the fallback for a forfeited seat, moves without ever
                 # suspending: hand the loop to the other tables, the bot streams and the
@@ -258,6 +278,32 @@ class TableRunner:
         # plays, so the caller can store each game as it finishes.
         await asyncio.sleep(0)
 
+    def _live_moves(self, game: Game, index: int, start: int, public: int) -> int:
+        """Put a LiveMove in `events` for each public move of the log from `start` (a
+        declined offer gives none), as a seat's view shows it; returns the public moves
+        counted so far in this game."""
+        for move in game.moves_since(start):
+            if not is_public(move):
+                continue
+            public += 1
+            event = org.LiveMove(
+                table_id=self.spec.table_id, game_index=index, number=public, seat=move.seat,
+                passed=move.mask is None, offer=move.offer or "",
+                card_counts=game.card_counts, finished=game.finishing_order)
+            if move.mask is not None:
+                event.cards.extend(i for i in range(52) if move.mask >> i & 1)
+            to_move = _public_to_move(game)
+            if to_move is not None:
+                event.to_move = to_move
+            table = game.table
+            if table is not None:
+                event.table_cards.extend(c.index for c in table.cards)
+                event.table_kind = table.kind
+                if game.table_seat is not None:
+                    event.table_seat = game.table_seat
+            self.events.put_nowait(org.TableEvent(move=event))
+        return public
+
     # ------------------------------------------------------------ messages to bots
     def _seat_infos(self) -> list[gw.SeatInfo]:
         return [gw.SeatInfo(seat=seat, name=self.participants[p].name,
@@ -270,7 +316,7 @@ class TableRunner:
             table_id=spec.table_id, seat=participant.seat, players=spec.players,
             preset=spec.preset, options_json=json.dumps(spec.options, sort_keys=True),
             seats=self._seat_infos(), games=spec.total_games, duplicate=spec.duplicate,
-            move_time_ms=spec.move_time_ms, time_bank_ms=int(participant.bank_ms),
+            move_time_ms=participant.move_time_ms, time_bank_ms=int(participant.bank_ms),
             max_strikes=spec.max_strikes, max_illegal_attempts=spec.max_illegal_attempts,
             resumed=resumed))
 

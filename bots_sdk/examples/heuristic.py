@@ -42,7 +42,12 @@ def _straight_cost(top: int, length: int) -> float:
 BOMB_COST = 0.05
 
 
-@lru_cache(maxsize=200_000)
+# The caps: a full cache is memory a process keeps for good (~20 MB here, ~47 MB at the
+# 200,000 this was, which a worker computing baselines filled only after ~1,500 deals, so
+# its RSS rose for most of the soak's 20 minutes; now full after ~450). The price: hit
+# rate 68.4 % against 70.9 %, ~8 % more CPU per baseline once full (benchmarks/README.md,
+# "Soak", leak_bench.py caches).
+@lru_cache(maxsize=100_000)
 def plan_cost(counts: Counts, sequences: bool = True) -> float:
     """Cheapest cost of playing out a hand given as 13 rank counts.
 
@@ -119,7 +124,7 @@ class Rules:
                    den_ca_lang=bool(options.get("den_ca_lang")))
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 14)  # 16,384: hit rate 97.5 % against 97.6 % at 65,536 (leak_bench.py caches)
 def _shape(m: int) -> tuple[tuple[int, ...], tuple[int, ...], int, bool, bool]:
     """A play's (sorted ranks, rank counts, top rank, single rank, bomb), cached by card set:
     the same plays come back all game long, and in every simulated game."""

@@ -218,12 +218,17 @@ async def play_table(target: str, **fields: Any) -> list[org.TableEvent]:
     fields.setdefault("move_time_ms", 5000)
     fields.setdefault("connect_deadline_ms", 5000)
     seats = fields.pop("seats")
+    # {seat index: (move_time_ms, time_bank_ms)}: those seats' own clocks (SeatSpec).
+    seat_clocks = fields.pop("seat_clocks", {})
     if "deal_seeds" not in fields and fields.get("seed"):
         fields["deal_seeds"] = fixed_deal_seeds(fields, len(seats))
     request = org.PlayTableRequest(
         seats=[org.SeatSpec(house_bot=s[len("house:"):]) if s.startswith("house:")
                else org.SeatSpec(bot_id=s) for s in seats],
         **fields)
+    for index, (move_ms, bank_ms) in seat_clocks.items():
+        request.seats[index].move_time_ms = move_ms
+        request.seats[index].time_bank_ms = bank_ms
     channel, stub = organizer_stub(target)
     try:
         return await collect(stub.PlayTable(request, metadata=AUTH), f"table {request.table_id!r}", within_s)

@@ -35,6 +35,9 @@ function settings(argv, env) {
     // Hosted by the platform (docs/hosting.md): no network, one local socket per referee
     // of the pool in this directory, named for the address the pool lists.
     refereeSockets: env.TIENLEN_REFEREE_SOCKETS || "",
+    // and, when its runner shares a host with referees, their own sockets (dialled first)
+    refereeLocal: env.TIENLEN_REFEREE_LOCAL || "",
+    serverFallback: env.TIENLEN_SERVER_FALLBACK || "",
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -70,10 +73,14 @@ function log(message) {
 }
 
 // Where to dial a referee the pool lists: its address, or for a hosted bot the local
-// socket the platform relays to it (the first 16 hex digits of the address's SHA-256).
-function dialAddress(address, socketDir) {
+// socket the platform relays to it (the first 16 hex digits of the address's SHA-256),
+// or the referee's own socket by that name in localDir when it has one there (a referee
+// on the runner's host: no hop).
+function dialAddress(address, socketDir, localDir) {
   if (!socketDir) return address;
   const name = require("node:crypto").createHash("sha256").update(address).digest("hex").slice(0, 16);
+  const near = localDir ? `${localDir.replace(/\/+$/, "")}/${name}.sock` : "";
+  if (near && require("node:fs").existsSync(near)) return `unix:${near}`;
   return `unix:${socketDir.replace(/\/+$/, "")}/${name}.sock`;
 }
 
@@ -199,6 +206,12 @@ class Link {
       console.error(`bot.js: error: cannot connect to the referee at ${this.address}: ${why}`);
       process.exit(2);
     }
+    const fallback = bot.config.serverFallback;
+    if (this.seed && !bot.welcomed && fallback && this.address !== fallback) {
+      // never welcomed there (a hosted bot's local referee that died as it started)
+      log(`no referee at ${this.address}: trying ${fallback}`);
+      this.address = fallback;
+    }
     const wait = this.backoffMs * (0.5 + Math.random() / 2);
     log(`connection to ${this.address} lost (${why}); reconnecting in ${(wait / 1000).toFixed(1)} s`);
     this.backoffMs = Math.min(30000, this.backoffMs * 2);
@@ -253,7 +266,7 @@ class Bot {
     const known = new Set(this.links.filter((l) => !l.retired).map((l) => l.key));
     for (const [id, address] of members) {
       if (!known.has(id)) {
-        const target = dialAddress(address, this.config.refereeSockets);
+        const target = dialAddress(address, this.config.refereeSockets, this.config.refereeLocal);
         log(`pool: connecting to referee ${id} at ${address}${target !== address ? ` through ${target}` : ""}`);
         this.addLink(target, { expectedId: id });
       }

@@ -25,37 +25,39 @@ _sym_db = _symbol_database.Default()
 from bots_sdk.protocol.tienlen.v1 import game_pb2 as tienlen_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atienlen/v1/organizer.proto\x12\ntienlen.v1\x1a\x15tienlen/v1/game.proto\";\n\x08SeatSpec\x12\x10\n\x06\x62ot_id\x18\x01 \x01(\tH\x00\x12\x13\n\thouse_bot\x18\x02 \x01(\tH\x00\x42\x08\n\x06player\"\xf9\x03\n\x10PlayTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.tienlen.v1.SeatSpec\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\r\n\x05games\x18\x05 \x01(\r\x12\x16\n\x0e\x64uplicate_sets\x18\x06 \x01(\r\x12\x14\n\x0cmove_time_ms\x18\x07 \x01(\r\x12\x19\n\x0ctime_bank_ms\x18\x08 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04seed\x18\t \x01(\t\x12\x18\n\x10\x66irst_game_index\x18\n \x01(\r\x12\x1a\n\rresume_leader\x18\x0b \x01(\rH\x01\x88\x01\x01\x12\x1c\n\x0fresume_starting\x18\x0c \x01(\x08H\x02\x88\x01\x01\x12\x1b\n\x13\x63onnect_deadline_ms\x18\r \x01(\r\x12\x13\n\x0bmax_strikes\x18\x0e \x01(\r\x12\x1c\n\x14max_illegal_attempts\x18\x0f \x01(\r\x12\x1b\n\x13\x64isconnect_grace_ms\x18\x10 \x01(\r\x12\x12\n\ndeal_seeds\x18\x11 \x03(\t\x12\x16\n\x0estarting_games\x18\x12 \x01(\x08\x42\x0f\n\r_time_bank_msB\x10\n\x0e_resume_leaderB\x12\n\x10_resume_starting\"S\n\x0cTableStarted\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\r\x12\x14\n\x0cparticipants\x18\x04 \x03(\t\"\xcd\x02\n\nGameRecord\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ngame_index\x18\x02 \x01(\r\x12\x19\n\x11seat_participants\x18\x03 \x03(\r\x12\x12\n\nseat_names\x18\x04 \x03(\t\x12\x13\n\x0breplay_json\x18\x05 \x01(\t\x12\x13\n\x0btiming_json\x18\x06 \x01(\t\x12\x0f\n\x07strikes\x18\x07 \x03(\r\x12\x11\n\tforfeited\x18\x08 \x03(\r\x12&\n\x06result\x18\t \x01(\x0b\x32\x16.tienlen.v1.GameResult\x12\x15\n\rduplicate_set\x18\n \x01(\r\x12\x10\n\x08rotation\x18\x0b \x01(\r\x12\x0c\n\x04seed\x18\x0c \x01(\t\x12\x15\n\rreplay_schema\x18\r \x01(\t\x12&\n\x06timing\x18\x0e \x01(\x0b\x32\x16.tienlen.v1.GameTiming\"V\n\nGameTiming\x12\r\n\x05moves\x18\x01 \x01(\r\x12\x12\n\nelapsed_ms\x18\x02 \x01(\x01\x12%\n\x05seats\x18\x03 \x03(\x0b\x32\x16.tienlen.v1.SeatTiming\"S\n\nSeatTiming\x12\r\n\x05moves\x18\x01 \x01(\r\x12\x13\n\x0bthinking_ms\x18\x02 \x01(\x01\x12\x0e\n\x06max_ms\x18\x03 \x01(\x01\x12\x11\n\tfallbacks\x18\x04 \x01(\r\"\xfc\x01\n\x0bTableResult\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\'\n\x06status\x18\x02 \x01(\x0e\x32\x17.tienlen.v1.TableStatus\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x14\n\x0cgames_played\x18\x04 \x01(\r\x12\x17\n\x0fnext_game_index\x18\x05 \x01(\r\x12\x0e\n\x06totals\x18\x06 \x03(\x11\x12\x0f\n\x07strikes\x18\x07 \x03(\r\x12\x11\n\tforfeited\x18\x08 \x03(\r\x12\x18\n\x0bnext_leader\x18\t \x01(\rH\x00\x88\x01\x01\x12\x15\n\rnext_starting\x18\n \x01(\x08\x42\x0e\n\x0c_next_leader\"\x95\x01\n\nTableEvent\x12+\n\x07started\x18\x01 \x01(\x0b\x32\x18.tienlen.v1.TableStartedH\x00\x12&\n\x04game\x18\x02 \x01(\x0b\x32\x16.tienlen.v1.GameRecordH\x00\x12)\n\x06result\x18\x03 \x01(\x0b\x32\x17.tienlen.v1.TableResultH\x00\x42\x07\n\x05\x65vent\"\x11\n\x0fListBotsRequest\"\xa2\x01\n\x0c\x43onnectedBot\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0f\n\x07streams\x18\x04 \x01(\r\x12\x12\n\nmax_tables\x18\x05 \x01(\r\x12\x15\n\ractive_tables\x18\x06 \x01(\r\x12\x1f\n\x17\x63onnected_since_unix_ms\x18\x07 \x01(\x03\":\n\x10ListBotsResponse\x12&\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x18.tienlen.v1.ConnectedBot*a\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16TABLE_STATUS_COMPLETED\x10\x01\x12\x18\n\x14TABLE_STATUS_ABORTED\x10\x02\x32\x97\x01\n\tOrganizer\x12\x43\n\tPlayTable\x12\x1c.tienlen.v1.PlayTableRequest\x1a\x16.tienlen.v1.TableEvent0\x01\x12\x45\n\x08ListBots\x12\x1b.tienlen.v1.ListBotsRequest\x1a\x1c.tienlen.v1.ListBotsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atienlen/v1/organizer.proto\x12\ntienlen.v1\x1a\x15tienlen/v1/game.proto\"\x93\x01\n\x08SeatSpec\x12\x10\n\x06\x62ot_id\x18\x01 \x01(\tH\x00\x12\x13\n\thouse_bot\x18\x02 \x01(\tH\x00\x12\x19\n\x0cmove_time_ms\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x19\n\x0ctime_bank_ms\x18\x04 \x01(\rH\x02\x88\x01\x01\x42\x08\n\x06playerB\x0f\n\r_move_time_msB\x0f\n\r_time_bank_ms\"\x8d\x04\n\x10PlayTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12#\n\x05seats\x18\x02 \x03(\x0b\x32\x14.tienlen.v1.SeatSpec\x12\x0e\n\x06preset\x18\x03 \x01(\t\x12\x14\n\x0coptions_json\x18\x04 \x01(\t\x12\r\n\x05games\x18\x05 \x01(\r\x12\x16\n\x0e\x64uplicate_sets\x18\x06 \x01(\r\x12\x14\n\x0cmove_time_ms\x18\x07 \x01(\r\x12\x19\n\x0ctime_bank_ms\x18\x08 \x01(\rH\x00\x88\x01\x01\x12\x0c\n\x04seed\x18\t \x01(\t\x12\x18\n\x10\x66irst_game_index\x18\n \x01(\r\x12\x1a\n\rresume_leader\x18\x0b \x01(\rH\x01\x88\x01\x01\x12\x1c\n\x0fresume_starting\x18\x0c \x01(\x08H\x02\x88\x01\x01\x12\x1b\n\x13\x63onnect_deadline_ms\x18\r \x01(\r\x12\x13\n\x0bmax_strikes\x18\x0e \x01(\r\x12\x1c\n\x14max_illegal_attempts\x18\x0f \x01(\r\x12\x1b\n\x13\x64isconnect_grace_ms\x18\x10 \x01(\r\x12\x12\n\ndeal_seeds\x18\x11 \x03(\t\x12\x16\n\x0estarting_games\x18\x12 \x01(\x08\x12\x12\n\nlive_moves\x18\x13 \x01(\x08\x42\x0f\n\r_time_bank_msB\x10\n\x0e_resume_leaderB\x12\n\x10_resume_starting\"S\n\x0cTableStarted\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\r\n\x05games\x18\x03 \x01(\r\x12\x14\n\x0cparticipants\x18\x04 \x03(\t\"\xcd\x02\n\nGameRecord\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ngame_index\x18\x02 \x01(\r\x12\x19\n\x11seat_participants\x18\x03 \x03(\r\x12\x12\n\nseat_names\x18\x04 \x03(\t\x12\x13\n\x0breplay_json\x18\x05 \x01(\t\x12\x13\n\x0btiming_json\x18\x06 \x01(\t\x12\x0f\n\x07strikes\x18\x07 \x03(\r\x12\x11\n\tforfeited\x18\x08 \x03(\r\x12&\n\x06result\x18\t \x01(\x0b\x32\x16.tienlen.v1.GameResult\x12\x15\n\rduplicate_set\x18\n \x01(\r\x12\x10\n\x08rotation\x18\x0b \x01(\r\x12\x0c\n\x04seed\x18\x0c \x01(\t\x12\x15\n\rreplay_schema\x18\r \x01(\t\x12&\n\x06timing\x18\x0e \x01(\x0b\x32\x16.tienlen.v1.GameTiming\"V\n\nGameTiming\x12\r\n\x05moves\x18\x01 \x01(\r\x12\x12\n\nelapsed_ms\x18\x02 \x01(\x01\x12%\n\x05seats\x18\x03 \x03(\x0b\x32\x16.tienlen.v1.SeatTiming\"S\n\nSeatTiming\x12\r\n\x05moves\x18\x01 \x01(\r\x12\x13\n\x0bthinking_ms\x18\x02 \x01(\x01\x12\x0e\n\x06max_ms\x18\x03 \x01(\x01\x12\x11\n\tfallbacks\x18\x04 \x01(\r\"\xfc\x01\n\x0bTableResult\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\'\n\x06status\x18\x02 \x01(\x0e\x32\x17.tienlen.v1.TableStatus\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\x12\x14\n\x0cgames_played\x18\x04 \x01(\r\x12\x17\n\x0fnext_game_index\x18\x05 \x01(\r\x12\x0e\n\x06totals\x18\x06 \x03(\x11\x12\x0f\n\x07strikes\x18\x07 \x03(\r\x12\x11\n\tforfeited\x18\x08 \x03(\r\x12\x18\n\x0bnext_leader\x18\t \x01(\rH\x00\x88\x01\x01\x12\x15\n\rnext_starting\x18\n \x01(\x08\x42\x0e\n\x0c_next_leader\"\x96\x02\n\x08LiveMove\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ngame_index\x18\x02 \x01(\r\x12\x0e\n\x06number\x18\x03 \x01(\r\x12\x0c\n\x04seat\x18\x04 \x01(\r\x12\x0e\n\x06passed\x18\x05 \x01(\x08\x12\r\n\x05\x63\x61rds\x18\x06 \x03(\r\x12\r\n\x05offer\x18\x07 \x01(\t\x12\x13\n\x0b\x63\x61rd_counts\x18\x08 \x03(\r\x12\x14\n\x07to_move\x18\t \x01(\rH\x00\x88\x01\x01\x12\x10\n\x08\x66inished\x18\n \x03(\r\x12\x13\n\x0btable_cards\x18\x0b \x03(\r\x12\x12\n\ntable_kind\x18\x0c \x01(\t\x12\x17\n\ntable_seat\x18\r \x01(\rH\x01\x88\x01\x01\x42\n\n\x08_to_moveB\r\n\x0b_table_seat\"\xbb\x01\n\nTableEvent\x12+\n\x07started\x18\x01 \x01(\x0b\x32\x18.tienlen.v1.TableStartedH\x00\x12&\n\x04game\x18\x02 \x01(\x0b\x32\x16.tienlen.v1.GameRecordH\x00\x12)\n\x06result\x18\x03 \x01(\x0b\x32\x17.tienlen.v1.TableResultH\x00\x12$\n\x04move\x18\x04 \x01(\x0b\x32\x14.tienlen.v1.LiveMoveH\x00\x42\x07\n\x05\x65vent\"\x11\n\x0fListBotsRequest\"\xa2\x01\n\x0c\x43onnectedBot\x12\x0e\n\x06\x62ot_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x13\n\x0b\x62ot_version\x18\x03 \x01(\t\x12\x0f\n\x07streams\x18\x04 \x01(\r\x12\x12\n\nmax_tables\x18\x05 \x01(\r\x12\x15\n\ractive_tables\x18\x06 \x01(\r\x12\x1f\n\x17\x63onnected_since_unix_ms\x18\x07 \x01(\x03\":\n\x10ListBotsResponse\x12&\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x18.tienlen.v1.ConnectedBot*a\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16TABLE_STATUS_COMPLETED\x10\x01\x12\x18\n\x14TABLE_STATUS_ABORTED\x10\x02\x32\x97\x01\n\tOrganizer\x12\x43\n\tPlayTable\x12\x1c.tienlen.v1.PlayTableRequest\x1a\x16.tienlen.v1.TableEvent0\x01\x12\x45\n\x08ListBots\x12\x1b.tienlen.v1.ListBotsRequest\x1a\x1c.tienlen.v1.ListBotsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'bots_sdk.protocol.tienlen.v1.organizer_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TABLESTATUS']._serialized_start=1879
-  _globals['_TABLESTATUS']._serialized_end=1976
-  _globals['_SEATSPEC']._serialized_start=65
-  _globals['_SEATSPEC']._serialized_end=124
-  _globals['_PLAYTABLEREQUEST']._serialized_start=127
-  _globals['_PLAYTABLEREQUEST']._serialized_end=632
-  _globals['_TABLESTARTED']._serialized_start=634
-  _globals['_TABLESTARTED']._serialized_end=717
-  _globals['_GAMERECORD']._serialized_start=720
-  _globals['_GAMERECORD']._serialized_end=1053
-  _globals['_GAMETIMING']._serialized_start=1055
-  _globals['_GAMETIMING']._serialized_end=1141
-  _globals['_SEATTIMING']._serialized_start=1143
-  _globals['_SEATTIMING']._serialized_end=1226
-  _globals['_TABLERESULT']._serialized_start=1229
-  _globals['_TABLERESULT']._serialized_end=1481
-  _globals['_TABLEEVENT']._serialized_start=1484
-  _globals['_TABLEEVENT']._serialized_end=1633
-  _globals['_LISTBOTSREQUEST']._serialized_start=1635
-  _globals['_LISTBOTSREQUEST']._serialized_end=1652
-  _globals['_CONNECTEDBOT']._serialized_start=1655
-  _globals['_CONNECTEDBOT']._serialized_end=1817
-  _globals['_LISTBOTSRESPONSE']._serialized_start=1819
-  _globals['_LISTBOTSRESPONSE']._serialized_end=1877
-  _globals['_ORGANIZER']._serialized_start=1979
-  _globals['_ORGANIZER']._serialized_end=2130
+  _globals['_TABLESTATUS']._serialized_start=2307
+  _globals['_TABLESTATUS']._serialized_end=2404
+  _globals['_SEATSPEC']._serialized_start=66
+  _globals['_SEATSPEC']._serialized_end=213
+  _globals['_PLAYTABLEREQUEST']._serialized_start=216
+  _globals['_PLAYTABLEREQUEST']._serialized_end=741
+  _globals['_TABLESTARTED']._serialized_start=743
+  _globals['_TABLESTARTED']._serialized_end=826
+  _globals['_GAMERECORD']._serialized_start=829
+  _globals['_GAMERECORD']._serialized_end=1162
+  _globals['_GAMETIMING']._serialized_start=1164
+  _globals['_GAMETIMING']._serialized_end=1250
+  _globals['_SEATTIMING']._serialized_start=1252
+  _globals['_SEATTIMING']._serialized_end=1335
+  _globals['_TABLERESULT']._serialized_start=1338
+  _globals['_TABLERESULT']._serialized_end=1590
+  _globals['_LIVEMOVE']._serialized_start=1593
+  _globals['_LIVEMOVE']._serialized_end=1871
+  _globals['_TABLEEVENT']._serialized_start=1874
+  _globals['_TABLEEVENT']._serialized_end=2061
+  _globals['_LISTBOTSREQUEST']._serialized_start=2063
+  _globals['_LISTBOTSREQUEST']._serialized_end=2080
+  _globals['_CONNECTEDBOT']._serialized_start=2083
+  _globals['_CONNECTEDBOT']._serialized_end=2245
+  _globals['_LISTBOTSRESPONSE']._serialized_start=2247
+  _globals['_LISTBOTSRESPONSE']._serialized_end=2305
+  _globals['_ORGANIZER']._serialized_start=2407
+  _globals['_ORGANIZER']._serialized_end=2558
 # @@protoc_insertion_point(module_scope)

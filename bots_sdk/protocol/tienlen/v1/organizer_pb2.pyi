@@ -52,20 +52,38 @@ class SeatSpec(_message.Message):
 
     BOT_ID_FIELD_NUMBER: _builtins.int
     HOUSE_BOT_FIELD_NUMBER: _builtins.int
+    MOVE_TIME_MS_FIELD_NUMBER: _builtins.int
+    TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     bot_id: _builtins.str
     house_bot: _builtins.str
+    move_time_ms: _builtins.int
+    """This seat's own clock (a person's seat at a casual table); absent: the table's
+    move_time_ms / time_bank_ms, as every seat of a tournament table.
+    """
+    time_bank_ms: _builtins.int
     def __init__(
         self,
         *,
         bot_id: _builtins.str = ...,
         house_bot: _builtins.str = ...,
+        move_time_ms: _builtins.int | None = ...,
+        time_bank_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "house_bot", b"house_bot", "player", b"player"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_move_time_ms", b"_move_time_ms", "_time_bank_ms", b"_time_bank_ms", "bot_id", b"bot_id", "house_bot", b"house_bot", "move_time_ms", b"move_time_ms", "player", b"player", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_id", b"bot_id", "house_bot", b"house_bot", "player", b"player"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_move_time_ms", b"_move_time_ms", "_time_bank_ms", b"_time_bank_ms", "bot_id", b"bot_id", "house_bot", b"house_bot", "move_time_ms", b"move_time_ms", "player", b"player", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__move_time_ms: _TypeAlias = _typing.Literal["move_time_ms"]  # noqa: Y015
+    _WhichOneofArgType__move_time_ms: _TypeAlias = _typing.Literal["_move_time_ms", b"_move_time_ms"]  # noqa: Y015
+    _WhichOneofReturnType__time_bank_ms: _TypeAlias = _typing.Literal["time_bank_ms"]  # noqa: Y015
+    _WhichOneofArgType__time_bank_ms: _TypeAlias = _typing.Literal["_time_bank_ms", b"_time_bank_ms"]  # noqa: Y015
     _WhichOneofReturnType_player: _TypeAlias = _typing.Literal["bot_id", "house_bot"]  # noqa: Y015
     _WhichOneofArgType_player: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__move_time_ms) -> _WhichOneofReturnType__move_time_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__time_bank_ms) -> _WhichOneofReturnType__time_bank_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType_player) -> _WhichOneofReturnType_player | None: ...
 
 Global___SeatSpec: _TypeAlias = SeatSpec  # noqa: Y015
@@ -92,6 +110,7 @@ class PlayTableRequest(_message.Message):
     DISCONNECT_GRACE_MS_FIELD_NUMBER: _builtins.int
     DEAL_SEEDS_FIELD_NUMBER: _builtins.int
     STARTING_GAMES_FIELD_NUMBER: _builtins.int
+    LIVE_MOVES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """unique among running tables; chosen by the caller"""
     preset: _builtins.str
@@ -103,7 +122,7 @@ class PlayTableRequest(_message.Message):
     duplicate_sets: _builtins.int
     """each set = one deal played once per seat rotation"""
     move_time_ms: _builtins.int
-    """per move; 1000 when 0"""
+    """per move; 1000 when 0 (a seat's own clock: SeatSpec)"""
     time_bank_ms: _builtins.int
     """per seat per table; 2000 when absent"""
     seed: _builtins.str
@@ -126,6 +145,10 @@ class PlayTableRequest(_message.Message):
     """a longer disconnect forfeits; 10000 when 0"""
     starting_games: _builtins.bool
     """every game is a starting game (no leader carried over)"""
+    live_moves: _builtins.bool
+    """Stream a LiveMove after every move (casual tables watched live: docs/web.md, "Play").
+    Off by default, and never set for a tournament table (its games stay sealed).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
         """2..4 participants, in the seat order of game 0"""
@@ -159,10 +182,11 @@ class PlayTableRequest(_message.Message):
         disconnect_grace_ms: _builtins.int = ...,
         deal_seeds: _abc.Iterable[_builtins.str] | None = ...,
         starting_games: _builtins.bool = ...,
+        live_moves: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "connect_deadline_ms", b"connect_deadline_ms", "deal_seeds", b"deal_seeds", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "starting_games", b"starting_games", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader", "_resume_starting", b"_resume_starting", "_time_bank_ms", b"_time_bank_ms", "connect_deadline_ms", b"connect_deadline_ms", "deal_seeds", b"deal_seeds", "disconnect_grace_ms", b"disconnect_grace_ms", "duplicate_sets", b"duplicate_sets", "first_game_index", b"first_game_index", "games", b"games", "live_moves", b"live_moves", "max_illegal_attempts", b"max_illegal_attempts", "max_strikes", b"max_strikes", "move_time_ms", b"move_time_ms", "options_json", b"options_json", "preset", b"preset", "resume_leader", b"resume_leader", "resume_starting", b"resume_starting", "seats", b"seats", "seed", b"seed", "starting_games", b"starting_games", "table_id", b"table_id", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__resume_leader: _TypeAlias = _typing.Literal["resume_leader"]  # noqa: Y015
     _WhichOneofArgType__resume_leader: _TypeAlias = _typing.Literal["_resume_leader", b"_resume_leader"]  # noqa: Y015
@@ -422,30 +446,122 @@ class TableResult(_message.Message):
 Global___TableResult: _TypeAlias = TableResult  # noqa: Y015
 
 @_typing.final
+class LiveMove(_message.Message):
+    """One move of a table played with live_moves, as public as a seat's view of it (docs/rules.md
+    §2): a play's cards once played, a pass, the card counts; never a card still in a hand and
+    never a declined offer (no event at all: declining would reveal the seat's bomb). While a
+    seat is being offered a play, to_move is the seat the turn goes to if every offer is
+    declined, so a pending offer is not shown either.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    GAME_INDEX_FIELD_NUMBER: _builtins.int
+    NUMBER_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PASSED_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    OFFER_FIELD_NUMBER: _builtins.int
+    CARD_COUNTS_FIELD_NUMBER: _builtins.int
+    TO_MOVE_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    TABLE_CARDS_FIELD_NUMBER: _builtins.int
+    TABLE_KIND_FIELD_NUMBER: _builtins.int
+    TABLE_SEAT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    game_index: _builtins.int
+    number: _builtins.int
+    """this move's place among the game's public moves, from 1"""
+    seat: _builtins.int
+    passed: _builtins.bool
+    offer: _builtins.str
+    """"steal_lead" / "out_of_turn_chop": the play took an offer"""
+    to_move: _builtins.int
+    """unset once the game is over"""
+    table_kind: _builtins.str
+    """its kind ("single", "pair", ...)"""
+    table_seat: _builtins.int
+    """who played it"""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the cards played (card indices); empty for a pass"""
+
+    @_builtins.property
+    def card_counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """per seat, after the move"""
+
+    @_builtins.property
+    def finished(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """seats gone out so far, in order"""
+
+    @_builtins.property
+    def table_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """the play to beat now (empty: the table is clear)"""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        game_index: _builtins.int = ...,
+        number: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        passed: _builtins.bool = ...,
+        cards: _abc.Iterable[_builtins.int] | None = ...,
+        offer: _builtins.str = ...,
+        card_counts: _abc.Iterable[_builtins.int] | None = ...,
+        to_move: _builtins.int | None = ...,
+        finished: _abc.Iterable[_builtins.int] | None = ...,
+        table_cards: _abc.Iterable[_builtins.int] | None = ...,
+        table_kind: _builtins.str = ...,
+        table_seat: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_table_seat", b"_table_seat", "_to_move", b"_to_move", "table_seat", b"table_seat", "to_move", b"to_move"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_table_seat", b"_table_seat", "_to_move", b"_to_move", "card_counts", b"card_counts", "cards", b"cards", "finished", b"finished", "game_index", b"game_index", "number", b"number", "offer", b"offer", "passed", b"passed", "seat", b"seat", "table_cards", b"table_cards", "table_id", b"table_id", "table_kind", b"table_kind", "table_seat", b"table_seat", "to_move", b"to_move"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__table_seat: _TypeAlias = _typing.Literal["table_seat"]  # noqa: Y015
+    _WhichOneofArgType__table_seat: _TypeAlias = _typing.Literal["_table_seat", b"_table_seat"]  # noqa: Y015
+    _WhichOneofReturnType__to_move: _TypeAlias = _typing.Literal["to_move"]  # noqa: Y015
+    _WhichOneofArgType__to_move: _TypeAlias = _typing.Literal["_to_move", b"_to_move"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__table_seat) -> _WhichOneofReturnType__table_seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_move) -> _WhichOneofReturnType__to_move | None: ...
+
+Global___LiveMove: _TypeAlias = LiveMove  # noqa: Y015
+
+@_typing.final
 class TableEvent(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     STARTED_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    MOVE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def started(self) -> Global___TableStarted: ...
     @_builtins.property
     def game(self) -> Global___GameRecord: ...
     @_builtins.property
     def result(self) -> Global___TableResult: ...
+    @_builtins.property
+    def move(self) -> Global___LiveMove:
+        """only with PlayTableRequest.live_moves"""
+
     def __init__(
         self,
         *,
         started: Global___TableStarted | None = ...,
         game: Global___GameRecord | None = ...,
         result: Global___TableResult | None = ...,
+        move: Global___LiveMove | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "game", b"game", "result", b"result", "started", b"started"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "game", b"game", "move", b"move", "result", b"result", "started", b"started"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "game", b"game", "result", b"result", "started", b"started"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "game", b"game", "move", b"move", "result", b"result", "started", b"started"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["started", "game", "result"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["started", "game", "result", "move"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 
