@@ -1,13 +1,17 @@
 """What the hosted-bot tests with real runners share (tests/hosted/test_hosted_e2e.py,
-tests/hosted/test_runner_failover.py): the sandbox slots they use (a uid range and a
-cgroup of their own, apart from tests/hosting's and from a real runner's), a runner's
-state directory and environment, and the check that nothing is left behind."""
+tests/hosted/test_runner_failover.py, tests/hosted/test_casual_hosted.py): the sandbox
+slots they use (a uid range and a cgroup of their own, apart from tests/hosting's and from
+a real runner's), a runner's state directory and environment, the check that nothing is
+left behind, and a bot made hosted with a version ready without a runner."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import tempfile
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.hosting.conftest import RUNTIMES_DIR
@@ -64,3 +68,39 @@ def sandbox_clean_up(state: Path) -> None:
         path = cg.base_dir(h)
         if path.exists() and not any(p.is_dir() for p in path.iterdir()):
             path.rmdir()
+
+
+def runner_in_this_process(monkeypatch, *, prefix: str, why: str) -> Iterator[HostingConfig]:
+    """The body of a `runner_env` fixture: PostgreSQL and Redis required (`why` says what
+    shares them), this process's runner set up on fresh slots, then closed, its state
+    removed, and no sandboxed process may be left."""
+    from tests.e2e.test_faults import require_redis_broker
+    from tests.needs import need_postgresql
+
+    need_postgresql(why)
+    require_redis_broker()
+    config = runner_config(prefix=prefix)
+    for name, value in runner_env(config).items():
+        monkeypatch.setenv(name, value)
+    yield config
+    from tournaments.runner import runner_host_close
+
+    runner_host_close()
+    left = slot_processes_left()
+    sandbox_clean_up(config.state_dir)
+    assert not any(left.values()), f"sandboxed processes left: {left}"
+
+
+def hosted_with_version(bot, owner, source: bytes):
+    """`bot` switched to hosted with `source` (its bot.py) as a ready, active version: its
+    validation is the runner's and is tested in tests/hosted/test_hosted_e2e.py."""
+    from tournaments.services import hosting
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("bot.py", source)
+    submission = hosting.submission_create(bot=bot, user=owner, data=buffer.getvalue(), runtime="python3.11")
+    assert hosting.submission_validation_begin(submission_id=submission.pk)
+    hosting.submission_validation_finish(submission_id=submission.pk, ok=True, log="", detail="")
+    bot.refresh_from_db()
+    return hosting.bot_hosting_set(bot=bot, user=owner, hosting="hosted")

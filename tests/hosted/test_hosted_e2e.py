@@ -19,10 +19,7 @@ from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
 from tests.celery_helpers import isolated_celery_worker
-from tests.e2e.test_faults import require_redis_broker
-from tests.hosted.support import runner_config, sandbox_clean_up, slot_processes_left
-from tests.hosted.support import runner_env as support_runner_env
-from tests.needs import need_postgresql
+from tests.hosted.support import runner_in_this_process
 from tests.platform_referee import platform_referee
 from tests.tournaments.test_worker import SdkBot
 from tests.waits import wait_until as wait_for
@@ -51,18 +48,7 @@ BROKEN = 'raise RuntimeError("broken on purpose")\n'
 
 @pytest.fixture
 def runner_env(monkeypatch) -> Iterator[HostingConfig]:
-    need_postgresql("a worker, a referee and the site share the games")
-    require_redis_broker()
-    config = runner_config()
-    for name, value in support_runner_env(config).items():
-        monkeypatch.setenv(name, value)
-    yield config
-    from tournaments.runner import runner_host_close
-
-    runner_host_close()
-    left = slot_processes_left()
-    sandbox_clean_up(config.state_dir)
-    assert not any(left.values()), f"sandboxed processes left: {left}"
+    yield from runner_in_this_process(monkeypatch, prefix="tlh-e2e-", why="a worker, a referee and the site share the games")
 
 
 @pytest.fixture

@@ -7,9 +7,6 @@ forfeit, no strike counted against the bot."""
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
 from django.conf import settings
 
@@ -18,11 +15,10 @@ from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
     database_url,
-    kill_marked,
-    new_marker,
 )
 from tests.e2e.test_faults import require_redis_broker
 from tests.hosted.support import (
+    hosted_with_version,
     runner_config,
     runner_env,
     runner_worker_argv,
@@ -49,13 +45,6 @@ class SlowGreedy(GreedyBot):
 '''
 
 
-@pytest.fixture
-def marker():
-    value = new_marker()
-    yield value
-    kill_marked(value)
-
-
 def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_forfeit(marker, tmp_path) -> None:
     need_postgresql("the runners, the worker and the referee share the table")
     require_redis_broker()
@@ -65,7 +54,6 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
     from django.db import connection
 
     from tournaments.models import Game, HostedSession, Table, TableSeat, Tournament
-    from tournaments.services import hosting
     from tournaments.services.accounts import bot_create, house_bot_for
     from tournaments.services.tournaments import (
         tournament_create,
@@ -76,14 +64,7 @@ def test_a_runner_killed_mid_table_is_replaced_and_the_table_finishes_without_a_
     User = get_user_model()
     author = User.objects.create(username="failover-author")
     bot, _ = bot_create(owner=author, name="failover-bot")
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        zf.writestr("bot.py", SLOW_BOT)
-    submission = hosting.submission_create(bot=bot, user=author, data=buffer.getvalue(), runtime="python3.11")
-    assert hosting.submission_validation_begin(submission_id=submission.pk)  # validated elsewhere in the tests
-    hosting.submission_validation_finish(submission_id=submission.pk, ok=True, log="", detail="")
-    bot.refresh_from_db()
-    hosting.bot_hosting_set(bot=bot, user=author, hosting="hosted")
+    hosted_with_version(bot, author, SLOW_BOT)
 
     organizer_token = "failover-organizer-token"
     target = f"127.0.0.1:{processes.free_port()}"

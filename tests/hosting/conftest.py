@@ -78,7 +78,12 @@ def node_runtime(sandbox_ok: None) -> runtimes.Runtime:
 
 @pytest.fixture
 def host(hosting_config: HostingConfig, python_runtime: runtimes.Runtime) -> Iterator[Host]:
-    host = Host(hosting_config)
+    yield from host_checked_clean(Host(hosting_config))
+
+
+def host_checked_clean(host: Host) -> Iterator[Host]:
+    """A fixture's body: `host`, checked, then closed, and nothing of its bots left (no
+    process of a slot uid, no session cgroup)."""
     host.check()
     try:
         yield host

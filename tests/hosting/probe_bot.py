@@ -196,7 +196,26 @@ def probe_sleep():
     time.sleep(120)
 
 
-PROBES = {"net": probe_network, "files": probe_files, "forks": probe_forks,
+def probe_nohop():
+    """What the directory of the referees' own sockets (no hop) shows, and what it lets do."""
+    local = os.environ.get("TIENLEN_REFEREE_LOCAL", "")
+    found = {"env_local": local, "server": os.environ.get("TIENLEN_SERVER", ""),
+             "run_tienlen": sorted(os.listdir("/run/tienlen"))}
+    found["local"] = attempt(lambda: sorted(os.listdir(local or "/run/tienlen/local")))
+    found["secret_by_host_path"] = attempt(lambda: read(os.environ["PROBE_SECRET"]) and "read")
+    found["secret_beside"] = attempt(lambda: read(f"{local}/../referee.env") and "read")
+    found["write"] = attempt(lambda: write_one(f"{local}/planted"))
+    binder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    found["bind"] = attempt(lambda: binder.bind(f"{local}/fake.sock"))
+    found["connect"] = {}
+    for name in (found["local"] if isinstance(found["local"], list) else []):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        found["connect"][name] = attempt(lambda n=name, s=s: s.connect(f"{local}/{n}"))
+        s.close()
+    report(**found)
+
+
+PROBES = {"nohop": probe_nohop, "net": probe_network, "files": probe_files, "forks": probe_forks,
           "memory": probe_memory, "spin": probe_spin, "flood": probe_flood,
           "grandchild": probe_grandchild, "sleep": probe_sleep}
 

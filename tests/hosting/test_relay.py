@@ -1,6 +1,9 @@
 """The relay, on its own: unix sockets forwarded byte for byte to TCP listeners on
 loopback (real sockets, real threads), the seed socket falling over to the next referee,
-the pool's sockets following set_targets, and the cap on connections a bot may hold."""
+the pool's sockets following set_targets, and the cap on connections a bot may hold; each
+both in a thread (RelayHub) and in the process of its own a runner uses (RelayProcess):
+that process is another process, its loop's thread asks for a short scheduling slice, it
+ends with the runner's pipe, and a runner that cannot start it relays in a thread."""
 
 from __future__ import annotations
 
@@ -15,7 +18,9 @@ from pathlib import Path
 import pytest
 
 from bots_sdk.client import referee_socket_name
+from tournaments.hosting import latency
 from tournaments.hosting.relay import SEED_SOCKET, RelayError, RelayHub
+from tournaments.hosting.relay_process import NO_PROCESS_ENV, RelayProcess
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -61,9 +66,9 @@ class Echo:
         self.thread.join(5)
 
 
-@pytest.fixture
-def hub() -> Iterator[RelayHub]:
-    hub = RelayHub()
+@pytest.fixture(params=["thread", "process"])
+def hub(request) -> Iterator[RelayHub | RelayProcess]:
+    hub = RelayHub() if request.param == "thread" else RelayProcess()
     yield hub
     hub.close()
 
@@ -188,3 +193,72 @@ def test_only_host_port_targets_and_short_paths(hub, sockdir, tmp_path):
     deep = tmp_path / ("d" * 90)
     with pytest.raises(RelayError, match="too long"):
         hub.open(deep, ["127.0.0.1:1"])
+
+
+def _task_ids(pid: int) -> list[int]:
+    return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+
+
+def test_a_runner_relays_in_a_process_of_its_own_with_short_slices(echoes, sockdir):
+    a, _ = echoes
+    hub = RelayProcess()
+    try:
+        relay = hub.open(sockdir, [a.address])
+        assert talk(sockdir / SEED_SOCKET, b"hello") == b"A:hello"
+        pid = hub.pid
+        assert pid is not None and pid != os.getpid()  # not a thread of the runner: no lock shared
+        assert "tournaments.hosting.relay_process" in Path(f"/proc/{pid}/cmdline").read_text()
+        slices = [attr.runtime_ns for tid in _task_ids(pid) if (attr := latency.get_attr(tid)) is not None]
+        probe: list[str | None] = []  # does this kernel take one? (asked by a thread of its own)
+        asker = threading.Thread(target=lambda: probe.append(latency.request_short_slice()))
+        asker.start()
+        asker.join(10)
+        if probe == [None]:
+            assert latency.RELAY_SLICE_NS in slices, slices  # the loop's thread asked and got it
+        relay.close()
+        assert relay.stats.accepted == 1 and relay.stats.bytes_up == len(b"hello")
+        assert not (sockdir / SEED_SOCKET).exists()  # its sockets went with it
+    finally:
+        hub.close()
+    assert hub.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # ended and reaped
+
+
+def test_the_relay_process_ends_with_the_runner_pipe_and_removes_its_sockets(echoes, sockdir):
+    a, _ = echoes
+    hub = RelayProcess()
+    hub.open(sockdir, [a.address])
+    proc = hub._proc
+    assert proc is not None and proc.stdin is not None
+    proc.stdin.close()  # as when the runner dies: its end of the pipe closes
+    assert proc.wait(10) == 0
+    assert not (sockdir / SEED_SOCKET).exists()
+    hub.close()
+
+
+def test_without_the_process_the_relay_runs_in_a_thread_and_says_so(echoes, sockdir, monkeypatch, caplog):
+    a, _ = echoes
+    monkeypatch.setenv(NO_PROCESS_ENV, "1")
+    hub = RelayProcess()
+    try:
+        relay = hub.open(sockdir, [a.address])
+        assert hub.pid is None and "relaying in a thread of the runner" in caplog.text
+        assert talk(relay.socket_path(None), b"hi") == b"A:hi"
+    finally:
+        hub.close()
+
+
+def test_the_relay_thread_asks_for_a_short_slice_or_says_why_not(echoes, sockdir):
+    a, _ = echoes
+    hub = RelayHub()
+    try:
+        hub.open(sockdir, [a.address])
+        assert hub.thread_id is not None
+        attr = latency.get_attr(hub.thread_id)
+        if hub.slice_problem is None:
+            assert attr is not None and attr.policy == latency.SCHED_OTHER and attr.runtime_ns == latency.RELAY_SLICE_NS
+        else:
+            assert "sched_setattr" in hub.slice_problem or "6.12" in hub.slice_problem
+    finally:
+        hub.close()

@@ -129,6 +129,43 @@ def crash(thread: RefereeThread) -> None:
 
     asyncio.run_coroutine_threadsafe(die(referee), thread._loop).result(30)
 
+def table_moves_off_a_crashed_referee(a: RefereeThread, b: RefereeThread) -> None:
+    """A hosted bot (`hosted`, connected to both referees) plays table "moving" on `b`,
+    which crashes after its first game; the platform's resume on `a` at the first
+    unrecorded game completes the table with no strike and no fallback move."""
+    first: list = []
+    seen_game = threading.Event()
+
+    def play_on_b() -> None:
+        try:
+            with OrganizerClient(b.target, ORGANIZER, timeout=120) as client:
+                for event in client.play_table(table_id="moving", games=3, move_time_ms=5000,
+                                               seats=["hosted", "house:greedy"]):
+                    first.append(event)
+                    if isinstance(event, org.GameRecord):
+                        seen_game.set()
+        except Exception as exc:
+            first.append(exc)
+        seen_game.set()
+
+    player = threading.Thread(target=play_on_b)
+    player.start()
+    assert seen_game.wait(120), "game 1 on referee b never finished"
+    crash(b)
+    player.join(60)
+    played = [e for e in first if isinstance(e, org.GameRecord)]
+    assert played and not any(isinstance(e, org.TableResult) for e in first)
+    # the platform resumes the table on the live referee at its first unrecorded game
+    with OrganizerClient(a.target, ORGANIZER, timeout=120) as client:
+        rest = list(client.play_table(table_id="moving", games=3, move_time_ms=5000,
+                                      first_game_index=len(played),
+                                      seats=["hosted", "house:greedy"]))
+    result = rest[-1]
+    assert result.status == org.TABLE_STATUS_COMPLETED
+    assert result.games_played == 3 - len(played) and list(result.strikes) == [0, 0]
+    assert all(m["fallback"] is None for m in my_moves(rest))
+
+
 
 @pytest.fixture
 def pool() -> Iterator[tuple[RefereeThread, RefereeThread]]:
@@ -153,37 +190,7 @@ def test_a_hosted_bot_follows_the_pool_when_its_referee_dies_mid_table(runtime, 
     bot = start_bot(host, code, runtime, [a.target, b.target], max_tables=2)
     try:
         until_connected(bot, a.target, b.target)  # one stream to each, from the one relay
-        first: list = []
-        seen_game = threading.Event()
-
-        def play_on_b() -> None:
-            try:
-                with OrganizerClient(b.target, ORGANIZER, timeout=120) as client:
-                    for event in client.play_table(table_id="moving", games=3, move_time_ms=5000,
-                                                   seats=["hosted", "house:greedy"]):
-                        first.append(event)
-                        if isinstance(event, org.GameRecord):
-                            seen_game.set()
-            except Exception as exc:
-                first.append(exc)
-            seen_game.set()
-
-        player = threading.Thread(target=play_on_b)
-        player.start()
-        assert seen_game.wait(120), "game 1 on referee b never finished"
-        crash(b)
-        player.join(60)
-        played = [e for e in first if isinstance(e, org.GameRecord)]
-        assert played and not any(isinstance(e, org.TableResult) for e in first)
-        # the platform resumes the table on the live referee at its first unrecorded game
-        with OrganizerClient(a.target, ORGANIZER, timeout=120) as client:
-            rest = list(client.play_table(table_id="moving", games=3, move_time_ms=5000,
-                                          first_game_index=len(played),
-                                          seats=["hosted", "house:greedy"]))
-        result = rest[-1]
-        assert result.status == org.TABLE_STATUS_COMPLETED
-        assert result.games_played == 3 - len(played) and list(result.strikes) == [0, 0]
-        assert all(m["fallback"] is None for m in my_moves(rest))
+        table_moves_off_a_crashed_referee(a, b)
         assert bot.running  # one process all along: it followed the pool, no restart
     finally:
         end = bot.stop(grace_s=0)

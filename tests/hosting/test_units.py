@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bots_sdk.client import ClientError, parse_target, referee_socket_map, referee_socket_name
+from tournaments.hosting import nohop
 from tournaments.hosting.cgroups import CgroupHost, CgroupUsage, mounted_hierarchies
 from tournaments.hosting.check import SandboxUnavailable, problems, require_sandbox
 from tournaments.hosting.process import (
@@ -339,3 +343,74 @@ def test_a_checkout_others_cannot_enter_keeps_its_hosting_state_where_the_sandbo
     found = problems(unreachable, probe=False)
     assert any("other users cannot enter" in p and "TIENLEN_HOSTING_DIR" in p for p in found), found
     assert any("TIENLEN_HOSTING_RUNTIMES" in p for p in found), found
+
+
+# ---------------------------------------------------------------------- no hop
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A temporary directory other users can enter (pytest's own keep them out)."""
+    path = Path(tempfile.mkdtemp(prefix="tlu-", dir="/tmp"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_no_hop_dials_a_referees_own_socket_when_it_has_one_else_the_relay(open_tmp):
+    tmp_path = open_tmp
+    local = tmp_path / "local"
+    local.mkdir()
+    here, elsewhere = "10.0.0.5:50051", "10.0.0.6:50051"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(local / referee_socket_name(here)))
+    mapping = referee_socket_map("/run/tienlen/referee", str(local))
+    assert mapping(here) == f"unix:{local}/{referee_socket_name(here)}"
+    assert mapping(elsewhere) == f"unix:/run/tienlen/referee/{referee_socket_name(elsewhere)}"
+    assert referee_socket_map("/run/tienlen/referee")(here) == f"unix:/run/tienlen/referee/{referee_socket_name(here)}"
+    # the runner's side: what it finds there, and the seed only on a live socket
+    assert nohop.directory_problem(local) is None
+    assert nohop.local_sockets(local, [elsewhere, here]) == {here: local / referee_socket_name(here)}
+    assert nohop.first_accepting([local / referee_socket_name(here)]) is None  # bound, not listening
+    listener.listen()
+    assert nohop.first_accepting([local / referee_socket_name(here)]) == local / referee_socket_name(here)
+    listener.close()
+    (local / "notes").write_text("x")
+    assert "holds more than referee sockets (notes)" in (nohop.directory_problem(local) or "")
+    (local / "notes").unlink()
+    local.chmod(0o777)
+    assert "writable by every user" in (nohop.directory_problem(local) or "")
+    local.chmod(0o750)
+    assert f"other users cannot enter {local}" in (nohop.directory_problem(local) or "")
+    local.chmod(0o755)
+    tmp_path.chmod(0o700)
+    assert f"other users cannot enter {tmp_path}" in (nohop.directory_problem(local) or "")
+    tmp_path.chmod(0o755)
+    (tmp_path / "link").symlink_to(local)
+    assert "not a directory" in (nohop.directory_problem(tmp_path / "link") or "")
+    assert "No such file" in (nohop.directory_problem(tmp_path / "nowhere") or "")
+    if shutil.which("node"):
+        example = ROOT / "bots_sdk" / "examples" / "javascript" / "bot.js"
+        source = example.read_text()
+        start = source.index("function dialAddress")
+        end = source.index("\n}\n", start) + 3
+        (local / referee_socket_name(here)).touch()  # existence is what the bot checks
+        script = source[start:end] + "".join(
+            f'console.log(dialAddress("{a}", "/run/tienlen/referee/", "{local}"));' for a in (here, elsewhere))
+        out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=30)
+        assert out.stdout.split() == [mapping(here), mapping(elsewhere)]
+
+
+def test_no_hop_binds_the_referees_directory_read_only_and_is_named_by_the_environment(tmp_path):
+    argv = bwrap_argv(["true"], binds=Binds(runtime=Path("/rt"), bot=Path("/code"), sockets=Path("/socks"),
+                                            local=Path("/run/tienlen/referees")),
+                      env={}, limits=Limits())
+    at = argv.index("/run/tienlen/referees")
+    assert argv[at - 1:at + 2] == ["--ro-bind", "/run/tienlen/referees", "/run/tienlen/local"]
+    assert "/run/tienlen/referees" not in bwrap_argv(["true"], binds=Binds(runtime=Path("/rt"), bot=Path("/code")),
+                                                     env={}, limits=Limits())
+    assert HostingConfig.from_env(Path("/v"), {"TIENLEN_HOSTING_REFEREE_SOCKETS": str(tmp_path)}).referee_sockets \
+        == tmp_path
+    assert HostingConfig.from_env(Path("/v"), {"TIENLEN_HOSTING_REFEREE_SOCKETS": "none"}).referee_sockets is None
+    default = HostingConfig.from_env(Path("/v"), {}).referee_sockets
+    assert default == (Path("/run/tienlen/referees") if Path("/run/tienlen/referees").is_dir() else None)

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from tournaments.api.views import ServiceAPIView
 from tournaments.models import Bot, BotSubmission, HostedSession
+from tournaments.sealing import version_gate
 from tournaments.selectors import versions as selectors_versions
 from tournaments.services.hosting import (
     bot_gate_set,
@@ -46,14 +47,10 @@ class VersionOutput(serializers.ModelSerializer):
     gate = serializers.SerializerMethodField()
 
     def get_gate(self, obj: BotSubmission) -> dict | None:
-        """Its gate against its predecessor (docs/hosting.md), None when it had none."""
-        if not obj.gate_status:
-            return None
-        against = obj.gate_against
-        return {"status": obj.gate_status, "against": against.version if against else None,
-                "games": obj.gate_games, "duplicate_sets": obj.gate_sets, "score": obj.gate_score,
-                "half_width": obj.gate_half_width, "verdict": obj.gate_verdict or None,
-                "detail": obj.gate_detail, "finished_at": obj.gate_finished_at, "log": obj.gate_log}
+        """Its gate against its predecessor (docs/hosting.md), None when it had none; through
+        tournaments.sealing (the owner's data)."""
+        request = self.context.get("request")
+        return version_gate(user=request.user if request else None, bot=obj.bot, submission=obj)
 
     def get_active(self, obj: BotSubmission) -> bool:
         return obj.bot.active_submission_id == obj.pk
@@ -65,7 +62,7 @@ class SessionOutput(serializers.ModelSerializer):
 
     class Meta:
         model = HostedSession
-        fields = ["id", "version", "tournament", "table", "status", "runner", "starts", "reason", "fault",
+        fields = ["id", "version", "tournament", "table", "casual_table", "status", "runner", "starts", "reason", "fault",
                   "detail", "exit_code", "log_bytes", "log_truncated", "created_at", "started_at", "ended_at",
                   "log"]
 
@@ -106,7 +103,7 @@ class BotVersionsView(ServiceAPIView):
         bot = _bot(name)
         for row in (rows := list(_owned(request, bot))):
             row.bot = bot
-        return Response(VersionOutput(rows, many=True).data)
+        return Response(VersionOutput(rows, many=True, context={"request": request}).data)
 
     @extend_schema(
         request={"application/zip": OpenApiTypes.BINARY, "multipart/form-data": OpenApiTypes.OBJECT},
@@ -126,7 +123,8 @@ class BotVersionsView(ServiceAPIView):
         sdk = request.query_params.get("sdk_version") or request.data.get("sdk_version") or ""
         submission = submission_create(bot=bot, user=request.user, data=data, runtime=str(runtime),
                                        sdk_version=str(sdk))
-        return Response(VersionOutput(submission).data, status=status.HTTP_201_CREATED)
+        return Response(VersionOutput(submission, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
 
 
 class BotVersionDetailView(ServiceAPIView):
@@ -139,7 +137,7 @@ class BotVersionDetailView(ServiceAPIView):
         if row is None:
             raise exceptions.NotFound("No such version.")
         row.bot = bot
-        return Response(VersionOutput(row).data)
+        return Response(VersionOutput(row, context={"request": request}).data)
 
 
 class BotHostingView(ServiceAPIView):
@@ -172,9 +170,10 @@ class BotSessionsView(ServiceAPIView):
                    summary="Your hosted bot's latest sessions: why each ended, and its log (owner only)")
     def get(self, request, name: str):
         bot = _bot(name)
-        table = request.query_params.get("table")
+        table, casual = request.query_params.get("table"), request.query_params.get("casual_table")
         rows = selectors_versions.bot_sessions(viewer=request.user, bot=bot,
-                                               table_id=int(table) if table and table.isdigit() else None)
+                                               table_id=int(table) if table and table.isdigit() else None,
+                                               casual_table_id=int(casual) if casual and casual.isdigit() else None)
         if rows is None:
             raise exceptions.NotFound("No such bot sessions.")
         return Response(SessionOutput(rows, many=True).data)
@@ -191,7 +190,7 @@ class BotVersionPromoteView(ServiceAPIView):
         submission = submission_promote(bot=bot, user=request.user, seq=seq)
         bot.refresh_from_db(fields=["active_submission"])
         submission.bot = bot
-        return Response(VersionOutput(submission).data)
+        return Response(VersionOutput(submission, context={"request": request}).data)
 
 
 class BotStorageView(ServiceAPIView):

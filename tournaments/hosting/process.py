@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tournaments.hosting import runtimes, storage
+from tournaments.hosting import nohop, runtimes, storage
 from tournaments.hosting.cgroups import (
     BotCgroup,
     CgroupError,
@@ -62,6 +62,7 @@ from tournaments.hosting.cgroups import (
     CgroupUsage,
 )
 from tournaments.hosting.relay import SEED_SOCKET, Relay, RelayError, RelayHub, RelayStats
+from tournaments.hosting.relay_process import RelayProcess, RemoteRelay
 from tournaments.hosting.sandbox import (
     INSIDE,
     Binds,
@@ -104,6 +105,9 @@ START_TIMEOUT_S = 20.0
 DEFAULT_UID_BASE = 1_500_000
 DEFAULT_SLOTS = 16
 DEFAULT_CGROUP = "tienlen-sandbox"
+# Where this host's referees put their own sockets (`tienlen-referee --unix-dir`): used
+# when it exists (no hop, tournaments.hosting.nohop), unless TIENLEN_HOSTING_REFEREE_SOCKETS says otherwise.
+DEFAULT_REFEREE_SOCKETS = Path("/run/tienlen/referees")
 LOG_DRAIN_S = 5.0
 
 
@@ -169,18 +173,26 @@ class HostingConfig:
     cgroup_base: str = DEFAULT_CGROUP
     bwrap: str = "bwrap"
     unsandboxed: bool = False  # DEVELOPMENT ONLY: run trusted bots without a sandbox
+    # The directory of this host's referee sockets (no hop, tournaments.hosting.nohop);
+    # None: every referee through the relay.
+    referee_sockets: Path | None = None
 
     @classmethod
     def from_env(cls, var_dir: Path, env: Mapping[str, str] | None = None) -> HostingConfig:
         """TIENLEN_HOSTING_DIR, TIENLEN_HOSTING_RUNTIMES, TIENLEN_SANDBOX_UID_BASE,
         TIENLEN_SANDBOX_SLOTS, TIENLEN_SANDBOX_CGROUP, TIENLEN_HOSTING_UNSANDBOXED (only
-        `trusted-bots-only` turns the sandbox off; any other value is an error)."""
+        `trusted-bots-only` turns the sandbox off; any other value is an error),
+        TIENLEN_HOSTING_REFEREE_SOCKETS (the referees' --unix-dir on this host; default
+        /run/tienlen/referees when it exists; `none`: the relay for every referee)."""
         env = os.environ if env is None else env
         unsandboxed = env.get("TIENLEN_HOSTING_UNSANDBOXED", "")
         if unsandboxed not in ("", UNSANDBOXED_VALUE):
             raise ValueError(f"TIENLEN_HOSTING_UNSANDBOXED must be unset or {UNSANDBOXED_VALUE!r} "
                              f"(the development mode without a sandbox), got {unsandboxed!r}")
         state = Path(env.get("TIENLEN_HOSTING_DIR") or runtimes.default_hosting_dir(var_dir))
+        named = env.get("TIENLEN_HOSTING_REFEREE_SOCKETS", "")
+        local = (None if named == "none" else Path(named) if named
+                 else DEFAULT_REFEREE_SOCKETS if DEFAULT_REFEREE_SOCKETS.is_dir() else None)
         return cls(
             state_dir=state,
             runtimes_dir=Path(env.get("TIENLEN_HOSTING_RUNTIMES") or state / "runtimes"),
@@ -188,6 +200,7 @@ class HostingConfig:
             slots=int(env.get("TIENLEN_SANDBOX_SLOTS") or DEFAULT_SLOTS),
             cgroup_base=env.get("TIENLEN_SANDBOX_CGROUP") or DEFAULT_CGROUP,
             unsandboxed=bool(unsandboxed),
+            referee_sockets=local,
         )
 
 
@@ -393,7 +406,7 @@ class Host:
         self.config = config
         self.cgroups = CgroupHost.detect(config.cgroup_base)
         self.slots = SlotPool(config.state_dir / "slots", config.uid_base, config.slots)
-        self.hub = RelayHub()
+        self.hub: RelayProcess | RelayHub = RelayProcess()  # the relay: a process of its own (why: there)
         self.sessions: set[HostedBot] = set()
         self._runtimes: dict[str, runtimes.Runtime] = {}
         self._checked = False
@@ -480,7 +493,14 @@ class HostedBot:
         self.sandboxed = not host.config.unsandboxed
         self.dir = host.config.state_dir / "s" / self.id
         self.log = BoundedLog(spec.log_bytes)
-        self.relay: Relay | None = None
+        self.relay: Relay | RemoteRelay | None = None
+        # no hop: the host's referee sockets directory when it may be shown to the bot
+        # (bound whole: a local referee that joins later is reached straight too), the
+        # referees of spec.referees with a socket there at the start, and the one the bot
+        # is started on (None: the relay's seed socket)
+        self.local_dir: Path | None = None
+        self.local: dict[str, Path] = {}
+        self.local_seed: Path | None = None
         self.cgroup: BotCgroup | None = None
         self.popen: subprocess.Popen[bytes] | None = None
         self.sandbox_pid: int | None = None  # the sandbox's first process (its PID 1), host pid
@@ -566,7 +586,8 @@ class HostedBot:
         if self.sandboxed:
             return INSIDE
         return Layout(runtime=str(self.runtime.root), bot=str(self.dir / "bot"),
-                      sockets=str(self.dir / "r"), tmp=str(self.dir / "tmp"), storage=str(self.dir / "storage"))
+                      sockets=str(self.dir / "r"), tmp=str(self.dir / "tmp"), storage=str(self.dir / "storage"),
+                      local=str(self.host.config.referee_sockets or ""))
 
     def _env(self, layout: Layout, status_fd: int) -> dict[str, str]:
         env = {"PATH": "/usr/bin:/bin", "HOME": layout.tmp, "TMPDIR": layout.tmp,
@@ -575,6 +596,12 @@ class HostedBot:
         if self.spec.referees:
             env["TIENLEN_SERVER"] = f"unix:{layout.sockets}/{SEED_SOCKET}"
             env["TIENLEN_REFEREE_SOCKETS"] = layout.sockets
+            if self.local_dir is not None:
+                env["TIENLEN_REFEREE_LOCAL"] = layout.local
+                if self.local_seed is not None:
+                    env["TIENLEN_SERVER"] = f"unix:{layout.local}/{self.local_seed.name}"
+                    # should that referee be gone before the bot connects
+                    env["TIENLEN_SERVER_FALLBACK"] = f"unix:{layout.sockets}/{SEED_SOCKET}"
         if self.spec.bot_version:
             env["TIENLEN_BOT_VERSION"] = self.spec.bot_version
         if self.spec.storage is not None:
@@ -638,6 +665,7 @@ class HostedBot:
             if gid is not None:
                 os.chown(sockets, 0, gid)
             self.relay = self.host.hub.open(sockets, self.spec.referees, gid=gid)
+            self._find_local()
         if self.sandboxed:
             for name in self.host.cgroups.sessions():
                 if name.startswith(f"{self.slot.index}-"):
@@ -646,6 +674,23 @@ class HostedBot:
             self.cgroup = self.host.cgroups.create(self.id, CgroupLimits(
                 memory_bytes=limits.memory_mib * 1024 * 1024, pids=limits.pids,
                 cpu_cores=limits.cpu_cores, cpu_weight=limits.cpu_weight))
+
+    def _find_local(self) -> None:
+        """No hop (tournaments.hosting.nohop): the referees with a socket of their own in
+        the host's referee sockets directory, if it may be shown to the bot."""
+        directory = self.host.config.referee_sockets
+        if directory is None:
+            return
+        problem = nohop.directory_problem(directory)
+        if problem:
+            log.warning("%r: every referee through the relay (no hop refused: %s)", self, problem)
+            return
+        self.local_dir = directory
+        self.local = nohop.local_sockets(directory, self.spec.referees)
+        # the seed: the first referee, in the given order, whose own socket accepts
+        self.local_seed = nohop.first_accepting(list(self.local.values()))
+        if self.local:
+            log.info("%r: no hop to %s", self, ", ".join(self.local))
 
     def _pipe(self, name: str) -> tuple[int, int]:
         r, w = os.pipe2(os.O_CLOEXEC)
@@ -681,7 +726,8 @@ class HostedBot:
         self._close_fd("args_w")
         argv = bwrap_argv(command, binds=Binds(runtime=self.runtime.root, bot=self.dir / "bot",
                                                sockets=self.dir / "r" if spec.referees else None,
-                                               storage=self.dir / "storage" if spec.storage is not None else None),
+                                               storage=self.dir / "storage" if spec.storage is not None else None,
+                                               local=self.local_dir),
                           env=env, limits=spec.limits, bwrap=self.host.config.bwrap,
                           args_fd=args_r, json_status_fd=json_w, block_fd=block_r)
         self.popen = self.host._spawn(

@@ -1,4 +1,4 @@
-"""The only way out of a hosted bot's sandbox: unix sockets relayed to the referees.
+"""A way out of a hosted bot's sandbox: unix sockets relayed to the referees.
 
 A sandboxed bot has no network at all (its own empty network namespace). The runner gives
 it one directory, bind-mounted read-only, holding unix sockets that this relay listens on
@@ -12,6 +12,9 @@ nothing else is reachable. In that directory:
   every `RefereePool` address to its socket (`BotClient(address_map=...)`) and fails over
   between referees exactly as a remote bot does.
 
+A referee on the runner's own host may be reached with no relay at all (its own unix
+socket, tournaments.hosting.nohop); its relay socket is still there.
+
 `set_targets()` follows the pool: sockets of referees that left are removed (their open
 streams are cut), new ones appear. A session may hold at most `max_connections` relayed
 connections at once (a bot cannot make the relay flood a referee).
@@ -20,7 +23,9 @@ One event loop in one daemon thread serves every session of a process (`RelayHub
 (libuv, in C) when it is installed (the platform's `hosting` extra), else asyncio's own. The relay moves
 bytes with protocol callbacks and no task per message. What it adds to a move is measured
 in benchmarks/hosting_bench.py: on a loaded machine uvloop's loop cost a round trip about
-half of what asyncio's did, as much as socat. No Django here.
+half of what asyncio's did, as much as socat. The loop's thread asks for a short
+scheduling slice (tournaments.hosting.latency). A runner runs the hub in a process of its
+own (tournaments.hosting.relay_process: why). No Django here.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from bots_sdk.client import referee_socket_name
+from tournaments.hosting import latency
 
 __all__ = ["SEED_SOCKET", "Relay", "RelayError", "RelayHub", "RelayStats"]
 
@@ -280,13 +286,20 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 class RelayHub:
     """The relay loop of this process: one daemon thread running asyncio, started on
-    first use; `close()` stops it (tests, a runner shutting down)."""
+    first use; `close()` stops it (tests, a runner shutting down).
 
-    def __init__(self) -> None:
+    The thread asks the kernel for short scheduling slices (tournaments.hosting.latency:
+    why, and what it does where the kernel cannot); `short_slice=False` keeps the default
+    (benchmarks compare both). `slice_problem` says why the request failed, if it did."""
+
+    def __init__(self, *, short_slice: bool = True) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.relays: list[Relay] = []
+        self.short_slice = short_slice
+        self.slice_problem: str | None = None
+        self.thread_id: int | None = None  # the relay thread's kernel tid, once started
 
     def _ensure(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -295,6 +308,12 @@ class RelayHub:
                 ready = threading.Event()
 
                 def main() -> None:
+                    self.thread_id = threading.get_native_id()
+                    if self.short_slice:
+                        self.slice_problem = latency.request_short_slice()
+                        if self.slice_problem:
+                            log.warning("hosting relay: default scheduling slice (%s): hosted "
+                                        "bots' moves wait longer on a busy host", self.slice_problem)
                     asyncio.set_event_loop(loop)
                     loop.call_soon(ready.set)
                     loop.run_forever()

@@ -8,8 +8,9 @@ for files and for RLIMIT_NPROC (docs/hosting.md). Inside: its own user, PID, net
 UTS and cgroup namespaces (`--unshare-all`: the network is an empty namespace with only
 `lo`), no capability, a cleared environment, read-only binds of the OS's `/usr`, of the
 runtime and of the bot's code, the directory of its referee sockets (read-only: a unix
-socket is connected to, never written), a private size-capped tmpfs at `/tmp` (the only
-writable place), a fresh `/proc` of its own PID namespace and a fresh `/dev` (null, zero,
+socket is connected to, never written) and, for referees on the runner's own host, the
+directory of their own sockets (no hop: nothing but sockets in it), a private
+size-capped tmpfs at `/tmp` (the only writable place), a fresh `/proc` of its own PID namespace and a fresh `/dev` (null, zero,
 full, random, urandom, tty: gRPC's abseil aborts without urandom), then the root remounted
 read-only as the last mount option. Creating further user namespaces inside is refused
 (`--disable-userns`).
@@ -81,6 +82,7 @@ class Layout:
     sockets: str = "/run/tienlen/referee"
     tmp: str = "/tmp"
     storage: str = "/storage"  # the bot's own storage, writable (tournaments.hosting.storage)
+    local: str = "/run/tienlen/local"  # the referees' own sockets on this host (no hop)
 
 
 INSIDE = Layout()
@@ -202,6 +204,9 @@ class Binds:
     sockets: Path | None = None
     extra: Sequence[tuple[Path, str]] = field(default_factory=tuple)
     storage: Path | None = None
+    # The directory of this host's referee sockets (referees listening with --unix-dir;
+    # it holds referee sockets only, checked by the runner): no hop.
+    local: Path | None = None
 
 
 def bwrap_argv(command: Sequence[str], *, binds: Binds, env: Mapping[str, str], limits: Limits,
@@ -236,6 +241,8 @@ def bwrap_argv(command: Sequence[str], *, binds: Binds, env: Mapping[str, str], 
              "--ro-bind", str(binds.bot), layout.bot]
     if binds.sockets is not None:
         argv += ["--ro-bind", str(binds.sockets), layout.sockets]
+    if binds.local is not None:
+        argv += ["--ro-bind", str(binds.local), layout.local]
     for host, inside in binds.extra:
         argv += ["--ro-bind", str(host), inside]
     if binds.storage is not None:

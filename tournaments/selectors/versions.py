@@ -30,15 +30,17 @@ def bot_submission(*, viewer: Any, bot: Bot, seq: int) -> BotSubmission | None:
     return None if rows is None else rows.filter(seq=seq).first()
 
 
-def bot_sessions(*, viewer: Any, bot: Bot, table_id: int | None = None,
+def bot_sessions(*, viewer: Any, bot: Bot, table_id: int | None = None, casual_table_id: int | None = None,
                  limit: int = SESSIONS_SHOWN) -> list[HostedSession] | None:
-    """The bot's latest hosted sessions (for one table, if given), with their logs; None
-    for anyone but its owner."""
+    """The bot's latest hosted sessions (for one tournament or casual table, if given), with
+    their logs; None for anyone but its owner (not the person who played the casual table)."""
     if not bot_private_visible(user=viewer, bot=bot):
         return None
     rows = HostedSession.objects.filter(bot=bot).select_related("submission", "table__tournament")
     if table_id is not None:
         rows = rows.filter(table_id=table_id)
+    if casual_table_id is not None:
+        rows = rows.filter(casual_table_id=casual_table_id)
     return list(rows.defer("submission__archive", "token_hash")[:limit])
 
 

@@ -24,6 +24,7 @@ The invariants, each written here once:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -42,6 +43,8 @@ from tournaments.models import (
     Bot,
     BotStorage,
     BotSubmission,
+    CasualSeat,
+    CasualTable,
     Entrant,
     Gate,
     GateStatus,
@@ -297,6 +300,38 @@ def _in_play(bot: Bot) -> bool:
 # --- sessions ------------------------------------------------------------------------------
 
 
+def _sessions_create(seats, *, decide, **table) -> list[int]:
+    """One session per `(bot_id, submission_id)` of `seats` for the table named by `table`
+    (`table_id=` or `casual_table_id=`), queued for a runner after commit: the one place
+    both kinds of table create sessions. Each bot's row is locked while deciding, so two
+    attempts at a table never start the same bot twice. `decide(last)` sees the bot's last
+    session of this table (or None) and returns the version to start, or None to skip."""
+    created = []
+    for bot_id, submission_id in seats:
+        with transaction.atomic():
+            Bot.objects.select_for_update().filter(pk=bot_id).first()  # one creator at a time
+            last = HostedSession.objects.filter(bot_id=bot_id, **table).order_by("-id").first()
+            version = decide(last, submission_id)
+            if version is None:
+                continue
+            session = HostedSession.objects.create(bot_id=bot_id, submission_id=version, **table)
+            jobs.enqueue_on_commit(Job.RUN_HOSTED_SESSION, session.pk)
+            created.append(session.pk)
+    return created
+
+
+def _tournament_session_version(last: HostedSession | None, active: int) -> int | None:
+    if last is None:
+        return active
+    if last.status != HostedSession.Status.ENDED or last.fault == "bot":
+        return None  # live, or ended by the bot's own fault: the table's deadline decides
+    return last.submission_id  # a table resumed keeps the version it started with
+
+
+def _casual_session_version(last: HostedSession | None, active: int) -> int | None:
+    return active if last is None else None  # a casual table is played once: never restarted
+
+
 def hosted_sessions_ensure(*, table_id: int) -> list[int]:
     """The table's hosted seats each get a session (queued for a runner after commit) if
     none is queued or running for it: called by every attempt at the table, so a session
@@ -305,20 +340,18 @@ def hosted_sessions_ensure(*, table_id: int) -> list[int]:
     seats = (TableSeat.objects.filter(table_id=table_id, entrant__bot__hosting=Hosting.HOSTED,
                                       entrant__bot__active_submission__isnull=False, entrant__bot__hosting_stopped="")
              .values_list("entrant__bot_id", "entrant__bot__active_submission_id"))
-    created = []
-    for bot_id, submission_id in seats:
-        with transaction.atomic():
-            Bot.objects.select_for_update().filter(pk=bot_id).first()  # one creator at a time
-            last = HostedSession.objects.filter(bot_id=bot_id, table_id=table_id).order_by("-id").first()
-            if last is not None and (last.status != HostedSession.Status.ENDED or last.fault == "bot"):
-                continue  # live, or ended by the bot's own fault: the table's deadline decides
-            # A table resumed keeps the version it started with.
-            if last is not None:
-                submission_id = last.submission_id
-            session = HostedSession.objects.create(bot_id=bot_id, submission_id=submission_id, table_id=table_id)
-            jobs.enqueue_on_commit(Job.RUN_HOSTED_SESSION, session.pk)
-            created.append(session.pk)
-    return created
+    return _sessions_create(seats, decide=_tournament_session_version, table_id=table_id)
+
+
+def casual_hosted_sessions_ensure(*, casual_table_id: int) -> list[int]:
+    """The casual table's hosted bots each get a session for it (queued for a runner after
+    commit), as a tournament table's do (`hosted_sessions_ensure`): once per table, with the
+    bot's active version, ended by its runner when the table closes. Returns the sessions
+    created. Its log is the bot's owner's only, as every session's."""
+    seats = (CasualSeat.objects.filter(table_id=casual_table_id, bot__hosting=Hosting.HOSTED,
+                                       bot__active_submission__isnull=False, bot__hosting_stopped="")
+             .values_list("bot_id", "bot__active_submission_id"))
+    return _sessions_create(seats, decide=_casual_session_version, casual_table_id=casual_table_id)
 
 
 def hosted_seats_pending(*, table_id: int) -> set[int]:
@@ -350,14 +383,15 @@ def hosted_session_begin(*, session_id: int, runner: str) -> SessionStart | None
     can no longer connect; while the lease is live, None (a late duplicate of the task)."""
     token = token_generate(prefix=BOT_TOKEN_PREFIX)
     with transaction.atomic():
-        session = (HostedSession.objects.select_for_update(of=("self",)).select_related("submission", "table", "bot")
-                   .filter(pk=session_id).first())
+        session = (HostedSession.objects.select_for_update(of=("self",))
+                   .select_related("submission", "table", "casual_table", "bot").filter(pk=session_id).first())
         if session is None or session.status == HostedSession.Status.ENDED:
             return None
         if (session.status == HostedSession.Status.RUNNING and session.lease_expires_at is not None
                 and session.lease_expires_at > timezone.now()):
             return None  # a live runner holds it (this is a late redelivery of its task)
-        if session.table is not None and session.table.status not in OPEN:
+        if ((session.table is not None and session.table.status not in OPEN)
+                or (session.casual_table is not None and not session.casual_table.is_open)):
             _end(session, reason="stopped", fault="none", detail="the table closed before the session started")
             return None
         session.status = HostedSession.Status.RUNNING
@@ -397,11 +431,16 @@ def hosted_sessions_claim_stale() -> list[int]:
 
 def hosted_session_should_stop(*, session_id: int) -> bool:
     """The runner's poll: stop once the session's table closed (or the session was ended)."""
-    row = (HostedSession.objects.filter(pk=session_id).values_list("status", "table__status").first())
+    row = (HostedSession.objects.filter(pk=session_id)
+           .values_list("status", "table__status", "casual_table__status").first())
     if row is None:
         return True
-    status, table_status = row
-    return status == HostedSession.Status.ENDED or (table_status is not None and table_status not in OPEN)
+    status, table_status, casual_status = row
+    return (status == HostedSession.Status.ENDED or (table_status is not None and table_status not in OPEN)
+            or (casual_status is not None and casual_status not in _CASUAL_OPEN))
+
+
+_CASUAL_OPEN = (CasualTable.Status.PENDING, CasualTable.Status.RUNNING)  # CasualTable.is_open
 
 
 def _end(session: HostedSession, **fields) -> None:
@@ -468,14 +507,30 @@ def _crash_loop_check(session: HostedSession) -> None:
 
 def hosted_session_token_bot(*, token: str) -> Bot | None:
     """The bot a running session's token stands for (the referee's token check)."""
-    return (Bot.objects.filter(hosted_sessions__token_hash=token_hash(token),
-                               hosted_sessions__status=HostedSession.Status.RUNNING,
-                               hosting=Hosting.HOSTED, revoked_at__isnull=True)
-            .only("pk", "name").first())
+    digest = token_hash(token)
+    return hosted_session_token_bots(hashes=[digest]).get(digest)
+
+
+def hosted_session_token_bots(*, hashes: Collection[str]) -> dict[str, Bot]:
+    """Token hash -> the bot whose running session it is, for many tokens in one query
+    (a burst of connecting bots, checked together by the referee)."""
+    sessions = (HostedSession.objects.filter(
+        token_hash__in=list(hashes), status=HostedSession.Status.RUNNING,
+        bot__hosting=Hosting.HOSTED, bot__revoked_at__isnull=True)
+        .select_related("bot").only("token_hash", "bot__id", "bot__name"))
+    return {s.token_hash: s.bot for s in sessions if s.token_hash}
 
 
 def remote_token_bot(*, token: str) -> Bot | None:
     """The bot a remote token stands for: never a hosted bot (its author's process could
     otherwise sit at its tables, with a network, where deals are shared as for isolated bots)."""
-    return (Bot.objects.filter(Q(token_hash=token_hash(token)), revoked_at__isnull=True, hosting=Hosting.REMOTE)
-            .only("pk", "name").first())
+    digest = token_hash(token)
+    return remote_token_bots(hashes=[digest]).get(digest)
+
+
+def remote_token_bots(*, hashes: Collection[str]) -> dict[str, Bot]:
+    """Token hash -> the remote bot it stands for, for many tokens in one query."""
+    bots = (Bot.objects.filter(token_hash__in=list(hashes), revoked_at__isnull=True,
+                               hosting=Hosting.REMOTE)
+            .only("pk", "name", "token_hash"))
+    return {b.token_hash: b for b in bots if b.token_hash}
