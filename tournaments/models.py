@@ -257,6 +257,9 @@ class HostedSession(models.Model):
     bot = models.ForeignKey(Bot, on_delete=models.CASCADE, related_name="hosted_sessions")
     submission = models.ForeignKey(BotSubmission, on_delete=models.PROTECT, related_name="sessions")
     table = models.ForeignKey("Table", null=True, on_delete=models.SET_NULL, related_name="hosted_sessions")
+    # Or the casual table it plays (a person against bots: the play page), table then null.
+    casual_table = models.ForeignKey("CasualTable", null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="hosted_sessions")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     token_hash = models.CharField(max_length=64, null=True, blank=True, unique=True)
     runner = models.CharField(max_length=64, blank=True)
@@ -852,8 +855,12 @@ class CasualTable(models.Model):
     preset = models.CharField(max_length=32)
     players = models.PositiveSmallIntegerField(validators=seats_validators)
     games = models.PositiveSmallIntegerField(default=1)
+    # The person's own clock (chosen on the play page); the bots' seats play on the table's
+    # bot clock (bot_*), as at a tournament table.
     move_time_ms = models.PositiveIntegerField()
     time_bank_ms = models.PositiveIntegerField()
+    bot_move_time_ms = models.PositiveIntegerField(default=1000)
+    bot_time_bank_ms = models.PositiveIntegerField(default=10000)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     detail = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -868,6 +875,9 @@ class CasualTable(models.Model):
     # Written by the seat gateway only; bumped `version` tells the streams something changed.
     public_state = models.JSONField(default=dict, blank=True)
     seat_state = models.JSONField(default=dict, blank=True)
+    # The current game's public moves one by one, as the referee streams them (LiveMove),
+    # in the form sealing.casual_public_move gives: anyone may watch them.
+    live_state = models.JSONField(default=dict, blank=True)
     answer = models.JSONField(null=True, blank=True)
     version = models.PositiveIntegerField(default=0)
 

@@ -42,11 +42,15 @@ from django.db.models import (
 from bots_sdk.rules.notes import has_notes, without_notes
 from tournaments.models import (
     Bot,
+    BotSubmission,
     CasualGame,
     CasualTable,
     Deal,
     Game,
     GameSeat,
+    Gate,
+    GateStatus,
+    GateVerdict,
     Hosting,
     Table,
     TableSeat,
@@ -205,6 +209,44 @@ def bot_private_visible(*, user: Any, bot: Bot) -> bool:
     return bool(user is not None and user.is_authenticated and bot.owner_id == user.pk)
 
 
+#: What each gate setting does with a version whose gate is over (docs/hosting.md, "The gate").
+GATE_MODES = {
+    "auto": "promoted when its gate is over unless the verdict is worse",
+    "manual": "you promote it (or not) when its gate is over",
+    "off": "no gate: a new ready version is promoted at once",
+}
+
+
+def version_gate(*, user: Any, bot: Bot, submission: BotSubmission) -> dict[str, Any] | None:
+    """A version's gate against its predecessor (docs/hosting.md) as its owner sees it: the
+    SPRT's verdict, the games, the score, both versions' logs, and what became of the
+    version (`outcome`, `promoted`). None for a version that had no gate and for anyone but
+    the bot's owner: a gate's result is the owner's data (like its validation log)."""
+    if not submission.gate_status or not bot_private_visible(user=user, bot=bot):
+        return None
+    against = submission.gate_against
+    active = bot.active_submission_id == submission.pk
+    status, verdict = submission.gate_status, submission.gate_verdict or None
+    if status in (GateStatus.QUEUED, GateStatus.PLAYING):
+        outcome = "pending"  # it plays (or waits for a runner); the predecessor keeps playing
+    elif active or submission.promoted_at is not None:
+        outcome = "promoted"
+    elif status == GateStatus.FAILED:
+        outcome = "not_promoted"  # the gate could not be played out: nothing is promoted
+    elif bot.active_submission is not None and bot.active_submission.seq > submission.seq:
+        outcome = "superseded"  # a newer version is active
+    elif bot.gate == Gate.AUTO and verdict == GateVerdict.WORSE:
+        outcome = "not_promoted"
+    else:
+        outcome = "awaiting_promotion"  # the manual gate (or the gate was turned off since)
+    return {"status": status, "against": against.version if against else None,
+            "games": submission.gate_games, "duplicate_sets": submission.gate_sets,
+            "score": submission.gate_score, "half_width": submission.gate_half_width, "verdict": verdict,
+            "detail": submission.gate_detail, "finished_at": submission.gate_finished_at,
+            "mode": bot.gate, "mode_means": GATE_MODES.get(bot.gate, ""), "outcome": outcome,
+            "promoted": submission.promoted_at is not None, "log": submission.gate_log}
+
+
 def owned_seats(*, user: Any, game: Game) -> frozenset[int]:
     """The seats of `game` whose bot's private data `user` may read (`bot_private_visible`;
     1 query for a signed-in user, none for anyone else)."""
@@ -248,8 +290,9 @@ def replay_public(replay: dict[str, Any], *, game_id: int) -> dict[str, Any]:
 # games' replays once each game ends. What stays private while a game plays is every hand:
 # the person's own (their hand, their legal plays, an offer made to them) is shown to the
 # person only, the bots' to nobody. The seat gateway keeps the two apart as it writes them
-# (`CasualTable.public_state` never holds a card not yet played); every page, JSON answer
-# and event stream of a casual table reads them through these functions.
+# (`CasualTable.public_state` never holds a card not yet played), the referee's live moves
+# are stored in the form `casual_public_move` gives (`CasualTable.live_state`); every page,
+# JSON answer and event stream of a casual table reads them through these functions.
 
 
 def casual_seat_visible(*, user: Any, table: CasualTable) -> bool:
@@ -257,13 +300,59 @@ def casual_seat_visible(*, user: Any, table: CasualTable) -> bool:
     return bool(user is not None and user.is_authenticated and table.owner_id == user.pk)
 
 
+#: What a watcher is shown of the gateway's public state: what changes only when a game
+#: starts or ends. The rest (whose move, the plays, the counts) is written each time the
+#: person is asked to move, and its change would say when they are asked: while they are
+#: offered an out-of-turn chop, that they hold a bomb (docs/rules.md §2). Watchers get those
+#: from the referee's live moves instead (`live`), which never show a pending offer.
+_WATCHED_PUBLIC = ("names", "person_seat", "players", "game_index", "over")
+#: docs/rules.md §2: every player is dealt 13 cards, whatever the number of players.
+_DEALT = 13
+
+
 def casual_state_for(*, table: CasualTable, user: Any) -> dict[str, Any]:
-    """A casual table's live state as `user` may see it: the public state for anyone, and
-    the person's own seat (hand, legal plays, offer, clock) for the person only, while the
-    table plays."""
-    seat = table.seat_state if casual_seat_visible(user=user, table=table) and table.is_open else None
-    return {"id": table.pk, "status": table.status, "version": table.version,
-            "detail": table.detail, "public": table.public_state or {}, "seat": seat or None}
+    """A casual table's live state as `user` may see it: for anyone, the public moves as
+    they are played (`live`) and the table's names and game; for the person only, the
+    gateway's own view of the table when they were last asked and their seat (hand, legal
+    plays, offer, clock) while the table plays, and the table's write counter (`version`,
+    which moves when they are asked)."""
+    public = table.public_state or {}
+    if casual_seat_visible(user=user, table=table):
+        seat = table.seat_state if table.is_open else None
+        return {"id": table.pk, "status": table.status, "version": table.version,
+                "detail": table.detail, "public": public, "seat": seat or None,
+                "live": table.live_state or {}}
+    watched = {key: public[key] for key in _WATCHED_PUBLIC if key in public}
+    players = public.get("players") or len(public.get("names") or [])
+    if players:
+        watched["card_counts"] = [_DEALT] * int(players)  # before the game's first move
+    return {"id": table.pk, "status": table.status, "detail": table.detail, "public": watched,
+            "seat": None, "live": table.live_state or {}}
+
+
+def casual_public_move(*, table: CasualTable, move: Any) -> dict[str, Any]:
+    """One move of a casual table as anyone watching it live may see it (`move`: the
+    referee's LiveMove, tournaments.play.referee.LiveMove): who moved, the cards played or
+    the pass, the card counts, whose move it is now, who has gone out, the play to beat.
+    Built from the cards played only, so no card still in a hand can be in it; the referee
+    sends no event for a declined offer and never shows a pending offer in `to_move`.
+    Casual tables only: a tournament table's moves are never streamed (its games stay
+    sealed as their deals require)."""
+    if not isinstance(table, CasualTable):
+        raise TypeError("only a casual table's moves are public as they happen")
+    from bots_sdk.cards import DECK
+
+    def texts(indices: Any) -> list[str]:
+        return [str(DECK[i]) for i in sorted(indices)]
+
+    public_table = None
+    if move.table_cards:
+        public_table = {"seat": move.table_seat, "kind": move.table_kind,
+                        "cards": texts(move.table_cards)}
+    return {"game_index": move.game_index, "n": move.number, "seat": move.seat,
+            "pass": bool(move.passed), "cards": [] if move.passed else texts(move.cards),
+            "offer": move.offer or None, "card_counts": list(move.card_counts),
+            "to_move": move.to_move, "finished": list(move.finished), "table": public_table}
 
 
 def casual_replay_for(replay: dict[str, Any], *, user: Any, game: CasualGame,
@@ -277,18 +366,21 @@ def casual_replay_for(replay: dict[str, Any], *, user: Any, game: CasualGame,
 
 def casual_bot_allowed(*, bot: Bot, user: Any) -> bool:
     """May `user` seat `bot` at a casual table? House bots, their own bots, and others'
-    bots whose owner consents; never a retired bot, never a hosted one (its sessions are
-    started for tournament tables only)."""
+    bots whose owner consents (`Bot.casual_games`, off by default); never a retired bot,
+    nor a hosted one that cannot run (no ready version, or its hosting stopped: a runner
+    starts a hosted bot's session for the casual table, as for a tournament table)."""
     if bot.revoked_at is not None:
         return False
     if bot.house_bot:
         return True
-    if bot.hosting != Hosting.REMOTE:
+    if bot.hosting == Hosting.HOSTED and (bot.active_submission_id is None or bot.hosting_stopped):
         return False
     return bot.owner_id == user.pk or bot.casual_games
 
 
 def casual_opponents_q(*, user: Any) -> Q:
     """The bots `user` may seat (as a filter; `casual_bot_allowed` for one bot)."""
+    runnable = Q(hosting=Hosting.REMOTE) | Q(hosting=Hosting.HOSTED, active_submission__isnull=False,
+                                             hosting_stopped="")
     return Q(revoked_at__isnull=True) & (
-        ~Q(house_bot="") | (Q(hosting=Hosting.REMOTE) & (Q(owner_id=user.pk) | Q(casual_games=True))))
+        ~Q(house_bot="") | (runnable & (Q(owner_id=user.pk) | Q(casual_games=True))))

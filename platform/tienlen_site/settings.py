@@ -371,3 +371,14 @@ TIENLEN_SDK_INSTALL_NOTE = os.environ.get(
 )
 # How often an open tournament page polls its progress (milliseconds).
 WEB_PROGRESS_POLL_MS = int(os.environ.get("WEB_PROGRESS_POLL_MS", "2000"))
+# New tables (a schedule's, a knockout round's) are played in groups of this many per
+# task: one worker process plays a group's tables TIENLEN_GROUP_THREADS at a time and
+# records them as their games arrive (tournaments.play.attempt.tables_attempt;
+# docs/deployment.md). 1 (the default): a task per table, one after another, the referee
+# idle while the worker plans, records and closes each (benchmarks/README.md, "Two tables
+# at once").
+TIENLEN_TABLES_PER_TASK = int(os.environ.get("TIENLEN_TABLES_PER_TASK", "1"))
+# Of a group's tables, how many one worker process keeps streaming at a time: a thread takes
+# the group's next table as soon as its last one is closed (2: the referee plays one while
+# the worker records and closes the other; benchmarks/README.md, "Two tables at once").
+TIENLEN_GROUP_THREADS = int(os.environ.get("TIENLEN_GROUP_THREADS", "2"))

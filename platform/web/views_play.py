@@ -43,10 +43,23 @@ def _int(value: Any, default: int) -> int:
         return default
 
 
+def _whole(value: Any) -> int | None:
+    """A form's whole number, or None when it is not one (the service says what it needs)."""
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _seconds_ms(value: Any) -> int | None:
+    seconds = _whole(value)
+    return None if seconds is None else seconds * 1000
+
+
 def play_home(request: HttpRequest) -> HttpResponse:
     """GET: the form (signed in) and the casual tables playing and just played. POST: a
     new table, then its page."""
-    error = ""
+    error, status = "", 200
     user = request.user
     chosen = [_int(b, 0) for b in request.GET.getlist("bot")]
     if request.method == "POST":
@@ -56,12 +69,12 @@ def play_home(request: HttpRequest) -> HttpResponse:
         try:
             table = casual_services.casual_table_create(
                 user=user, preset=request.POST.get("preset", ""), bot_ids=bot_ids,
-                games=_int(request.POST.get("games"), 0),
-                move_time_ms=_int(request.POST.get("move_time_s"), 0) * 1000,
-                time_bank_ms=_int(request.POST.get("time_bank_s"), -1) * 1000,
+                games=_whole(request.POST.get("games")),
+                move_time_ms=_seconds_ms(request.POST.get("move_time_s")),
+                time_bank_ms=_seconds_ms(request.POST.get("time_bank_s")),
                 seat=_int(request.POST.get("seat"), 1) - 1)
         except casual_services.CasualError as exc:
-            error = str(exc)
+            error, status = str(exc), exc.status
             chosen = bot_ids
         else:
             return redirect("web:play_table", table_id=table.pk)
@@ -76,7 +89,9 @@ def play_home(request: HttpRequest) -> HttpResponse:
         "recent_tables": list(casual_reads.casual_tables().filter(status=CasualTable.Status.DONE)[:10]),
         "move_range": (low_m // 1000, high_m // 1000), "bank_range": (low_b // 1000, high_b // 1000),
         "games_range": casual_services.GAMES_RANGE,
-    }, status=400 if error else 200)
+        "bot_clock": (casual_services.BOT_MOVE_TIME_MS / 1000, casual_services.BOT_TIME_BANK_MS / 1000),
+        "form": request.POST if request.method == "POST" else {},
+    }, status=status if error else 200)
 
 
 @require_GET
@@ -131,7 +146,9 @@ async def _events(table_id: int, user: Any) -> Any:
         if state is None:
             yield "event: gone\ndata: {}\n\n"
             return
-        key = (state["version"], len(state["results"]))
+        # A new event when what this viewer may see changed (a watcher's state has no
+        # write counter: its events never say when the person is asked).
+        key = json.dumps(state, sort_keys=True)
         if key != last:
             yield f"data: {json.dumps(state)}\n\n"
             last = key

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import threading
-import time
 
 import pytest
 
-from tests.logsafe import preserved_logging
-from tests.needs import need_postgresql
 from tests.web.factories import (
     load_replay,
     make_knockout_between_rounds,
@@ -86,37 +81,6 @@ def test_wsgi_pages_poll_instead_of_streaming(client):
     html = client.get(f"/tournaments/{w.tournament.slug}/").content.decode()
     assert "data-progress-url" in html and "data-stream-url" not in html
     assert client.get("/tournaments/nope/live/").status_code == 404
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def asgi_server(transactional_db):
-    """uvicorn serving the project's ASGI application (and its static files) in a thread."""
-    need_postgresql("uvicorn serves from another thread; the SQLite test database is in memory")
-    import uvicorn
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-    from django.core.asgi import get_asgi_application
-
-    port = _free_port()
-    # django.setup() (in get_asgi_application) and uvicorn's Config both configure logging
-    # for the process: kept as it was for the tests after this one.
-    with preserved_logging():
-        server = uvicorn.Server(uvicorn.Config(ASGIStaticFilesHandler(get_asgi_application()),
-                                              host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        for _ in range(100):
-            if server.started:
-                break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.mark.browser

@@ -25,10 +25,12 @@ def schedule_jobs():
     from tournaments.jobs import Job
 
     sent: list[int] = []
-    previous = jobs._runners[Job.PLAY_TABLE]
+    previous = jobs._runners[Job.PLAY_TABLE], jobs._runners[Job.PLAY_TABLES]
     jobs.provide(Job.PLAY_TABLE, sent.append)
+    jobs.provide(Job.PLAY_TABLES, sent.extend)  # a group of tables, one task
     yield sent
-    jobs.provide(Job.PLAY_TABLE, previous)
+    jobs.provide(Job.PLAY_TABLE, previous[0])
+    jobs.provide(Job.PLAY_TABLES, previous[1])
 
 
 def pick(page, values: list[str]) -> None:

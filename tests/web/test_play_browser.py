@@ -1,8 +1,10 @@
 """A person plays a casual table in real Chromium against house bots, on a real referee
-through a real Celery worker (the seat gateway speaks the bot protocol for them): mouse and
+through a real Celery worker (the seat gateway speaks the bot protocol for them), the site
+served over ASGI (uvicorn) so both pages follow the table over server-sent events: mouse and
 keys, a timeout, an illegal answer sent by hand, a reload that resumes the seat, and a
-second browser watching live. Over the whole table, nothing the two pages were sent (the
-HTML, every JSON answer) holds a card of another seat while its game plays."""
+second browser (another user) watching live, each public move as it is made. Over the whole
+table, nothing the two pages were sent (the HTML, every JSON answer, every event of their
+streams) holds a card of another seat while its game plays (for the watcher: of any seat)."""
 
 from __future__ import annotations
 
@@ -38,8 +40,38 @@ def _wait_move_or_end(page, last: str) -> str:
     return status if status in ("done", "failed") else "move"
 
 
-def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_instance, settings):
+#: Every message a page's EventSource receives, kept for the test (the page's own listener
+#: runs as well).
+RECORD_SSE = """(() => {
+  const Original = window.EventSource;
+  window.__sse = [];
+  function Recorded(url, options) {
+    const source = new Original(url, options);
+    source.addEventListener("message", (e) => window.__sse.push(e.data));
+    return source;
+  }
+  Recorded.prototype = Original.prototype;
+  window.EventSource = Recorded;
+})();"""
+
+
+def _wait_watcher_at(watcher, game: int, n: int) -> None:
+    """The watcher's page has shown public move `n` of game `game` (it may be further on
+    by now) and lists the latest move it was sent on top."""
+    watcher.wait_for_function(
+        "([g, n]) => { const r = document.getElementById('play-table');"
+        " const top = document.querySelector('#round-plays li[data-n]');"
+        " return (+r.dataset.liveGame > g || (r.dataset.liveGame === String(g) && +r.dataset.liveMoves >= n))"
+        " && (!top || top.dataset.n === r.dataset.liveMoves); }",
+        arg=[game, n], timeout=15_000)
+
+
+def test_a_person_plays_a_whole_table_against_house_bots(asgi_server, browser_instance, settings):
     need_postgresql("a worker, the live server and the test write at once")
+    settings.ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+
+    class live_server:
+        url = asgi_server
     from tests.celery_helpers import isolated_celery_worker
     from tests.platform_referee import platform_referee
     from tests.web.factories import make_user
@@ -55,13 +87,16 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
     ctx, page, errors = _open(browser_instance, viewport={"width": 1280, "height": 900})
     wctx, watcher, watcher_errors = _open(browser_instance, viewport={"width": 390, "height": 844}, is_mobile=True)
     mctx, mallory, _ = _open(browser_instance, viewport={"width": 1280, "height": 900})
+    for c in (ctx, wctx):
+        c.add_init_script(RECORD_SSE)
     for pg in (page, watcher, mallory):
         pg.set_default_timeout(30_000)  # the worker, the referee and two browsers share the machine
     seen: list[tuple[str, str]] = []  # (whose page, body) of every answer the pages fetched
 
     def keep(who):
         def on_response(response):
-            if "/play/" in response.url and response.request.method == "GET":
+            if ("/play/" in response.url and response.request.method == "GET"
+                    and not response.headers.get("content-type", "").startswith("text/event-stream")):
                 with contextlib.suppress(Exception):  # a stream cut short by navigation
                     seen.append((who, response.text()))
         return on_response
@@ -85,8 +120,14 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
             table_id = int(page.url.rstrip("/").rsplit("/", 1)[1])
             move_url = f"{live_server.url}/play/{table_id}/move/"
 
+            _sign_in(watcher, live_server.url, "mallory")  # another user watching (no seat of theirs)
             watcher.goto(f"{live_server.url}/play/{table_id}/")
+            watcher.wait_for_selector("#play-table[data-live=sse]")
+            assert page.get_attribute("#play-table", "data-live") == "sse"
+            assert "Watching live" in watcher.text_content("#watching")
             _sign_in(mallory, live_server.url, "mallory")
+            followed: set[tuple[int, int]] = set()  # (game, move) the watcher was seen showing
+            bot_plays_seen = 0
 
             moves = timeouts = reloads = 0
             last = ""
@@ -96,6 +137,24 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
                     break
                 last = page.get_attribute("#play-table", "data-move-id") or ""
                 moves += 1
+                # the person is asked: the table's latest public move now, whoever made it
+                # (the other seats' plays), which the watcher must show (checked once this
+                # move is settled, not to eat the person's clock)
+                live = CasualTable.objects.get(pk=table_id).live_state or {}
+                public = CasualTable.objects.get(pk=table_id).public_state or {}
+                expect = None
+                if live.get("moves") and live.get("game_index") == public.get("game_index"):
+                    expect = (live["game_index"], live["moves"][-1]["n"], public.get("person_seat"))
+
+                def watcher_follows(expect=expect):
+                    nonlocal bot_plays_seen
+                    if expect is None:
+                        return
+                    game, n, person_seat = expect
+                    _wait_watcher_at(watcher, game, n)
+                    followed.add((game, n))
+                    bot_plays_seen += watcher.locator(
+                        f"#round-plays li[data-n]:not([data-seat='{person_seat}'])").count() > 0
                 if not refused:
                     # an illegal answer, sent by hand: refused with the reason, the seat still waits
                     answer = page.evaluate("""async (url) => {
@@ -127,6 +186,7 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
                     # no answer: the referee's clock runs out, a strike, its safe move played
                     page.wait_for_function("() => document.getElementById('timeouts').textContent.includes('1 timeout')", timeout=30_000)
                     timeouts += 1
+                    watcher_follows()
                     continue
                 options = page.locator("#plays .play-option")
                 if options.count() and moves % 2:
@@ -138,6 +198,7 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
                 else:
                     page.keyboard.press("p")
                 page.wait_for_function("(last) => document.getElementById('play-table').dataset.moveId !== last", arg=last)
+                watcher_follows()
                 if moves == 4:
                     # the watcher sees the table move: names, card counts, the plays, no hand
                     watcher.wait_for_selector("#seats .play-seat")
@@ -149,6 +210,12 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
             watcher.wait_for_function("() => document.getElementById('play-table').dataset.status === 'done'")
             shot(watcher, "play-table-watcher-phone")
             assert timeouts == 1 and reloads == 1 and refused, (errors, [b[:700] for w, b in seen if 'move_id' in b][:3])
+            assert len(followed) >= 3 and bot_plays_seen >= 2, (followed, bot_plays_seen)
+            assert watcher.get_attribute("#play-table", "data-live") == "sse"  # never fell back to polling
+            for who, pg in (("alice", page), ("watcher", watcher)):
+                events = pg.evaluate("window.__sse")
+                assert events, who
+                seen.extend((who, e) for e in events)  # checked below with the JSON answers
             assert "→" in page.text_content("#game-results")  # payments, each with its reason
             # the replay of each game, linked from the page
             page.click("#game-results .game-result >> nth=0 >> text=replay")
@@ -177,9 +244,19 @@ def test_a_person_plays_a_whole_table_against_house_bots(live_server, browser_in
             if not body.startswith("{") or '"results"' not in body:
                 continue
             state = json.loads(body)
-            if state.get("status") == "done" or (state.get("public") or {}).get("game_index") != game.index:
+            if state.get("status") == "done":
+                continue
+            live = state.get("live") or {}
+            if live.get("game_index") == game.index:  # the moves made so far, nothing else
+                n = live["moves"][-1]["n"]
+                public = [m for m in replay["moves"] if not (m.get("pass") and m.get("offer"))][:n]
+                shown = _cards_in({k: v for k, v in live.items() if k != "previous"}, set())
+                assert shown <= {c for m in public for c in m.get("cards", [])}, who
+            if (state.get("public") or {}).get("game_index") != game.index:
                 continue
             assert not _cards_in(state.get("public"), set()) & secret, who
+            if who == "watcher":  # the person's hand is as hidden from a watcher as the bots'
+                assert not _cards_in(state.get("public"), set()) & (dealt[seat] - played), who
             if who == "watcher":
                 assert state["seat"] is None
             else:

@@ -17,7 +17,15 @@ The worker's task (tasks.casual_table_play_task) runs, for one table:
 - the **organiser call**: `referee_play_table`, the tournaments' own path, with the
   person's seat as a registered bot id (`person-<table>`), every other seat a bot's
   participant key and no deal seed, so the referee draws each deal with `secrets` for
-  this table only. Each game record is stored as it comes (services.casual).
+  this table only, and `live_moves`: the referee streams every public move as it is
+  played, stored for the watchers (services.casual.casual_live_move, in the form
+  sealing.casual_public_move gives). Each game record is stored as it comes
+  (services.casual).
+- the **clocks**: the bots play on the table's bot clock (the request's move time and
+  bank), the person's seat on its own (`TablePlan.seat_clocks`: SeatSpec's clock).
+- **hosted bots** at the table: their sessions are started on a runner for this table
+  (services.hosting.casual_hosted_sessions_ensure) before the referee is called, which
+  then waits longer for them to connect.
 
 The browser never talks to the referee; a reload or a lost connection only loses the
 page, never the seat (the gateway keeps its stream).
@@ -42,9 +50,16 @@ from bots_sdk.client import BotClient
 from bots_sdk.protocol.tienlen.v1 import bot_gateway_pb2 as gw
 from bots_sdk.wire import move_message, view_from_proto
 from referee_service.participants import participant_key
-from tournaments.models import CasualSeat, CasualTable
-from tournaments.play.referee import FinishedGame, TableOutcome, TablePlan, referee_play_table
+from tournaments.models import CasualSeat, CasualTable, Hosting
+from tournaments.play.referee import (
+    FinishedGame,
+    LiveMove,
+    TableOutcome,
+    TablePlan,
+    referee_play_table,
+)
 from tournaments.services import casual as casual_services
+from tournaments.services import hosting as hosting_services
 
 log = logging.getLogger("tournaments.play.casual")
 
@@ -52,6 +67,8 @@ log = logging.getLogger("tournaments.play.casual")
 ANSWER_POLL_S = 0.1
 #: How long the referee waits for the seats to connect.
 CONNECT_DEADLINE_MS = 20_000
+#: ... or, with a hosted bot at the table, this long (its session starts on a runner first).
+HOSTED_CONNECT_S = 120.0
 #: A seat that lost its connection forfeits after this long (the gateway reconnects in far
 #: less; the person's page may be gone for much longer: the gateway does not need it).
 DISCONNECT_GRACE_MS = 10_000
@@ -122,6 +139,7 @@ class SeatGateway:
         self.game_index = 0
         self.left = False
         self.timeouts = 0  # moves the person let the clock run out on (a strike each)
+        self.asking: int | None = None  # the move id of the newest request
         # Django's ORM must not run on an event loop's thread: one thread of its own
         # (closed with its connection when the gateway stops).
         self._db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="casual-db")
@@ -201,6 +219,12 @@ class SeatGateway:
         """Publish the request and wait for the person's answer until the clock runs out."""
         if self.left:
             return None
+        # The newest request is the one asked: the SDK client handles each in a task of its
+        # own, so the next one can arrive (the referee timed this one out and the bots played
+        # on) while this one still waits out its own, slightly later, deadline.
+        if self.asking is not None and self.asking != m.move_id:
+            self.timeouts += 1  # the previous request is still waiting: the referee timed it out
+        self.asking = m.move_id
         d = view.seat_view.to_dict()
         public = _public_view(view, self._names_by_seat(view.players), view.seat)
         public["game_index"] = m.game_index
@@ -216,7 +240,7 @@ class SeatGateway:
                           public=public, seat=seat, clear_answer=True)
         loop = asyncio.get_running_loop()
         end = loop.time() + m.time_left_ms / 1000
-        while loop.time() < end:
+        while loop.time() < end and self.asking == m.move_id:
             await asyncio.sleep(ANSWER_POLL_S)
             answer = await self._in_db(casual_services.casual_answer_take, table_id=self.table_id,
                                        move_id=m.move_id)
@@ -225,10 +249,14 @@ class SeatGateway:
                 self.client.stop(force=True)
                 return None
             if answer:
+                self.asking = None
                 seat["move_id"] = None
                 await self._in_db(casual_services.casual_state_write, table_id=self.table_id,
                                   seat={**seat, "legal_plays": [], "offer": None, "answered": True})
                 return dict(answer)
+        if self.asking != m.move_id:
+            return None  # a newer request is shown (and counted this timeout): leave it be
+        self.asking = None
         self.timeouts += 1
         await self._in_db(casual_services.casual_state_write, table_id=self.table_id,
                           seat={**seat, "move_id": None, "legal_plays": [], "offer": None,
@@ -247,13 +275,24 @@ def casual_table_play(table_id: int) -> None:
         participant_key(bot_id=f"{casual_services.PERSON_PREFIX}{table.pk}") if s.bot is None
         else participant_key(bot_id=s.bot.pk, house_bot=s.bot.house_bot) for s in seats]
     names = [s.name for s in seats]
+    # Hosted bots play with no author process: a runner starts each one's session for this
+    # table now, as for a tournament table (services.hosting), and ends it when the table
+    # closes. Their seats get the time a session takes to start, and a runner's failover.
+    hosted = any(s.bot is not None and s.bot.hosting == Hosting.HOSTED for s in seats)
+    connect_ms, grace_ms = CONNECT_DEADLINE_MS, DISCONNECT_GRACE_MS
+    if hosted:
+        hosting_services.casual_hosted_sessions_ensure(casual_table_id=table.pk)
+        connect_ms = _setting_ms("TIENLEN_HOSTED_CONNECT_S", HOSTED_CONNECT_S)
+        grace_ms = _setting_ms("TIENLEN_HOSTED_DISCONNECT_GRACE_S", 60.0)
     plan = TablePlan(
         table_id=table.pk, referee_table_id=f"casual-{table.pk}-{secrets.token_hex(4)}",
         participants=participants, preset=table.preset, options={}, games=table.games,
-        duplicate_sets=0, move_time_ms=table.move_time_ms, time_bank_ms=table.time_bank_ms,
+        # The bots play on the table's bot clock; the person's seat on its own clock.
+        duplicate_sets=0, move_time_ms=table.bot_move_time_ms, time_bank_ms=table.bot_time_bank_ms,
+        seat_clocks={person: (table.move_time_ms, table.time_bank_ms)},
         house_seed=secrets.token_hex(16), first_game_index=0, resume_leader=None,
-        resume_starting=None, connect_deadline_ms=CONNECT_DEADLINE_MS, deadline_passed=False,
-        disconnect_grace_ms=DISCONNECT_GRACE_MS)
+        resume_starting=None, connect_deadline_ms=connect_ms, deadline_passed=False,
+        disconnect_grace_ms=grace_ms, live_moves=True)
     gateway = SeatGateway(table, names, person)
     gateway.start()
     completed, detail = False, ""
@@ -264,6 +303,8 @@ def casual_table_play(table_id: int) -> None:
                     table_id=table.pk, index=event.game_index,
                     seat_participants=event.seat_participants, points=event.points,
                     replay_text=event.replay_text)
+            elif isinstance(event, LiveMove):
+                casual_services.casual_live_move(table_id=table.pk, move=event)
             elif isinstance(event, TableOutcome):
                 completed, detail = event.completed, event.detail
     except Exception as exc:  # the referee refused or was lost: the table ends, said why
@@ -272,6 +313,10 @@ def casual_table_play(table_id: int) -> None:
     finally:
         gateway.stop()
         casual_services.casual_finish(table_id=table.pk, completed=completed, detail=detail)
+
+
+def _setting_ms(name: str, default_s: float) -> int:
+    return int(float(getattr(settings, name, default_s)) * 1000)
 
 
 def _failure_text(exc: BaseException) -> str:

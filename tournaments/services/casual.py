@@ -29,16 +29,22 @@ from bots_sdk.cards import DECK
 from bots_sdk.rules.options import PRESETS
 from tournaments import jobs
 from tournaments.jobs import Job
-from tournaments.models import Bot, CasualGame, CasualSeat, CasualTable
-from tournaments.sealing import casual_bot_allowed
+from tournaments.models import Bot, CasualGame, CasualSeat, CasualTable, Hosting
+from tournaments.sealing import casual_bot_allowed, casual_public_move
 
 #: The clocks a person may choose on the play page (ms): a move's time, and a bank spent
 #: once a move overruns it (docs/rules.md's clock, as for bots).
 MOVE_TIME_MS_RANGE = (3_000, 120_000)
 TIME_BANK_MS_RANGE = (0, 600_000)
+#: The bots' clock at a casual table (the person's is their own): a tournament's default.
+BOT_MOVE_TIME_MS = 1_000
+BOT_TIME_BANK_MS = 10_000
 GAMES_RANGE = (1, 20)
 #: At most this many open tables per person (each holds a gateway and a referee table).
 MAX_OPEN_TABLES = 2
+#: A hosted bot plays at most this many open casual tables at once (each one a sandbox on a
+#: runner: people must not take the runners' slots from the tournaments).
+MAX_HOSTED_CASUAL_TABLES = 2
 #: The referee-side id of the person's seat: never a registered bot's id (those are digits).
 PERSON_PREFIX = "person-"
 SEAT_TOKEN_PREFIX = "tlseat."
@@ -52,10 +58,13 @@ class CasualError(ValueError):
         self.status = status
 
 
-def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games: int,
-                        move_time_ms: int, time_bank_ms: int, seat: int = 0) -> CasualTable:
+def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games: int | None,
+                        move_time_ms: int | None, time_bank_ms: int | None, seat: int = 0) -> CasualTable:
     """A new casual table: the person at `seat` (0-based), the bots at the others in
-    order. Queued for a worker after the commit."""
+    order. The person's clock is `move_time_ms` a move + `time_bank_ms` of bank (within
+    MOVE_TIME_MS_RANGE and TIME_BANK_MS_RANGE; None: not a number was given), the bots'
+    the table's bot clock (BOT_MOVE_TIME_MS + BOT_TIME_BANK_MS). Queued for a worker after
+    the commit."""
     if not user.is_authenticated:
         raise CasualError("sign in to play", 403)
     if preset not in PRESETS:
@@ -65,12 +74,15 @@ def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games
         raise CasualError("choose 1 to 3 opponents (a table has 2 to 4 seats)")
     if not 0 <= seat < players:
         raise CasualError(f"seat must be 1 to {players}")
-    for value, (low, high), what in ((games, GAMES_RANGE, "games"),
-                                     (move_time_ms, MOVE_TIME_MS_RANGE, "move time"),
-                                     (time_bank_ms, TIME_BANK_MS_RANGE, "time bank")):
+    for value, (low, high), what, scale in ((games, GAMES_RANGE, "games", 1),
+                                            (move_time_ms, MOVE_TIME_MS_RANGE, "move time", 1000),
+                                            (time_bank_ms, TIME_BANK_MS_RANGE, "time bank", 1000)):
+        unit = "" if scale == 1 else " seconds"
+        if value is None:
+            raise CasualError(f"{what} must be a whole number{unit}, {low // scale} to {high // scale}")
         if not low <= value <= high:
-            unit = "" if what == "games" else " ms"
-            raise CasualError(f"{what} must be {low} to {high}{unit}")
+            raise CasualError(f"{what} must be {low // scale} to {high // scale}{unit}"
+                              + ("" if scale == 1 else f" (got {value / scale:g})"))
     bots = {b.pk: b for b in Bot.objects.filter(pk__in=list(bot_ids))}
     chosen = []
     for bot_id in bot_ids:
@@ -85,9 +97,16 @@ def casual_table_create(*, user: Any, preset: str, bot_ids: Sequence[int], games
         if len(list(open_tables)) >= MAX_OPEN_TABLES:
             raise CasualError(f"you have {MAX_OPEN_TABLES} tables playing already: "
                               "finish or leave one first", 409)
+        for bot in chosen:
+            if bot.hosting == Hosting.HOSTED and CasualSeat.objects.filter(
+                    bot=bot, table__status__in=[CasualTable.Status.PENDING, CasualTable.Status.RUNNING]
+            ).values("table").distinct().count() >= MAX_HOSTED_CASUAL_TABLES:
+                raise CasualError(f"{bot.name} is playing {MAX_HOSTED_CASUAL_TABLES} casual tables already "
+                                  "(a hosted bot's limit): try again when one has finished", 409)
         table = CasualTable.objects.create(
             owner=user, preset=preset, players=players, games=games,
-            move_time_ms=move_time_ms, time_bank_ms=time_bank_ms, totals=[0] * players)
+            move_time_ms=move_time_ms, time_bank_ms=time_bank_ms, bot_move_time_ms=BOT_MOVE_TIME_MS,
+            bot_time_bank_ms=BOT_TIME_BANK_MS, totals=[0] * players)
         others = iter(chosen)
         for index in range(players):
             bot = None if index == seat else next(others)
@@ -249,6 +268,34 @@ def casual_state_write(*, table_id: int, public: dict[str, Any] | None = None,
         table.save(update_fields=fields)
 
 
+def casual_live_move(*, table_id: int, move: Any) -> None:
+    """One public move as the referee streamed it (tournaments.play.referee.LiveMove),
+    added to the table's live state in the form sealing.casual_public_move gives (what the
+    watchers' streams send); a move of a new game starts its list afresh."""
+    with transaction.atomic():
+        table = CasualTable.objects.select_for_update().get(pk=table_id)
+        public = casual_public_move(table=table, move=move)
+        live = dict(table.live_state or {})
+        previous = live.get("previous")
+        if live.get("game_index") == public["game_index"]:
+            moves = list(live.get("moves") or [])
+        else:  # a new game: the last one's moves stay one game longer (a watcher whose
+            # stream missed its last play between two reads still gets it)
+            moves = []
+            if live.get("moves"):
+                previous = {"game_index": live.get("game_index"), "moves": live["moves"]}
+        if moves and moves[-1]["n"] >= public["n"]:
+            return  # already stored
+        moves.append(public)
+        table.live_state = {"game_index": public["game_index"], "moves": moves,
+                            "card_counts": public["card_counts"], "to_move": public["to_move"],
+                            "finished": public["finished"], "table": public["table"],
+                            "previous": previous}
+        table.touched_at = timezone.now()
+        table.version += 1
+        table.save(update_fields=["live_state", "touched_at", "version"])
+
+
 def casual_game_over(*, table_id: int, game_index: int) -> None:
     """The game has ended: nobody is to move in it any more (its result and replay follow
     from the referee's record)."""
@@ -315,9 +362,12 @@ def casual_tables_abandon(*, now: datetime) -> list[int]:
     slack), and a pending one no worker took. Called by the tick."""
     closed: list[int] = []
     running = CasualTable.objects.filter(status=CasualTable.Status.RUNNING).only(
-        "id", "players", "move_time_ms", "time_bank_ms", "touched_at", "started_at")
+        "id", "players", "move_time_ms", "time_bank_ms", "bot_move_time_ms", "bot_time_bank_ms",
+        "touched_at", "started_at")
     for table in running:
-        silent_s = table.players * (table.move_time_ms + table.time_bank_ms) / 1000 + SILENCE_SLACK_S
+        clocks_ms = (table.move_time_ms + table.time_bank_ms
+                     + (table.players - 1) * (table.bot_move_time_ms + table.bot_time_bank_ms))
+        silent_s = clocks_ms / 1000 + SILENCE_SLACK_S
         last = table.touched_at or table.started_at
         if last is not None and (now - last).total_seconds() > silent_s:
             closed += _abandon(table.pk, f"stopped: nothing happened at this table for {silent_s:.0f} s "

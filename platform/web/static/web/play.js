@@ -44,6 +44,10 @@
     for (var i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
     return true;
   }
+  function liveToMove(pub) {
+    var live = state.live || {};
+    return live.moves && live.moves.length && live.game_index >= (pub.game_index || 0) ? live.to_move : pub.to_move;
+  }
   function seatName(pub, s) { return (pub.names && pub.names[s]) || ("Seat " + (s + 1)); }
 
   function render() {
@@ -54,42 +58,52 @@
     else if (state.status === "failed") status.textContent = "The table ended early: " + (state.detail || "it could not be played");
     else if (state.status === "done") status.textContent = "The table is over. Totals: " + (state.names || []).map(function (n, i) { return n + " " + (state.totals[i] > 0 ? "+" : "") + state.totals[i]; }).join(" · ");
     else if (seat && seat.move_id != null) status.textContent = "Your move (game " + (seat.game_index + 1) + " of " + state.games_total + ")";
-    else if (pub.to_move != null) status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total + ": " + seatName(pub, pub.to_move) + " to move";
+    else if (liveToMove(pub) != null) status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total + ": " + seatName(pub, liveToMove(pub)) + " to move";
     else status.textContent = "Game " + ((pub.game_index || 0) + 1) + " of " + state.games_total + (pub.over ? ": over — its result and replay are below" : "");
     root.dataset.status = state.status;
     root.dataset.moveId = seat && seat.move_id != null ? String(seat.move_id) : "";
 
+    // The referee's public moves, one by one as they are played (state.live, the same
+    // for every viewer): newer than the seat's last request whenever they reach its game.
+    var live = state.live || {}, moves = live.moves || [];
+    var now = moves.length && live.game_index >= (pub.game_index || 0) ? live : null;
+    var toMove = now ? now.to_move : pub.to_move, counts = now ? now.card_counts : pub.card_counts;
+    var finished = (now ? now.finished : pub.finished) || [];
+    root.dataset.liveGame = moves.length ? String(live.game_index) : "";
+    root.dataset.liveMoves = moves.length ? String(moves[moves.length - 1].n) : "0";
     var seats = document.getElementById("seats");
     seats.textContent = "";
     (pub.names || []).forEach(function (name, s) {
-      var box = el("div", "play-seat" + (pub.to_move === s ? " to-move" : "") + (pub.person_seat === s ? " person" : ""));
+      var box = el("div", "play-seat" + (toMove === s ? " to-move" : "") + (pub.person_seat === s ? " person" : ""));
       box.dataset.seat = s;
       box.appendChild(el("b", "", name + (pub.person_seat === s ? " (person)" : "")));
-      var count = pub.card_counts ? pub.card_counts[s] : null;
+      var count = counts ? counts[s] : null;
       var c = el("span", "seat-count", count == null ? "" : count + " card" + (count === 1 ? "" : "s"));
       box.appendChild(document.createTextNode(" "));
       box.appendChild(c);
-      if ((pub.finished || []).indexOf(s) >= 0) box.appendChild(el("span", "badge finished", "out #" + ((pub.finished || []).indexOf(s) + 1)));
+      if (finished.indexOf(s) >= 0) box.appendChild(el("span", "badge finished", "out #" + (finished.indexOf(s) + 1)));
       seats.appendChild(box);
     });
 
     var plays = document.getElementById("round-plays");
     plays.textContent = "";
-    var hist = pub.history || [];
+    var hist = now ? moves : pub.history || [];
+    var onTable = now ? now.table : pub.table;
     var from = Math.max(0, hist.length - 12);
-    if (pub.table) {
+    if (onTable) {
       var on = el("li", "on-table");
-      on.appendChild(el("span", "", "On the table: " + seatName(pub, pub.table.seat) + " · " + pub.table.kind + " "));
-      on.appendChild(cardsEl(pub.table.cards));
+      on.appendChild(el("span", "", "On the table: " + seatName(pub, onTable.seat) + " · " + onTable.kind + " "));
+      on.appendChild(cardsEl(onTable.cards));
       plays.appendChild(on);
     }
     for (var i = hist.length - 1; i >= from; i--) {
       var m = hist[i], li = el("li", "round-play");
+      if (m.n) { li.dataset.n = m.n; li.dataset.seat = m.seat; }
       li.appendChild(el("span", "", seatName(pub, m.seat) + (m.offer ? " (" + m.offer.replace(/_/g, " ") + ")" : "") + ": "));
       if (m.pass) li.appendChild(el("i", "", "pass")); else li.appendChild(cardsEl(m.cards));
       plays.appendChild(li);
     }
-    if (!hist.length && !pub.table) plays.appendChild(el("li", "empty", "No play yet."));
+    if (!hist.length && !onTable) plays.appendChild(el("li", "empty", "No play yet."));
 
     if (mine) {
       renderSeat(seat, over);
@@ -240,11 +254,13 @@
     return fetch(stateUrl, {credentials: "same-origin", cache: "no-store"}).then(function (r) { return r.json(); }).then(take).catch(function () {});
   }
   if (streamUrl && window.EventSource) {
+    root.dataset.live = "sse";
     var source = new EventSource(streamUrl);
     source.onmessage = function (e) { take(JSON.parse(e.data)); };
     source.addEventListener("end", function () { source.close(); refresh(); });
     source.addEventListener("gone", function () { source.close(); });
   } else {
+    root.dataset.live = "poll";
     refresh();
     var poll = setInterval(function () {
       if (state && (state.status === "done" || state.status === "failed")) { clearInterval(poll); return; }
