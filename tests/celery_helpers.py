@@ -126,6 +126,11 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
                     executor.shutdown(wait=False, cancel_futures=True)
                     for thread in list(executor._threads):
                         thread.join(shutdown_timeout)
+            # The threads a group of tables played on (tables_play_task) keep their
+            # database connections for the next group: stopped with the worker.
+            from tournaments.play.attempt import tables_threads_stop
+
+            tables_threads_stop()
     finally:
         settings.TIENLEN_ANALYSIS_QUEUE = saved_analysis
         settings.TIENLEN_RUNNER_QUEUE = saved_runner

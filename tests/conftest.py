@@ -306,6 +306,17 @@ def _left_behind(before: dict, grace: float = 5.0) -> list[str]:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_pool_view():
+    """Each test routes over the pool as its own rows say: a worker process keeps its view
+    of the referee pool for a heartbeat period (tournaments.play.routing.PoolView.recent),
+    which must not carry a previous test's referees into the next test."""
+    yield
+    routing = sys.modules.get("tournaments.play.routing")
+    if routing is not None:
+        routing.pool_view_forget()
+
+
+@pytest.fixture(autouse=True)
 def _leaves_nothing_behind(request):
     """Fails a test that leaves anything of the above behind. Function-scoped and autouse, so
     it is set up after the module- and session-scoped fixtures the test uses and torn down

@@ -235,7 +235,8 @@ def run_session(session_id: int) -> str:
     try:
         spec = BotSpec(runtime=submission.runtime, code_dir=code_dir(host, submission), entry=submission.entry,
                        token=start.token, referees=_referees(), max_tables=1, bot_version=submission.version,
-                       label=f"bot {session.bot_id} table {session.table_id}",
+                       label=(f"bot {session.bot_id} table {session.table_id}" if session.casual_table_id is None
+                              else f"bot {session.bot_id} casual table {session.casual_table_id}"),
                        storage=hosting.bot_storage_data(bot_id=session.bot_id))
         bot = host.start(spec)
     except (SlotsFull, OSError, ValueError, runtimes.RuntimeError_) as exc:

@@ -81,6 +81,17 @@ def lock(of: str = "") -> str:
     return " FOR UPDATE"
 
 
+def db_now(plus_seconds: bool = False) -> str:
+    """The database's clock in a statement, as Django's `Now()` compiles it (so rows
+    written by either compare alike); with `plus_seconds`, that clock plus a parameter's
+    seconds (a lease's expiry)."""
+    if connection.vendor == "postgresql":
+        return "STATEMENT_TIMESTAMP()" + (" + %s * INTERVAL '1 second'" if plus_seconds else "")
+    if connection.vendor == "sqlite":
+        return "STRFTIME('%%Y-%%m-%%d %%H:%%M:%%f', 'NOW'" + (", '+' || %s || ' seconds')" if plus_seconds else ")")
+    raise NotImplementedError(f"db_now on {connection.vendor}")
+
+
 class Statement:
     """One hand-written statement: `build(**shape)` makes its text (run once per process,
     vendor and shape); `examples` are shapes the test builds and EXPLAINs."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from referee_service.auth import BotIdentity
@@ -46,26 +47,39 @@ class DjangoTokenStore:
         return DjangoRefereePool()
 
     def authenticate_bot(self, token: str) -> BotIdentity | None:
+        return self.authenticate_bots([token])[0]
+
+    def authenticate_bots(self, tokens: Sequence[str]) -> list[BotIdentity | None]:
+        """Many tokens at once (the referee batches a burst of connecting bots):
+        two queries however many, not one or two each."""
         from django.db import DatabaseError, connection
 
-        if not token or len(token) > 200:
-            return None
         try:
-            return self._lookup(token)
+            return self._lookup(tokens)
         except DatabaseError:
             # A connection dropped by the server (restart, idle timeout): reconnect once.
             connection.close()
-            return self._lookup(token)
+            return self._lookup(tokens)
 
     @staticmethod
-    def _lookup(token: str) -> BotIdentity | None:
-        from tournaments.services.casual import PERSON_PREFIX, seat_token_table
-        from tournaments.services.hosting import hosted_session_token_bot, remote_token_bot
+    def _lookup(tokens: Sequence[str]) -> list[BotIdentity | None]:
+        from tournaments.services.casual import PERSON_PREFIX, SEAT_TOKEN_PREFIX, seat_token_table
+        from tournaments.services.hosting import hosted_session_token_bots, remote_token_bots
+        from tournaments.tokens import token_hash
 
-        casual = seat_token_table(token)  # a person's seat at a casual table (play page)
-        if casual is not None:
-            return BotIdentity(bot_id=f"{PERSON_PREFIX}{casual}", name=f"person at table {casual}")
-        bot = remote_token_bot(token=token) or hosted_session_token_bot(token=token)
-        if bot is None:
-            return None
-        return BotIdentity(bot_id=str(bot.pk), name=bot.name)
+        usable = [t if t and len(t) <= 200 else "" for t in tokens]
+        digests = {t: token_hash(t) for t in usable if t and not t.startswith(SEAT_TOKEN_PREFIX)}
+        bots = remote_token_bots(hashes=set(digests.values()))
+        missing = {d for d in digests.values() if d not in bots}
+        if missing:
+            bots.update(hosted_session_token_bots(hashes=missing))
+        found: list[BotIdentity | None] = []
+        for token in usable:
+            if token.startswith(SEAT_TOKEN_PREFIX):  # a person's seat at a casual table
+                casual = seat_token_table(token)
+                found.append(None if casual is None else BotIdentity(
+                    bot_id=f"{PERSON_PREFIX}{casual}", name=f"person at table {casual}"))
+                continue
+            bot = bots.get(digests[token]) if token else None
+            found.append(None if bot is None else BotIdentity(bot_id=str(bot.pk), name=bot.name))
+        return found

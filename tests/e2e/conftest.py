@@ -15,3 +15,5 @@ if _default["ENGINE"] == "django.db.backends.sqlite3":
         _default["TEST"]["NAME"] = str(
             Path(tempfile.mkdtemp(prefix="tienlen-e2e-")) / "test.sqlite3"
         )
+
+from tests.e2e.stack import marker  # noqa: E402,F401  (the one `marker` fixture, for every e2e test)

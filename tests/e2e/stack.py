@@ -7,9 +7,11 @@ import contextlib
 import os
 import signal
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from urllib.parse import quote
+
+import pytest
 
 MARKER_VARIABLE = "TIENLEN_E2E_MARKER"
 
@@ -32,6 +34,16 @@ def database_url(settings_dict: Mapping[str, object]) -> str:
 
 def new_marker() -> str:
     return uuid.uuid4().hex
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    """A fresh marker for the processes a test starts; when the test ends, whatever its
+    outcome, every process carrying it is killed (a killed soak's PostgreSQL instance too).
+    The e2e and hosted conftests expose it."""
+    value = new_marker()
+    yield value
+    kill_marked(value)
 
 
 def marked_pids(marker: str) -> list[int]:

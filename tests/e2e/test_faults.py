@@ -19,8 +19,6 @@ from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
     database_url,
-    kill_marked,
-    new_marker,
 )
 from tests.needs import unavailable
 
@@ -60,13 +58,6 @@ def wait_for_games(group, tournament_id: int, more_than: int, *, timeout: float,
         timeout=timeout, what=what, group=group, interval=0.2,
     )
     return games_recorded(tournament_id)
-
-
-@pytest.fixture
-def marker():
-    value = new_marker()
-    yield value
-    kill_marked(value)
 
 
 def test_tournament_survives_worker_kill_referee_restart_and_bot_crash(marker, tmp_path):

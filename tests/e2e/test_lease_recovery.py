@@ -27,8 +27,6 @@ from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
     database_url,
-    kill_marked,
-    new_marker,
 )
 from tests.needs import unavailable
 
@@ -37,13 +35,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 SEATS = 4
 DUPLICATE_SETS = 3  # 12 games of about a second each
 RESUME_WITHIN_S = 60.0  # the bar with default settings (915 s before table leases)
-
-
-@pytest.fixture
-def marker():
-    value = new_marker()
-    yield value
-    kill_marked(value)
 
 
 def require_redis() -> str:

@@ -18,8 +18,6 @@ from tests.e2e.stack import (
     MARKER_VARIABLE,
     broker_clear_stale,
     database_url,
-    kill_marked,
-    new_marker,
 )
 from tests.e2e.test_faults import require_redis_broker
 from tests.needs import need_postgresql
@@ -29,13 +27,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 BOTS = 6
 SEATS = 2
 GAMES_PER_TABLE = 4
-
-
-@pytest.fixture
-def marker():
-    value = new_marker()
-    yield value
-    kill_marked(value)
 
 
 def test_a_round_robin_over_a_referee_pool_survives_a_referee_and_a_worker_killed(marker, tmp_path):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from demo import processes
-from tests.e2e.stack import MARKER_VARIABLE, kill_marked, marked_pids, new_marker
+from tests.e2e.stack import MARKER_VARIABLE, marked_pids
 
 # A parent that starts a grandchild and then waits, as a Celery worker starts its pool.
 PARENT_WITH_CHILD = (
@@ -17,13 +17,6 @@ PARENT_WITH_CHILD = (
     "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']);"
     "print('ready', flush=True); time.sleep(300)"
 )
-
-
-@pytest.fixture
-def marker():
-    value = new_marker()
-    yield value
-    kill_marked(value)
 
 
 def wait_for(condition, timeout: float = 60) -> None:

@@ -141,3 +141,35 @@ def test_a_ladder_with_too_few_entrants_says_so(organiser) -> None:
     assert ladder_tick(tournament=ladder, connected=connected_map(bots)) == []
     ladder.refresh_from_db()
     assert ladder.status_reason == "No table: the ladder has 2 active entrant(s); a table needs 4."
+
+
+def test_a_tick_that_fails_after_seating_a_ladder_still_hands_over_its_tables(organiser, monkeypatch) -> None:
+    """The tables a ladder's tick seats are committed at once and enqueued by the tick's
+    task afterwards: a database error later in the same tick (PostgreSQL restarting, here
+    the second ladder's turn, whichever it is) must not lose them. Lost, they stayed
+    pending, never attempted, for the 10 minutes of the forgotten-table check."""
+    from django.db import OperationalError
+    from django.utils import timezone
+
+    from tournaments.services import tick
+
+    first = running_ladder(organiser, bots_of_owners([f"a{i}" for i in range(4)]), name="First",
+                           seats_per_table=4, allow_same_owner=True)
+    second = running_ladder(organiser, bots_of_owners([f"b{i}" for i in range(4)]), name="Second",
+                            seats_per_table=4, allow_same_owner=True)
+    real_tick = tick.ladder_tick
+    fed = []
+
+    def tick_failing_on_the_second(*, tournament, **kwargs):
+        if fed:
+            raise OperationalError("terminating connection due to administrator command")
+        fed.append(tournament.pk)
+        return real_tick(tournament=tournament, **kwargs)
+
+    monkeypatch.setattr(tick, "ladder_tick", tick_failing_on_the_second)
+    monkeypatch.setattr(tick.routing, "pool_bots_available",
+                        lambda: {str(e.bot_id): "1.0" for t in (first, second) for e in t.entrants.all()})
+    work = tick.tick_run(now=timezone.now())
+    seated = list(Table.objects.filter(tournament_id=fed[0]).values_list("id", flat=True))
+    assert seated and sorted(work.ladder_tables) == sorted(seated)
+    assert not Table.objects.exclude(tournament_id=fed[0]).exists()

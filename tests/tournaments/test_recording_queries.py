@@ -16,7 +16,7 @@ from tests.needs import need_postgresql
 from tests.tournaments.conftest import make_result, running_round_robin
 from tournaments.models import Game, RatingChange, Table
 from tournaments.services.recording import table_games_record
-from tournaments.services.tables import table_complete, table_plan
+from tournaments.services.tables import LastBatchClose, table_complete, table_plan
 
 pytestmark = pytest.mark.django_db
 
@@ -26,11 +26,26 @@ PLAN_QUERIES = 6
 RECORD_QUERIES = 20
 #: Closing a table: its results, the reveal, the ratings it lets through, what follows.
 COMPLETE_QUERIES = 12
+#: The table's last batch recorded and the table closed in one transaction
+#: (`LastBatchClose`), against 17 + 12 for a batch and a close apart: the close's own
+#: BEGIN, tournament lock, table read and COMMIT are gone.
+RECORD_LAST_QUERIES = 23
 
 
 def _order(table_number: int, index: int) -> list[int]:
     start = (table_number + index) % 4
     return [start, (start + 1) % 4, (start + 2) % 4, (start + 3) % 4]
+
+
+def every_game_once_rated_in_plan_order(tournament) -> None:
+    """The 8-bot round robin's 56 games each recorded once and rated once, in plan order."""
+    assert Game.objects.filter(table__tournament=tournament).count() == 56
+    assert RatingChange.objects.filter(game__table__tournament=tournament).count() == 4 * 56
+    seqs = list(
+        Game.objects.filter(table__tournament=tournament)
+        .order_by("table__round", "table__number", "index").values_list("rating_seq", flat=True)
+    )
+    assert seqs == sorted(seqs) and None not in seqs
 
 
 @pytest.mark.parametrize("batch", [1, 4], ids=["a game per batch", "the table in one batch"])
@@ -55,14 +70,7 @@ def test_a_table_costs_a_fixed_number_of_queries(organiser, bots, batch) -> None
         worst["complete"] = max(worst["complete"], len(complete_queries))
     tournament.refresh_from_db()
     assert tournament.status == "finished"
-    # Every game recorded once and rated once, in plan order.
-    assert Game.objects.filter(table__tournament=tournament).count() == 56
-    assert RatingChange.objects.filter(game__table__tournament=tournament).count() == 4 * 56
-    seqs = list(
-        Game.objects.filter(table__tournament=tournament)
-        .order_by("table__round", "table__number", "index").values_list("rating_seq", flat=True)
-    )
-    assert seqs == sorted(seqs) and None not in seqs
+    every_game_once_rated_in_plan_order(tournament)
     assert all(t.status == Table.Status.DONE for t in tournament.tables.all())
     assert worst["plan"] <= PLAN_QUERIES, worst
     assert worst["record"] <= RECORD_QUERIES, worst
@@ -134,3 +142,48 @@ def test_a_baselines_task_skips_the_deals_another_task_is_computing(organiser, h
         False, True, True, True]
     assert deal_baselines_compute(tournament_id=tournament.pk) == 1  # once it is free again
     assert deal_baselines_compute(tournament_id=tournament.pk) == 0
+
+
+def test_the_last_batch_and_the_close_share_one_transaction(organiser, bots) -> None:
+    """The worker records a table's last games and closes it in one transaction (the
+    referee completed the table): fewer queries than a batch and a close apart, with the
+    same outcome: every game recorded and rated once in plan order, the tournament over."""
+    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    tables = list(tournament.tables.order_by("round", "number"))
+    worst = 0
+    for table in tables:
+        assert table_plan(table_id=table.pk) is not None
+        results = [make_result(i, _order(table.number, i)) for i in range(4)]
+        table_games_record(table_id=table.pk, results=results[:1])
+        close = LastBatchClose()
+        with CaptureQueriesContext(connection) as queries:
+            recorded = table_games_record(table_id=table.pk, results=results[1:], then=close)
+        steps = close.steps
+        assert len(recorded) == 3 and steps is not None
+        assert Table.objects.get(pk=table.pk).status == Table.Status.DONE
+        worst = max(worst, len(queries))
+        begins = [q["sql"] for q in queries.captured_queries if q["sql"].upper().startswith(("BEGIN", "COMMIT"))]
+        assert len(begins) <= 2, begins  # one transaction (a savepoint-free one)
+    tournament.refresh_from_db()
+    assert tournament.status == "finished" and steps.tournament_finished
+    every_game_once_rated_in_plan_order(tournament)
+    assert worst <= RECORD_LAST_QUERIES, worst
+
+
+def test_a_taken_over_attempt_neither_records_nor_closes_its_last_batch(organiser, bots) -> None:
+    """The lease fences the close with the batch: an attempt whose lease was claimed
+    leaves its table open, its last games unrecorded, for the attempt that took it over."""
+    from tournaments.play.lifecycle import LeaseLost, table_lease_break
+
+    tournament = running_round_robin(organiser, bots, seats_per_table=4)
+    table = tournament.tables.order_by("round", "number").first()
+    assert table_plan(table_id=table.pk, lease_owner="old") is not None
+    assert table_lease_break(table_id=table.pk, owner="old")
+    close = LastBatchClose()
+    with pytest.raises(LeaseLost):
+        table_games_record(table_id=table.pk, results=[make_result(i, _order(table.number, i)) for i in range(4)],
+                           lease_owner="old", then=close)
+    assert close.steps is None
+    table.refresh_from_db()
+    assert table.status == Table.Status.RUNNING and table.games_recorded == 0
+    assert not Game.objects.filter(table=table).exists()

@@ -161,3 +161,32 @@ def test_games_that_arrived_before_a_broken_record_are_recorded(organiser, bots,
     table = Table.objects.get(pk=table.pk)
     assert table.status == "failed" and "game 2: it carries no replay" in table.last_error
     assert list(Game.objects.filter(table=table).values_list("index", flat=True)) == [0, 1]
+
+
+def test_a_seat_clock_goes_on_its_seat_only() -> None:
+    """A casual table's person (tournaments.play.casual): that seat's own clock; the others
+    keep the table's."""
+    request = plan(seat_clocks={1: (30_000, 60_000)}).request()
+    assert request.seats[1].HasField("move_time_ms") and request.seats[1].move_time_ms == 30_000
+    assert request.seats[1].time_bank_ms == 60_000
+    assert not any(request.seats[i].HasField("move_time_ms") or request.seats[i].HasField("time_bank_ms")
+                   for i in (0, 2))
+    assert (request.move_time_ms, request.time_bank_ms) == (800, 9000)
+
+
+@pytest.mark.django_db
+def test_a_tournament_table_gives_every_seat_the_tournaments_clock(organiser, bots) -> None:
+    """Tournament tables are as before the seat clocks: no seat has a clock of its own, so
+    the referee gives each the tournament's move time and bank."""
+    from tournaments.services.tables import table_plan
+
+    tournament = running_round_robin(organiser, bots[:4], seats_per_table=4, move_time_ms=1500, time_bank_ms=4000)
+    table = tournament.tables.get()
+    request = table_plan(table_id=table.pk).request()
+    assert len(request.seats) == 4
+    assert not any(s.HasField("move_time_ms") or s.HasField("time_bank_ms") for s in request.seats)
+    assert (request.move_time_ms, request.time_bank_ms) == (1500, 4000)
+    from referee_service.spec import table_spec
+
+    spec = table_spec(request, {"greedy", "random", "heuristic"})
+    assert [(spec.move_time_of(i), spec.time_bank_of(i)) for i in range(4)] == [(1500, 4000)] * 4

@@ -76,3 +76,70 @@ def test_rows_silent_for_an_hour_are_forgotten_by_the_next_referee():
     Referee.objects.filter(referee_id="ancient").update(last_heartbeat=Now() - timedelta(hours=2))
     DjangoRefereePool().heartbeat(report("fresh"))  # its first beat cleans up
     assert list(Referee.objects.values_list("referee_id", flat=True)) == ["fresh"]
+
+
+@pytest.mark.django_db
+def test_unchanged_bots_are_not_written_again_but_a_change_or_a_lost_row_is(
+        django_assert_num_queries, monkeypatch):
+    """A referee with thousands of idle bots reports them every second: the heartbeat
+    writes them (and marks them seen) only when they changed, every BOTS_EVERY_S anyway,
+    or when its row is gone; workers still see the bots of the last write."""
+    import tournaments.play.pool as pool
+
+    registry = DjangoRefereePool()
+    registry.heartbeat(report("r1", bot7=BotSlots(2, "1.0")))
+    Referee.objects.filter(referee_id="r1").update(bots={"bot7": {"free": 9}})  # a marker
+    with django_assert_num_queries(2):  # the row's other fields, the members
+        registry.heartbeat(report("r1", bot7=BotSlots(2, "1.0")))
+    assert Referee.objects.get(referee_id="r1").bots == {"bot7": {"free": 9}}  # not rewritten
+    registry.heartbeat(report("r1", bot7=BotSlots(1, "1.0")))  # a slot taken: written
+    assert Referee.objects.get(referee_id="r1").bots["bot7"]["free"] == 1
+    Referee.objects.filter(referee_id="r1").delete()  # forgotten meanwhile: written whole
+    registry.heartbeat(report("r1", bot7=BotSlots(1, "1.0")))
+    assert Referee.objects.get(referee_id="r1").bots["bot7"]["free"] == 1
+    Referee.objects.filter(referee_id="r1").update(bots={})
+    monkeypatch.setattr(pool, "BOTS_EVERY_S", 0.0)  # then due again however unchanged
+    registry.heartbeat(report("r1", bot7=BotSlots(1, "1.0")))
+    assert Referee.objects.get(referee_id="r1").bots["bot7"]["free"] == 1
+    assert pool_connected_bots()["bot7"].free == 1
+
+
+@pytest.mark.django_db
+def test_a_burst_of_connecting_bots_is_written_at_most_every_gap_and_only_new_ones_seen(
+        monkeypatch):
+    """While thousands of bots connect, every heartbeat (up to 5 a second) saw them
+    changed and wrote them all and marked them all seen: ~50 ms of the referee's CPU a
+    beat at 5,000 bots (benchmarks/README.md). Now a referee holding n bots writes them at
+    most every n x BOTS_GAP_PER_BOT_S (capped), marks only the new ones seen, and a small
+    pool's change is still written at the next heartbeat."""
+    import tournaments.play.pool as pool
+
+    marked: list[list[str]] = []
+    real_seen = pool.bots_seen
+    monkeypatch.setattr(pool, "bots_seen", lambda *, bot_ids: (
+        marked.append(sorted(bot_ids)), real_seen(bot_ids=bot_ids))[1])
+    clock = [100.0]
+    registry = DjangoRefereePool()
+    registry.clock = lambda: clock[0]
+
+    def bots(n: int) -> dict[str, BotSlots]:
+        return {f"b{i}": BotSlots(1, "1.0") for i in range(n)}
+
+    def beat(n: int, at: float) -> dict:
+        clock[0] = at
+        registry.heartbeat(RefereeReport(referee_id="r1", address="10.0.0.1:1", capacity=8,
+                                         active_tables=0, bots=bots(n), started_at=1.0))
+        return Referee.objects.get(referee_id="r1").bots
+
+    assert len(beat(5000, 100.0)) == 5000 and len(marked.pop()) == 5000  # the first: all
+    assert len(beat(5100, 100.2)) == 5000  # changed, but within 5,100 x 0.2 ms = 1 s
+    assert len(beat(5200, 100.9)) == 5000 and not marked
+    assert len(beat(5300, 101.0)) == 5300  # the gap has passed: written
+    assert marked.pop() == sorted(f"b{i}" for i in range(5000, 5300))  # only the new ones
+    assert len(beat(5300, 101.2)) == 5300 and registry.bot_writes == 2
+    assert len(beat(5300, 110.0)) == 5300 and len(marked.pop()) == 5300  # BOTS_EVERY: all
+    # A small pool: its change is written at the very next heartbeat, as before.
+    registry = DjangoRefereePool()
+    registry.clock = lambda: clock[0]
+    assert len(beat(3, 200.0)) == 3
+    assert len(beat(4, 200.2)) == 4 and registry.bot_writes == 2

@@ -47,7 +47,8 @@ def beat(referee_id: str, *, active: int = 0, capacity: int = 8, **bots: int) ->
 
 
 def route(*bot_ids: int, avoid=(), current="") -> str:
-    routing._recent.clear()  # each choice judged on the rows alone
+    routing._recent.clear()  # each choice judged on the rows alone, as they are now
+    routing.pool_view_forget()
     return routing.referee_route(participants=[f"bot:{b}" for b in bot_ids] + ["house:random"],
                                  avoid=avoid, current=current, rng=random.Random(0)).referee_id
 
@@ -101,6 +102,34 @@ def test_tables_routed_there_count_as_load_before_the_heartbeat_says_so(organise
         assert route(1) == "b"
 
 
+def test_a_process_routes_over_one_view_of_the_pool_per_heartbeat_period(monkeypatch):
+    """Routing a table costs no pool query while this process's view is younger than a
+    referee's heartbeat period; a change in the pool is seen once the view is older, or
+    at once after a table was lost (`pool_view_forget`)."""
+    from django.test.utils import CaptureQueriesContext
+
+    beat("a", active=0, b1=2)
+    beat("b", active=5, b1=2)
+    routing.pool_view_forget()
+    assert routing.referee_route(participants=["bot:1"]).referee_id == "a"
+    with CaptureQueriesContext(connection) as queries:
+        for _ in range(3):
+            routing._recent.clear()
+            assert routing.referee_route(participants=["bot:1"]).referee_id == "a"
+    assert len(queries) == 0
+    beat("a", active=8, b1=2)  # a fills up: seen after the view's period
+    monkeypatch.setattr(routing, "POOL_VIEW_S", 0.0)
+    routing._recent.clear()
+    assert routing.referee_route(participants=["bot:1"]).referee_id == "b"
+    monkeypatch.setattr(routing, "POOL_VIEW_S", 60.0)
+    beat("a", active=0, b1=2)
+    routing._recent.clear()
+    assert routing.referee_route(participants=["bot:1"]).referee_id == "b"  # the view is kept
+    routing.pool_view_forget()
+    assert routing.referee_route(participants=["bot:1"]).referee_id == "a"
+    routing.pool_view_forget()
+
+
 def test_a_lost_table_fails_over_at_once_only_to_a_live_referee_with_room():
     beat("a", active=8, capacity=8)
     assert not routing.failover_target_exists(lost="")  # outside a pool: no failover
@@ -134,7 +163,7 @@ def test_the_ladder_tick_seats_bots_from_every_referee_of_the_pool(organiser, mo
     referee_heartbeat(report=RefereeReport(
         referee_id="r2", address="r2:1", capacity=8, active_tables=0, started_at=time.time(),
         bots={b2: BotSlots(1, "1.0"), b3: BotSlots(3, "1.0"), b4: BotSlots(0, "1.0")}))
-    monkeypatch.setattr(tasks.table_play_task, "delay", lambda table_id: None)
+    monkeypatch.setattr(tasks.table_play_task, "apply_async", lambda *args, **kwargs: None)  # new tables
     assert tasks.tournaments_tick()["ladder_tables"] == 2
     seated = set(TableSeat.objects.filter(table__tournament=ladder).values_list("entrant__bot_id", flat=True))
     assert seated == {int(b) for b in (b0, b1, b2, b3)}  # from both referees; b4 has no free slot

@@ -25,6 +25,7 @@ EXPECTED = {
     "table+tournament", "tournament-of-table-locked", "table", "seats+bots",
     "recording.games", "recording.seats", "recording.replays", "recording.seats-with-versions", "recording.deals",
     "tables.seat-results", "tables.seat-close", "lifecycle.progress-save", "routing.running-per-referee",
+    "tables.open-table", "lifecycle.close", "lifecycle.start", "routing.note-referee",
     "deals.group-seeds", "deals.reveal-group", "ratings.pool-take-seq", "ratings.tables-waiting",
     "ratings.stored-unrated", "ratings.game-seq", "ratings.table-rated", "ratings.of-bots", "ratings.update",
     "ratings.changes",

@@ -534,3 +534,250 @@ def test_a_wait_for_a_referee_that_never_answers_ends_and_leaves_no_polling_thre
             time.sleep(0.1)
     finally:
         referee_channel_drop(target=target)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_recorder_frozen_inside_its_batch_stalls_the_tournament_only_for_the_idle_bound(
+        organiser, bots, monkeypatch) -> None:
+    """A worker frozen (SIGSTOP) inside a recording batch holds the tournament's row lock,
+    which every batch and every close of the tournament takes: PostgreSQL ends the frozen
+    session once it idled LOCKED_IDLE_S (here 1 s), and the other tables record again. The
+    frozen side is a thread that stops between two statements of its transaction: to the
+    database, the same as a stopped process."""
+    from django.db import DatabaseError, connection
+
+    from tournaments import table_rows
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the idle bound is PostgreSQL's (idle_in_transaction_session_timeout)")
+    monkeypatch.setattr(table_rows, "LOCKED_IDLE_S", 1)
+    for statement in (table_rows._table_with_tournament, table_rows._tournament_locked):
+        monkeypatch.setattr(statement, "_texts", {})  # built again with the bound of 1 s
+    tournament = running_round_robin(organiser, bots[:8], seats_per_table=4)
+    frozen_table, other_table = tournament.tables.order_by("id")[:2]
+    locked, frozen_error = threading.Event(), []
+
+    def frozen_recorder() -> None:
+        try:
+            with transaction.atomic():
+                table_rows.table_with_tournament(frozen_table.pk, lock="tournament")
+                locked.set()
+                time.sleep(3)  # frozen between two statements
+                Table.objects.filter(pk=frozen_table.pk).update(games_recorded=1)
+        except DatabaseError as exc:  # InternalError: PostgreSQL ended the session
+            frozen_error.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=frozen_recorder)
+    thread.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        with transaction.atomic():  # another worker's batch of another table
+            table_rows.table_with_tournament(other_table.pk, lock="tournament")
+            waited = time.monotonic() - started
+    finally:
+        thread.join()
+    assert waited < 2.8, f"the other table's batch waited {waited:.1f} s for the lock (frozen for 3 s)"
+    # The frozen transaction was ended and rolled back whole: it wrote nothing.
+    assert frozen_error and "idle-in-transaction timeout" in str(frozen_error[0])
+    assert Table.objects.get(pk=frozen_table.pk).games_recorded == 0
+
+
+def test_a_pending_table_whose_first_task_was_lost_is_claimed_once_per_period(table) -> None:
+    """A worker killed after receiving a table's task but before its plan ran (no lease
+    yet) leaves the table pending with no attempt, its message in Redis's unacked set for
+    an hour: the reapers claim it (with the queue empty: `tasks.tables_reap`) once it
+    waited `older_than_s`, and again only a period later."""
+    from tournaments.play.lifecycle import tables_claim_lost
+
+    now = timezone.now()
+    Table.objects.filter(pk=table.pk).update(created_at=now - timedelta(seconds=45))
+    assert tables_claim_lost(older_than_s=30, now=now) == [table.pk]
+    assert tables_claim_lost(older_than_s=30, now=now + timedelta(seconds=10)) == []
+    assert tables_claim_lost(older_than_s=30, now=now + timedelta(seconds=31)) == [table.pk]
+    # Attempted once: its lease and retries are the other reapers' business.
+    assert start(table.pk, "host:1:a")
+    assert tables_claim_lost(older_than_s=30, now=now + timedelta(seconds=120)) == []
+
+
+def test_the_reapers_send_a_lost_pending_table_again_only_when_nothing_waits_in_the_queue(table, monkeypatch) -> None:
+    from tournaments import tasks
+
+    Table.objects.filter(pk=table.pk).update(created_at=timezone.now() - timedelta(seconds=tasks.LOST_TABLE_S + 5))
+    sent = []
+    monkeypatch.setattr(tasks.table_play_task, "delay", lambda table_id, **_: sent.append(table_id))
+    monkeypatch.setattr(tasks, "_tables_queue_empty", lambda: False)  # its task may still be queued
+    assert tasks.tables_reap() == [] and sent == []
+    monkeypatch.setattr(tasks, "_tables_queue_empty", lambda: True)
+    assert tasks.tables_reap() == [table.pk] and sent == [table.pk]
+
+
+#: A recorder process (a real one, SIGSTOPped) frozen inside the COPY of its batch's seats,
+#: holding the tournament's row lock: Django's own lock statement, then psycopg's COPY left
+#: open (to PostgreSQL: `active`, waiting on the client, the idle bound not running).
+_FROZEN_INSIDE_COPY = """
+import os, sys, time
+sys.path[:0] = ["platform", "."]
+os.environ["DJANGO_SETTINGS_MODULE"] = "tienlen_site.settings"
+import django
+django.setup()
+from django.db import connection, transaction
+from tournaments import table_rows
+from tournaments.models import GameSeat
+with transaction.atomic():
+    table_rows.table_with_tournament(int(sys.argv[1]), lock="tournament")
+    if sys.argv[2] == "copy":
+        with connection.cursor() as cursor, cursor.cursor.copy(
+                f"COPY {GameSeat._meta.db_table} (game_id, seat) FROM STDIN") as copy:
+            copy.write_row((1, 0))
+            print("frozen", flush=True)
+            time.sleep(120)
+    with connection.cursor() as cursor:  # idle in the transaction, its idle bound undone
+        cursor.execute("SET LOCAL idle_in_transaction_session_timeout = 0")
+    print("frozen", flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("where", ["copy", "idle"])
+def test_a_worker_stopped_mid_statement_holding_the_lock_stalls_the_tournament_only_until_a_reaper_pass(
+        organiser, bots, monkeypatch, where) -> None:
+    """A worker SIGSTOPped inside a statement of its recording batch (the seats' COPY, a
+    pipelined executemany) holds the tournament's row lock, and the idle bound never runs
+    (PostgreSQL starts it between statements only): every batch and close of the tournament
+    waited for the whole stop (180 s in benchmarks/README.md, "Recovery"). A reaper pass
+    ends such a session once it has waited on its client LOCKED_IDLE_S (here 1 s) while
+    another waits on its lock, and the other table's batch goes on; the stopped batch
+    wrote nothing. The same for a session left idle in its transaction without the idle
+    bound (`where` "idle"): the bound must not depend on how the holder got there."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.db import connection
+
+    from tournaments import table_rows, tasks
+    from tournaments.models import GameSeat
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's sessions and locks")
+    monkeypatch.setattr(table_rows, "LOCKED_IDLE_S", 1)
+    monkeypatch.setattr(tasks, "_tables_queue_empty", lambda: False)
+    tournament = running_round_robin(organiser, bots[:8], seats_per_table=4)
+    frozen_table, other_table = tournament.tables.order_by("id")[:2]
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    root = Path(__file__).resolve().parents[2]
+    worker = subprocess.Popen([sys.executable, "-c", _FROZEN_INSIDE_COPY, str(frozen_table.pk), where], cwd=root,
+                              env={**os.environ, "DATABASE_URL": url}, stdout=subprocess.PIPE, text=True)
+    waited: list[float] = []
+
+    def other_batch() -> None:
+        started = time.monotonic()
+        try:
+            with transaction.atomic():
+                table_rows.table_with_tournament(other_table.pk, lock="tournament")
+                waited.append(time.monotonic() - started)
+        finally:
+            connection.close()
+
+    waiter = threading.Thread(target=other_batch)
+    try:
+        assert worker.stdout is not None and worker.stdout.readline().strip() == "frozen"
+        worker.send_signal(signal.SIGSTOP)
+        waiter.start()
+        time.sleep(2.5)
+        assert not waited, "the lock was free: the stopped worker did not hold it"  # the idle bound did not help
+        tasks.tables_reap()
+        waiter.join(5)
+        assert waited, "the other table's batch still waits for the stopped worker's lock after a reaper pass"
+    finally:
+        worker.send_signal(signal.SIGCONT)
+        worker.kill()
+        worker.wait(10)
+        waiter.join(30)
+    assert waited[0] < 7.5
+    assert not GameSeat.objects.exists()  # the stopped batch was rolled back whole
+
+
+@pytest.mark.django_db
+def test_a_retry_after_the_database_failed_takes_its_own_lease_back_at_once(table, monkeypatch) -> None:
+    """PostgreSQL restarting mid-table: the attempt ends on a database error and cannot free
+    its lease (the database is what failed). Its retry, due in 2 s, found the lease held by
+    that ended attempt, took itself for a second copy and stopped: the table waited for the
+    lease to expire and a reaper (up to 40 s). The retry carries
+    the ended attempt's owner and takes that lease back at once."""
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+
+    from tournaments import tasks
+    from tournaments.play import attempt as attempts
+    from tournaments.play.attempt import AttemptOutcome, Happened
+
+    owners: list[str] = []
+
+    def attempt_ended_by_the_database(table_id: int, *, lease, avoid=()) -> AttemptOutcome:
+        plan = attempts._plan(table_id, lease)  # takes the lease, as a real attempt
+        owners.append(lease.owner)
+        return AttemptOutcome(Happened.DATABASE_ERROR, table_id, plan.attempts, "database error: gone",
+                              OperationalError("gone"))
+
+    def database_down(**_) -> None:
+        raise OperationalError("the database system is shutting down")
+
+    retries: list[dict] = []
+
+    def retry(*, countdown: float, exc: Exception, kwargs: dict | None = None, **_) -> Retry:
+        retries.append(kwargs or {})
+        return Retry(exc=exc, when=countdown)
+
+    monkeypatch.setattr(tasks, "table_attempt", attempt_ended_by_the_database)
+    monkeypatch.setattr(tasks, "table_wait", database_down)
+    monkeypatch.setattr(tasks.table_play_task, "retry", retry)
+    with pytest.raises(Retry):
+        tasks.table_play_task(table.pk)
+    assert Table.objects.get(pk=table.pk).lease_owner == owners[0]  # not freed: the database was down
+    with pytest.raises(Retry):
+        tasks.table_play_task(table.pk, **retries[0])  # the retry, 2 s later, lease still live
+    assert len(owners) == 2, "the retry found the ended attempt's lease held and left the table"
+    assert Table.objects.get(pk=table.pk).lease_owner == owners[1]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resumed_table_is_taken_from_the_queue_before_the_new_tables_ahead_of_it() -> None:
+    """A table resumed (a reaper's re-enqueue, a retry) is taken before the new tables already
+    queued: at the back of the queue it waited for every one of them (the table killed with
+    its worker finished last, 40-50 s after the fault under load, and every later game's
+    rating waited for it). Real Redis (CELERY_BROKER_URL), read as a worker reads it."""
+    from tests.celery_helpers import test_broker_url
+    from tournaments import tasks
+    from tournaments.jobs import Job, enqueue_on_commit
+
+    url = test_broker_url()
+    if not url.startswith("redis"):
+        pytest.skip("priorities of the Redis transport")
+    app = tasks.table_play_task.app
+    saved = app.conf.broker_url, app.conf.broker_transport_options, app._pool, app.amqp._producer_pool
+    queue = app.conf.task_default_queue
+
+    def purge() -> None:
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_purge(queue)
+
+    app.conf.broker_url, app.conf.broker_transport_options, app._pool, app.amqp._producer_pool = url, {}, None, None
+    try:
+        purge()
+        for table_id in (101, 102, 103):
+            enqueue_on_commit(Job.PLAY_TABLE, table_id)  # outside a transaction: sent now
+        tasks.table_play_task.delay(104)  # a reaper's re-enqueue (tables_reap)
+        with app.connection_for_read() as conn:
+            simple = conn.SimpleQueue(queue, no_ack=True)
+            taken = [simple.get(timeout=5).headers["argsrepr"] for _ in range(4)]
+        purge()
+    finally:
+        app.conf.broker_url, app.conf.broker_transport_options, app._pool, app.amqp._producer_pool = saved
+    assert taken == ["(104,)", "(101,)", "(102,)", "(103,)"]

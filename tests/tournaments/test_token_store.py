@@ -26,3 +26,24 @@ def test_rotated_and_revoked_tokens_stop_working(owner) -> None:
     assert store.authenticate_bot(new).bot_id == str(bot.pk)
     bot_revoke(bot=bot)
     assert store.authenticate_bot(new) is None
+
+
+def test_a_burst_of_tokens_is_checked_in_two_queries_each_answered_in_order(
+        owner, django_assert_num_queries) -> None:
+    """The referee checks the tokens of a burst of connecting bots together
+    (referee_service.admission.TokenChecks): one answer per token, in order, whatever
+    their number, and a revoked one still refused."""
+    store = load_token_store("tournaments.token_store:DjangoTokenStore")
+    bots = [bot_create(owner=owner, name=f"burst-{i}") for i in range(30)]
+    revoked, revoked_token = bots[3]
+    bot_revoke(bot=revoked)
+    tokens = [token for _, token in bots] + ["tlb_not-a-token", "", "x" * 500]
+    with django_assert_num_queries(2):
+        found = store.authenticate_bots(tokens)
+    assert len(found) == len(tokens)
+    for (bot, token), identity in zip(bots, found, strict=False):
+        if token == revoked_token:
+            assert identity is None
+        else:
+            assert identity is not None and identity.bot_id == str(bot.pk)
+    assert found[-3:] == [None, None, None]

@@ -140,13 +140,15 @@ def test_a_killed_table_resumes_from_its_seeds_without_recording_twice(worker, p
     real_record = table_games_record
     calls = {"n": 0}
 
-    def dies_at_the_fourth_game(*, table_id, results, **lease):
+    def dies_at_the_fourth_game(*, table_id, results, then=None, **lease):
         recorded = []
-        for result in results:
+        for i, result in enumerate(results):
             calls["n"] += 1
             if calls["n"] == 4:
                 raise RuntimeError("worker killed")  # like a SIGKILL in the middle of the table
-            recorded += real_record(table_id=table_id, results=[result], **lease)
+            # The table's close goes with its last game (the attempt's last batch).
+            recorded += real_record(table_id=table_id, results=[result], then=then if i == len(results) - 1 else None,
+                                    **lease)
         return recorded
 
     monkeypatch.setattr("tournaments.play.attempt.table_games_record", dies_at_the_fourth_game)
@@ -334,13 +336,15 @@ def test_the_beat_tick_resumes_a_table_whose_worker_died(worker, people, monkeyp
     real_record = table_games_record
     calls = {"n": 0}
 
-    def dies_at_the_third_game(*, table_id, results, **lease):
+    def dies_at_the_third_game(*, table_id, results, then=None, **lease):
         recorded = []
-        for result in results:
+        for i, result in enumerate(results):
             calls["n"] += 1
             if calls["n"] == 3:
                 raise RuntimeError("worker killed")  # the task ends; nothing redelivers it
-            recorded += real_record(table_id=table_id, results=[result], **lease)
+            # The table's close goes with its last game (the attempt's last batch).
+            recorded += real_record(table_id=table_id, results=[result], then=then if i == len(results) - 1 else None,
+                                    **lease)
         return recorded
 
     monkeypatch.setattr("tournaments.play.attempt.table_games_record", dies_at_the_third_game)

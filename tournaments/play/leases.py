@@ -42,11 +42,17 @@ class TableLease:
     e.g. its renewals failed for a whole lease): the attempt must stop, and `check()`
     raises LeaseLost. Its writes are fenced anyway (they raise LeaseLost themselves).
     Keeping a lease costs a dict entry, no thread and no query: a table shorter than one
-    renewal period is never renewed at all."""
+    renewal period is never renewed at all.
 
-    def __init__(self, table_id: int, *, times: LeaseTimes | None = None) -> None:
+    `succeeds` names the attempt this one continues (a task's retry: the owner of its
+    previous run), whose lease it may take back at once: that attempt has ended, but its
+    last transition could not free its lease when the database was what failed (e.g.
+    PostgreSQL restarting), and the table would otherwise wait for the lease to expire."""
+
+    def __init__(self, table_id: int, *, times: LeaseTimes | None = None, succeeds: str = "") -> None:
         self.table_id = table_id
         self.owner = lease_owner_new()
+        self.succeeds = succeeds
         self.times = times or LeaseTimes.from_settings()
         self.lost = threading.Event()
         self.renewals = 0
@@ -186,12 +192,27 @@ class Reaper:
         while not self._stop.wait(delay):
             delay = self.interval_s
             try:
+                _lock_wait_bounded()
                 self.reap()
             except Exception:  # a database or broker hiccup: look again next time
                 log.exception("table reaper pass failed")
             finally:
                 connection.close()
                 self.passes += 1
+
+
+#: Seconds a reaper pass waits for a row lock before giving up until its next pass. A
+#: claim waits on the tournament's row lock like any writer: behind a holder frozen
+#: mid-statement (SIGSTOP), an unbounded wait hung the reaper thread itself, and with it the
+#: pass that ends such a holder (`table_rows.lock_holders_frozen_end`) and every claim after.
+REAP_LOCK_WAIT_S = 2
+
+
+def _lock_wait_bounded() -> None:
+    """`lock_timeout` for the reaper thread's session (closed after every pass)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET lock_timeout = '{REAP_LOCK_WAIT_S * 1000}ms'")
 
 
 _reaper: Reaper | None = None

@@ -47,7 +47,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from tournaments.models import Bot, Table, Tournament
-from tournaments.statements import Names, statement
+from tournaments.statements import Names, db_now, statement
 
 Status = Table.Status
 
@@ -199,21 +199,34 @@ def table_start(*, table: Table, now: datetime, owner: str = "", lease_s: float 
         "started_at": table.started_at or now,
         "waiting_since": table.waiting_since or now,
         "lease_owner": owner,
-        "lease_expires_at": _db_now_plus(lease_s) if owner else None,
     }
     # The row is locked: a lease seen free (or ours) stays so; another's is taken only if
     # expired on the database's clock (checked in the statement).
-    rows = Table.objects.filter(pk=table.pk)
-    if table.lease_owner and table.lease_owner != owner:
-        rows = rows.filter(lease_expires_at__lt=Now())
-    if not rows.update(**fields):
+    taking_over = bool(table.lease_owner and table.lease_owner != owner)
+    params = [Table._meta.get_field(name).get_db_prep_save(fields[name], connection) for name in _START_FIELDS]
+    if not _start_sql.run([*params, *([lease_s] if owner else []), table.pk], leased=bool(owner),
+                          taking_over=taking_over):
         raise LeaseHeld(table.pk, table.lease_owner)
     for name, value in fields.items():
-        if name != "lease_expires_at":
-            setattr(table, name, value)
+        setattr(table, name, value)
     # Near enough for the caller; the row has the database's clock.
     table.lease_expires_at = now + timedelta(seconds=lease_s) if owner else None
     return True
+
+
+@statement("lifecycle.start", *({"leased": a, "taking_over": b} for a in (True, False) for b in (True, False)))
+def _start_sql(leased: bool, taking_over: bool) -> str:
+    """The start's UPDATE, once an attempt: written out (the ORM's cost more to build than
+    to run). `leased`: the lease expires a parameter's seconds from the database's now;
+    `taking_over`: another attempt's lease is taken only once expired."""
+    t = Names(Table)
+    sets = ", ".join(f"{t.col(name)} = %s" for name in _START_FIELDS)
+    expires = db_now(plus_seconds=True) if leased else "NULL"
+    return (f"UPDATE {t.TABLE} SET {sets}, {t.lease_expires_at} = {expires} WHERE {t.id} = %s"
+            + (f" AND {t.lease_expires_at} < {db_now()}" if taking_over else ""))
+
+
+_START_FIELDS = ("status", "attempts", "progress_at", "started_at", "waiting_since", "lease_owner")
 
 
 def table_progress(*, table: Table, now: datetime) -> dict[str, Any]:
@@ -277,8 +290,17 @@ def table_close(*, table: Table, event: Event, error: str = "", now: datetime) -
     table.status = status
     table.last_error = error[:1000]
     table.finished_at = now
-    table.save(update_fields=["status", "last_error", "finished_at"])
+    field = Table._meta.get_field("finished_at")
+    _close_sql.run([status, table.last_error, field.get_db_prep_save(now, connection), table.pk])
     return True
+
+
+@statement("lifecycle.close")
+def _close_sql() -> str:
+    """The close's UPDATE, written out: `save(update_fields=...)` cost more to build, once
+    a table, than to run."""
+    t = Names(Table)
+    return f"UPDATE {t.TABLE} SET {t.status} = %s, {t.last_error} = %s, {t.finished_at} = %s WHERE {t.id} = %s"
 
 
 # --- as one conditional UPDATE -------------------------------------------------------------
@@ -375,8 +397,9 @@ def lease_owner_process_gone(owner: str) -> bool:
 
 def table_lease_break(*, table_id: int, owner: str, now: datetime | None = None) -> bool:
     """The claim `stale` makes once a lease expires, made at once for an attempt known dead
-    (`lease_owner_process_gone`): frees the lease if `owner` still holds it. The dead
-    process's stream to its referee closed with it, so the table can be played again now."""
+    (`lease_owner_process_gone`) or ended (the attempt a retry continues): frees the lease
+    if `owner` still holds it. The dead process's stream to its referee closed with it (an
+    ended attempt cancelled its own), so the table can be played again now."""
     fields = {"lease_owner": "", "lease_expires_at": None, "progress_at": now or timezone.now()}
     return _update(table_id, Event.STALE, fields, Q(lease_owner=owner))
 
@@ -427,6 +450,28 @@ def tables_claim_stale(*, stale_after_s: float, now: datetime | None = None) -> 
     candidates = Table.objects.filter(stale, status__in=sources)
     for table_id in candidates.order_by("id").values_list("id", flat=True):
         if Table.objects.filter(stale, pk=table_id, status__in=sources).update(**claim):
+            claimed.append(table_id)
+    return claimed
+
+
+def tables_claim_lost(*, older_than_s: float, now: datetime | None = None) -> list[int]:
+    """Claim the pending tables of running tournaments that no attempt ever started and that
+    waited `older_than_s` (since their creation, or their last claim here), so the caller
+    re-enqueues them: the caller knows their first task is lost (the tables' queue is
+    empty, so no message for them waits there). A task a worker had received but not yet
+    begun (its plan not yet run: no lease) when the worker was killed stays in the broker's
+    unacked set for the visibility timeout, an hour on Redis; a stopped worker keeps its
+    received tasks as long as it is stopped. A table whose task was only slow to start gets
+    a second one, harmless: the later copy finds the table played or held. Each claim is a
+    conditional UPDATE of `progress_at` (of two reapers racing, one claims it), which also
+    spaces the claims of one table `older_than_s` apart. Times are the database's clock."""
+    db_now: Any = Now() if now is None else now
+    cutoff = db_now - Value(timedelta(seconds=older_than_s)) if now is None else now - timedelta(seconds=older_than_s)
+    waited = Q(progress_at__lt=cutoff) | Q(progress_at__isnull=True, created_at__lt=cutoff)
+    lost = waited & Q(status=Status.PENDING, attempts=0, tournament__status=Tournament.Status.RUNNING)
+    claimed = []
+    for table_id in Table.objects.filter(lost).order_by("id").values_list("id", flat=True):
+        if Table.objects.filter(lost, pk=table_id).update(progress_at=db_now):
             claimed.append(table_id)
     return claimed
 

@@ -78,6 +78,13 @@ class TablePlan:
     # How long a seat may stay disconnected before it forfeits (0: the referee's default);
     # longer for tables with hosted seats, so a runner that died is replaced in time.
     disconnect_grace_ms: int = 0
+    # Participant index -> (move_time_ms, time_bank_ms): those seats' own clocks (a person's
+    # seat at a casual table). Empty, as for every tournament table: every seat has the
+    # table's clock above.
+    seat_clocks: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # Stream every public move as it is played (PlayTableRequest.live_moves): casual tables
+    # only (tournaments.play.casual); a tournament table's games stay sealed.
+    live_moves: bool = False
 
     @property
     def bot_ids(self) -> list[int]:
@@ -110,7 +117,11 @@ class TablePlan:
             deal_seeds=self.deal_seeds,
             starting_games=self.starting_games,
             disconnect_grace_ms=self.disconnect_grace_ms,
+            live_moves=self.live_moves,
         )
+        for index, (move_ms, bank_ms) in self.seat_clocks.items():
+            request.seats[index].move_time_ms = move_ms
+            request.seats[index].time_bank_ms = bank_ms
         if self.resume_leader is not None:
             request.resume_leader = self.resume_leader
         if self.resume_starting is not None:
@@ -213,6 +224,34 @@ class FinishedGame:
 
 
 @dataclass(frozen=True)
+class LiveMove:
+    """One public move of a table played with `live_moves`, as the referee streamed it
+    (card indices; sealing.casual_public_move gives the form a page may show)."""
+
+    game_index: int
+    number: int  # among the game's public moves, from 1
+    seat: int
+    passed: bool
+    cards: list[int]
+    offer: str
+    card_counts: list[int]
+    to_move: int | None
+    finished: list[int]
+    table_cards: list[int]
+    table_kind: str
+    table_seat: int | None
+
+    @classmethod
+    def from_event(cls, m: org.LiveMove) -> LiveMove:
+        return cls(game_index=m.game_index, number=m.number, seat=m.seat, passed=m.passed,
+                   cards=list(m.cards), offer=m.offer, card_counts=list(m.card_counts),
+                   to_move=m.to_move if m.HasField("to_move") else None,
+                   finished=list(m.finished), table_cards=list(m.table_cards),
+                   table_kind=m.table_kind,
+                   table_seat=m.table_seat if m.HasField("table_seat") else None)
+
+
+@dataclass(frozen=True)
 class TableOutcome:
     completed: bool
     next_game_index: int
@@ -277,9 +316,11 @@ def referee_channel_drop(*, target: str) -> None:
         client.close()
 
 
-def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterator[FinishedGame | TableOutcome]:
+def referee_play_table(plan: TablePlan, *, target: str | None = None
+                       ) -> Iterator[FinishedGame | TableOutcome | LiveMove]:
     """Play (or resume) a table on the referee at `target` (default: REFEREE_TARGET),
-    yielding its games and outcome as they stream in.
+    yielding its games and outcome as they stream in (and each public move, for a plan
+    with `live_moves`).
 
     The plan's `deal_seeds` are the secret seeds of the games still to play (from
     first_game_index), sent on every attempt so a resumed table plays the same deals."""
@@ -291,6 +332,8 @@ def referee_play_table(plan: TablePlan, *, target: str | None = None) -> Iterato
                 yield FinishedGame.from_record(event)
             elif isinstance(event, org.TableResult):
                 yield TableOutcome.from_result(event)
+            elif isinstance(event, org.LiveMove) and plan.live_moves:
+                yield LiveMove.from_event(event)
     except RefereeError as exc:
         if exc.code == "FAILED_PRECONDITION":
             raise BotsNotConnected(exc.message or "bots not connected") from exc

@@ -34,6 +34,7 @@ unrecorded game (`failover_target_exists`, used by the task).
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -98,19 +99,70 @@ def _slots(referee: Referee) -> dict[str, dict]:
     return bots if isinstance(bots, dict) else {}
 
 
+@dataclass(frozen=True)
+class PoolView:
+    """The pool as read once (two queries: its live referees and their running tables) for
+    routing several tables at once (a worker starting a group of tables): each route then
+    costs no query, and the routes this process chose meanwhile count as load
+    (`RECENT_ROUTE_S`), so the group spreads as tables routed one by one would."""
+
+    live: tuple[Referee, ...]
+    running: dict[str, int]
+
+    @classmethod
+    def read(cls) -> PoolView:
+        live = tuple(r for r in referees_live() if not r.draining)
+        return cls(live, _running_per_referee([r.referee_id for r in live]) if live else {})
+
+    @classmethod
+    def recent(cls) -> PoolView:
+        """This process's view of the pool, read again once it is `POOL_VIEW_S` old: the
+        referees report every second, so a fresher read tells nothing new, and routing a
+        table cost two pool queries (issue 26). The routes this process chose meanwhile
+        count as load (`RECENT_ROUTE_S` outlasts the view). An empty pool is never kept
+        (a referee registering is seen at once), nor a view in which a table was just lost
+        (`pool_view_forget`)."""
+        global _view
+        now = time.monotonic()
+        with _view_lock:
+            kept = _view
+        if kept is not None and now - kept[0] < POOL_VIEW_S and kept[2] == os.getpid():
+            return kept[1]
+        view = cls.read()
+        with _view_lock:
+            _view = (now, view, os.getpid()) if view.live else None
+        return view
+
+
+#: Seconds a process routes over one view of the pool (`PoolView.recent`): about a
+#: referee's heartbeat period.
+POOL_VIEW_S = 1.0
+_view_lock = threading.Lock()
+_view: tuple[float, PoolView, int] | None = None
+
+
+def pool_view_forget() -> None:
+    """Read the pool afresh for the next route (a table was just lost on a referee)."""
+    global _view
+    with _view_lock:
+        _view = None
+
+
 def referee_route(
     *, participants: Sequence[str], avoid: Collection[str] = (), current: str = "",
-    rng: random.Random | None = None,
+    rng: random.Random | None = None, pool: PoolView | None = None,
 ) -> Route:
     """The referee to play a table with these participants (participant keys in seat
-    order) on: see the module's docstring for the order of preference."""
-    live = [r for r in referees_live() if not r.draining]
+    order) on: see the module's docstring for the order of preference. `pool`: the pool
+    as read for several tables (default: this process's recent view, `PoolView.recent`)."""
+    pool = pool or PoolView.recent()
+    live = pool.live
     if not live:
         return Route(target=settings.REFEREE_TARGET)
     rng = rng or random
     bots = [b for b in map(participant_bot_id, participants) if b is not None]
     now = time.monotonic()
-    running = _running_per_referee([r.referee_id for r in live])
+    running = pool.running
 
     def rank(referee: Referee) -> tuple:
         slots = _slots(referee)
@@ -146,15 +198,23 @@ def _running_per_referee(referee_ids: list[str]) -> dict[str, int]:
     return dict(_running_sql.rows([Table.Status.RUNNING, *referee_ids], referees=len(referee_ids)))
 
 
-def table_route(*, plan: TablePlan, avoid: Collection[str] = ()) -> Route:
+def table_route(*, plan: TablePlan, avoid: Collection[str] = (), pool: PoolView | None = None) -> Route:
     """Route an attempt of the planned table (`referee_route`, preferring the referee its
     previous attempt was on) and note a new choice on the table (shown to organisers;
     counted as load by every worker)."""
-    route = referee_route(participants=plan.participants, avoid=avoid, current=plan.referee)
+    route = referee_route(participants=plan.participants, avoid=avoid, current=plan.referee, pool=pool)
     chosen = route.referee_id or route.target
     if chosen != plan.referee:
-        Table.objects.filter(pk=plan.table_id).update(referee=chosen)
+        _note_referee_sql.run([chosen, plan.table_id])
     return route
+
+
+@statement("routing.note-referee")
+def _note_referee_sql() -> str:
+    """The table's new referee, once an attempt: written out (the ORM's UPDATE cost more
+    to build than to run)."""
+    t = Names(Table)
+    return f"UPDATE {t.TABLE} SET {t.referee} = %s WHERE {t.id} = %s"
 
 
 def route_connected(route: Route, *, refresh: bool = False) -> dict[str, str] | None:

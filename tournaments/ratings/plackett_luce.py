@@ -22,7 +22,6 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-import choix
 import numpy as np
 
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -92,6 +91,12 @@ def plackett_luce_fit(
     n = len(keys)
     if not data:
         return {key: Strength(1500.0, 1500.0, 1500.0) for key in keys}
+    # Imported here, not with the module: choix pulls in scipy.stats, ~80 % of what a tables
+    # worker imported to start (7.5 of 9.2 s under load), and no table task fits strengths.
+    # A worker restarted after a crash plays nothing until it is up (benchmarks/README.md,
+    # "Recovery").
+    import choix
+
     theta = np.asarray(choix.ilsr_top1(n, data, alpha=REGULARISATION, tol=1e-6), dtype=float)
     theta -= theta.mean()
     # The regulariser, read as REGULARISATION comparisons between every pair: the Laplacian

@@ -5,7 +5,7 @@ revealing the deals played everywhere, and their luck baselines (off the recordi
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
@@ -45,7 +45,8 @@ def table_game_record(*, table_id: int, result: FinishedGame) -> Game | None:
 
 
 def table_games_record(
-    *, table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
+    *, table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None,
+    then: Callable[[Table, Tournament], None] | None = None,
 ) -> list[Game]:
     """Record finished games (seats, replay, rating updates) in one transaction.
 
@@ -54,19 +55,25 @@ def table_games_record(
     one game, which is how recording keeps up with the referee. With the `lease_owner` of
     the attempt playing the table, a batch is recorded only while that attempt holds the
     table's lease: else nothing of it is, and LeaseLost is raised (the fence costs no query).
+    `then(table, tournament)` runs in the same transaction, under the same lock, once the
+    whole batch was recorded and the fence held (new games, none malformed): the table's
+    close after its last batch (`tournaments.services.tables.LastBatchClose`); it does
+    not run when the batch recorded nothing new or raced a concurrent attempt.
     """
     if not results:
         return []
     try:
         with transaction.atomic():
-            games, error = _record_batch(table_id, results, lease_owner)
+            games, error, rows = _record_batch(table_id, results, lease_owner)
+            if then is not None and games and error is None:
+                then(*rows)
     except IntegrityError:
         # A concurrent attempt recorded some of these first: go one by one.
         games, error = [], None
         for result in results:
             try:
                 with transaction.atomic():
-                    one, error = _record_batch(table_id, [result], lease_owner)
+                    one, error, _ = _record_batch(table_id, [result], lease_owner)
                 games += one
             except IntegrityError:
                 if not Game.objects.filter(table_id=table_id, index=result.game_index).exists():
@@ -103,8 +110,9 @@ def _timing_summary(result: FinishedGame) -> tuple[dict, list[int], int]:
 
 def _record_batch(
     table_id: int, results: Sequence[FinishedGame], lease_owner: str | None = None
-) -> tuple[list[Game], ValueError | None]:
-    """Record the results up to the first malformed one; return it as the error."""
+) -> tuple[list[Game], ValueError | None, tuple[Table, Tournament]]:
+    """Record the results up to the first malformed one; return it as the error, and the
+    table and its tournament as read under the lock."""
     # The tournament's row lock makes one writer at a time decide which games are due for
     # rating (tournaments.rating_order); recording already queued behind the pool lock.
     table, tournament = table_with_tournament(table_id, lock="tournament")
@@ -123,7 +131,7 @@ def _record_batch(
             break  # record the good games before it, then report it
         unique.setdefault(result.game_index, result)
     if not unique:
-        return [], error
+        return [], error, (table, tournament)
     # A table's games are recorded in order from 0, so only indices below its count can
     # exist already (a retried task, a replayed table); the unique (table, index) constraint
     # is the last word either way.
@@ -132,7 +140,7 @@ def _record_batch(
     ) if min(unique) < table.games_recorded else set()
     new = [unique[i] for i in sorted(unique) if i not in existing]
     if not new:
-        return [], error
+        return [], error, (table, tournament)
     versions = {s.bot_id: s.version_id for s in seats}
     pool_ids = _pool_ids(tournament, {r.players for r in new}) if tournament.rated else {}
     games, game_seats, replays, placed = [], [], [], []
@@ -188,7 +196,7 @@ def _record_batch(
     if forfeited:
         TableSeat.objects.filter(table_id=table_id, seat__in=sorted(forfeited), forfeited=False).update(forfeited=True)
     ratings_apply(rating, skip_table=table_id)
-    return games, error
+    return games, error, (table, tournament)
 
 
 # The recorder's statements, written out (tournaments.statements): the ORM spent more

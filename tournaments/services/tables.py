@@ -42,7 +42,7 @@ from tournaments.scheduling.knockout import (
 )
 from tournaments.services.recording import deals_reveal_played
 from tournaments.services.tournaments import entrant_owners, tables_create, tournament_finish
-from tournaments.statements import Names, statement
+from tournaments.statements import Names, marks, statement
 from tournaments.table_rows import (
     table_read,
     table_seats_with_bots,
@@ -197,7 +197,6 @@ def table_complete(
     deadline, if the referee forfeited it mid-table (`forfeited` participant indices from
     the table result, or any recorded game showing it), or if an earlier attempt did.
     """
-    steps = NextSteps()
     if status not in (Table.Status.DONE, Table.Status.FAILED):
         raise ValueError(f"a table completes as done or failed, not {status!r}")
     with transaction.atomic():
@@ -206,67 +205,106 @@ def table_complete(
         tournament = tournament_of_table_locked(table_id)
         table = table_read(table_id)
         table.tournament = tournament
-        event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
-        if next_status(table.status, event, table_id=table.pk) is None:
-            return steps  # closed already: a duplicated task
-        absent = set(absent)
-        forfeited = set(forfeited)
-        seats = table_seats_with_bots(table_id)
-        stats, in_games = _table_stats(table, seats)
-        for seat in seats:
-            key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
-            seat.forfeited = (
-                seat.forfeited
-                or seat.seat in forfeited
-                or seat.entrant_id in in_games
-                or key in absent
-                or str(seat.entrant.bot_id) in absent
-                or seat.entrant.bot.name in absent
-                # Withdrawn or disqualified during a knockout: ranked last, it advances no
-                # further (tournaments.services.entries).
-                or (
-                    tournament.format == Tournament.Format.KNOCKOUT
-                    and seat.entrant.status in (Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
-                )
+        return _complete_locked(table, tournament, status=status, error=error, absent=absent, forfeited=forfeited)
+
+
+class LastBatchClose:
+    """Closes the table as done in the transaction of its last recording batch (the
+    referee completed the table): `table_games_record(..., then=LastBatchClose(...))`.
+    The close's own transaction repeated the batch's tournament lock, the table's read and
+    a commit (issue 26); here it reuses the rows the batch read under that lock, and the
+    batch's lease fence covers it: a taken-over attempt neither records nor closes.
+    `steps`: what follows the close, once it ran (None: it did not, e.g. every game was
+    recorded already or a concurrent attempt raced; the caller closes the table with
+    `table_complete` then, as before)."""
+
+    def __init__(self, forfeited: Iterable[int] = ()) -> None:
+        self.forfeited = tuple(forfeited)
+        self.steps: NextSteps | None = None
+
+    def __call__(self, table: Table, tournament: Tournament) -> None:
+        self.steps = _complete_locked(table, tournament, status=Table.Status.DONE, forfeited=self.forfeited)
+
+
+def _complete_locked(
+    table: Table, tournament: Tournament, *, status: str, error: str = "",
+    absent: Iterable[str] = (), forfeited: Iterable[int] = (),
+) -> NextSteps:
+    """`table_complete` on the table and its tournament as read under the tournament's row
+    lock, inside the caller's transaction."""
+    steps = NextSteps()
+    table_id = table.pk
+    event = Event.FINISH if status == Table.Status.DONE else Event.FAIL
+    if next_status(table.status, event, table_id=table.pk) is None:
+        return steps  # closed already: a duplicated task
+    absent = set(absent)
+    forfeited = set(forfeited)
+    seats = table_seats_with_bots(table_id)
+    stats, in_games = _table_stats(table, seats)
+    for seat in seats:
+        key = participant_key(bot_id=seat.entrant.bot_id, house_bot=seat.entrant.bot.house_bot)
+        seat.forfeited = (
+            seat.forfeited
+            or seat.seat in forfeited
+            or seat.entrant_id in in_games
+            or key in absent
+            or str(seat.entrant.bot_id) in absent
+            or seat.entrant.bot.name in absent
+            # Withdrawn or disqualified during a knockout: ranked last, it advances no
+            # further (tournaments.services.entries).
+            or (
+                tournament.format == Tournament.Format.KNOCKOUT
+                and seat.entrant.status in (Entrant.Status.WITHDRAWN, Entrant.Status.DISQUALIFIED)
             )
-        if not error and any(s.forfeited for s in seats):
-            names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
-            error = f"forfeit: {names} forfeited the table"
-        ranked = knockout_rank_table(_table_outcome(seats, stats))
-        advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
-        if tournament.format == Tournament.Format.KNOCKOUT and _knockout_is_final(table):
-            advance = 1  # the final has one winner; the others are out
-        by_entrant = {s.entrant_id: s for s in seats}
-        for place, result in enumerate(ranked, start=1):
-            seat = by_entrant[result.entrant]
-            seat.points = result.points
-            seat.place = place
-            if tournament.format == Tournament.Format.KNOCKOUT:
-                seat.advanced = place <= advance and not result.forfeited
-        _seat_close.run_many([(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats])
-        table_close(table=table, event=event, error=error, now=timezone.now())
-        # A closed table plays no more games: the deals its group waited for it to play are
-        # revealed, and the games planned after it may now be rated.
-        deals_reveal_played(tournament=tournament, groups=[table.deal_group])
-        ratings_advance(tournament=tournament)
-        if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
-            return steps
-        knockout = tournament.format == Tournament.Format.KNOCKOUT
-        # A knockout's round ends when its tables have closed (the next one is created
-        # then); a round robin's rounds all exist from the start and play at once, so it
-        # ends when every table has closed.
-        current = tournament.tables.filter(round=table.round) if knockout else tournament.tables.all()
-        if current.exclude(status__in=CLOSED).exists():
-            return steps
-        if knockout:
-            # Who did not go through this round is out (the final's losers too).
-            _knockout_eliminate(tournament, table.round)
-            if current.count() > 1:
-                steps.tables_to_play = _knockout_next_round(tournament, table.round)
-                if steps.tables_to_play:
-                    return steps
-        steps.tournament_finished = tournament_finish(tournament_id=tournament.pk)
+        )
+    if not error and any(s.forfeited for s in seats):
+        names = ", ".join(s.entrant.bot.name for s in seats if s.forfeited)
+        error = f"forfeit: {names} forfeited the table"
+    ranked = knockout_rank_table(_table_outcome(seats, stats))
+    advance = knockout_advance_count(len(ranked), tournament.advance_per_table)
+    if tournament.format == Tournament.Format.KNOCKOUT and _knockout_is_final(table):
+        advance = 1  # the final has one winner; the others are out
+    by_entrant = {s.entrant_id: s for s in seats}
+    for place, result in enumerate(ranked, start=1):
+        seat = by_entrant[result.entrant]
+        seat.points = result.points
+        seat.place = place
+        if tournament.format == Tournament.Format.KNOCKOUT:
+            seat.advanced = place <= advance and not result.forfeited
+    _seat_close.run_many([(s.forfeited, s.points, s.place, s.advanced, s.pk) for s in seats])
+    table_close(table=table, event=event, error=error, now=timezone.now())
+    # A closed table plays no more games: the deals its group waited for it to play are
+    # revealed, and the games planned after it may now be rated.
+    deals_reveal_played(tournament=tournament, groups=[table.deal_group])
+    ratings_advance(tournament=tournament)
+    if tournament.status != Tournament.Status.RUNNING or tournament.format == Tournament.Format.LADDER:
+        return steps
+    knockout = tournament.format == Tournament.Format.KNOCKOUT
+    # A knockout's round ends when its tables have closed (the next one is created
+    # then); a round robin's rounds all exist from the start and play at once, so it
+    # ends when every table has closed.
+    if _open_table_sql.row([tournament.pk, *sorted(CLOSED), *([table.round] if knockout else [])],
+                           by_round=knockout):
+        return steps
+    current = tournament.tables.filter(round=table.round) if knockout else tournament.tables.all()
+    if knockout:
+        # Who did not go through this round is out (the final's losers too).
+        _knockout_eliminate(tournament, table.round)
+        if current.count() > 1:
+            steps.tables_to_play = _knockout_next_round(tournament, table.round)
+            if steps.tables_to_play:
+                return steps
+    steps.tournament_finished = tournament_finish(tournament_id=tournament.pk)
     return steps
+
+
+@statement("tables.open-table", {"by_round": False}, {"by_round": True})
+def _open_table_sql(by_round: bool) -> str:
+    """Whether a table of the tournament (of the round) is still open, once per close:
+    written out, as the ORM spent more building it than PostgreSQL running it."""
+    t = Names(Table)
+    return (f"SELECT 1 FROM {t} WHERE {t.tournament_id} = %s AND {t.status} NOT IN ({marks(len(CLOSED))})"
+            + (f" AND {t.round} = %s" if by_round else "") + " LIMIT 1")
 
 
 def _knockout_is_final(table: Table) -> bool:

@@ -26,7 +26,7 @@ from tournaments.deals import (
     deals_per_table,
 )
 from tournaments.isolation import bot_isolated
-from tournaments.jobs import Job, enqueue_each_on_commit
+from tournaments.jobs import enqueue_tables_on_commit
 from tournaments.models import (
     START_RATING,
     Bot,
@@ -340,7 +340,7 @@ def tournament_start(*, tournament: Tournament, starts_at: datetime | None | obj
             # Started now: its first tables are created here, so the answer says "running"
             # with its start time (not "scheduled" with none); their play is enqueued after
             # commit. A later start is the beat tick's (tournament_schedule_task).
-            enqueue_each_on_commit(Job.PLAY_TABLE, tournament_schedule(tournament_id=tournament.pk))
+            enqueue_tables_on_commit(tournament_schedule(tournament_id=tournament.pk))
     tournament.refresh_from_db()
     return tournament
 
