@@ -75,9 +75,10 @@ lint: setup
 	PYTHONPATH=.:platform $(BIN)/lint-imports
 
 # The whole test suite (README: `make test`) on the compiled engine, then the engine's tests
-# again on its pure-Python source (the fallback when no C compiler is at hand).
+# again on its pure-Python source (the fallback when no C compiler is at hand). The 30
+# slowest tests are listed at the end, so a run that took longer says where the time went.
 test: setup chromium bubblewrap hosting-runtimes compose-check-tool lint
-	TIENLEN_ENGINE=mypyc $(BIN)/pytest $(PYTEST_ARGS)
+	TIENLEN_ENGINE=mypyc $(BIN)/pytest --durations=30 $(PYTEST_ARGS)
 	TIENLEN_ENGINE=python $(BIN)/pytest tests/engine -q
 
 # A part in minutes for a change to the engine, the SDK or the referee (README, "Tests"):

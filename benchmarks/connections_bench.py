@@ -12,7 +12,8 @@ A canary table of four house bots plays 10-game tables on the first referee thro
 before the bots connect (baseline), while they connect and while they sit idle. Printed:
 the Welcome latencies, refusals, the canary's games/s per phase, each referee's RSS and
 open files before and after (memory per connected bot) and the CPU seconds of every
-process over each phase against its wall time.
+process over each phase against its wall time (each referee's gRPC core threads apart,
+and this process: the canary's client).
 
     .venv/bin/python benchmarks/connections_bench.py [--bots 10000] [--referees 2]
 """
@@ -54,22 +55,25 @@ def token_of(i: int) -> str:
 # ---------------------------------------------------------------- client processes
 
 async def idle_clients(targets: list[str], first: int, count: int, per_channel: int,
-                       retry_s: float, ramp_s: float, total: int) -> None:
+                       retry_s: float, ramp_s: float, total: int, follow: bool) -> None:
     """Bots first..first+count-1, bot i on targets[i % len]; waits for "go T0" on stdin,
-    then connects them all; prints a JSON report on "report", exits on EOF."""
+    then connects them all; prints a JSON report on "report", exits on EOF. With `follow`
+    a bot opens a stream to every referee its RefereePool messages list, as the SDK's
+    client does (bots_sdk/client.py: one stream per live referee)."""
     loop = asyncio.get_running_loop()
     channels: dict[tuple[str, int], grpc.aio.Channel] = {}
-    welcomed_at: dict[int, float] = {}
+    welcomed_at: dict[tuple[int, str], float] = {}  # (bot, referee address) -> seconds
+    following: set[tuple[int, str]] = set()
     errors: dict[str, int] = {}
     details: dict[str, int] = {}
     attempts = 0
+    streams: list[asyncio.Task[None]] = []
     print("ready", flush=True)
     line = await loop.run_in_executor(None, sys.stdin.readline)
     t0 = float(line.split()[1])
 
-    def channel_for(i: int) -> grpc.aio.Channel:
-        target = targets[i % len(targets)]
-        key = (target, (i // len(targets)) // per_channel)
+    def channel_for(i: int, target: str) -> grpc.aio.Channel:
+        key = (target, i // per_channel)
         if key not in channels:
             # A subchannel pool of its own: channels to one target with the same
             # arguments would otherwise share one TCP connection (gRPC's global pool),
@@ -79,22 +83,25 @@ async def idle_clients(targets: list[str], first: int, count: int, per_channel: 
                                  *client_keepalive_options()])
         return channels[key]
 
-    async def bot(i: int) -> None:
+    async def stream(i: int, target: str, hello: bytes) -> None:
         nonlocal attempts
-        hello = gw.BotMessage(hello=gw.Hello(token=token_of(i), bot_name=f"idle-{i}",
-                                             max_tables=1, protocol_version=1))
-        # spread over the ramp: bot i starts at i/total of it (0: all at once)
-        await asyncio.sleep(max(0.0, t0 + ramp_s * i / max(1, total) - time.time()))
         while True:
             attempts += 1
-            call = channel_for(i).stream_stream(
+            call = channel_for(i, target).stream_stream(
                 CONNECT, request_serializer=None,
                 response_deserializer=gw.RefereeMessage.FromString)()
             try:
-                await call.write(hello.SerializeToString())
+                await call.write(hello)
                 async for message in call:
-                    if message.WhichOneof("body") == "welcome" and i not in welcomed_at:
-                        welcomed_at[i] = time.time() - t0
+                    kind = message.WhichOneof("body")
+                    if kind == "welcome" and (i, target) not in welcomed_at:
+                        welcomed_at[(i, target)] = time.time() - t0
+                    elif kind == "pool" and follow:
+                        for referee in message.pool.referees:
+                            if (i, referee.address) not in following:
+                                following.add((i, referee.address))
+                                streams.append(loop.create_task(
+                                    stream(i, referee.address, hello)))
                 return  # the referee ended a welcomed stream: an idle bot stops
             except grpc.aio.AioRpcError as exc:
                 errors[exc.code().name] = errors.get(exc.code().name, 0) + 1
@@ -102,9 +109,18 @@ async def idle_clients(targets: list[str], first: int, count: int, per_channel: 
                 details[key] = details.get(key, 0) + 1
             except (asyncio.InvalidStateError, grpc.aio.UsageError):
                 errors["write_failed"] = errors.get("write_failed", 0) + 1
-            if i in welcomed_at:
+            if (i, target) in welcomed_at:
                 return
             await asyncio.sleep(retry_s)
+
+    async def bot(i: int) -> None:
+        hello = gw.BotMessage(hello=gw.Hello(token=token_of(i), bot_name=f"idle-{i}",
+                                             max_tables=1, protocol_version=1))
+        # spread over the ramp: bot i starts at i/total of it (0: all at once)
+        await asyncio.sleep(max(0.0, t0 + ramp_s * i / max(1, total) - time.time()))
+        target = targets[i % len(targets)]
+        following.add((i, target))
+        await stream(i, target, hello.SerializeToString())
 
     tasks = [loop.create_task(bot(i)) for i in range(first, first + count)]
     while True:
@@ -112,11 +128,15 @@ async def idle_clients(targets: list[str], first: int, count: int, per_channel: 
         if not line:
             break
         if line.strip() == "report":
-            print(json.dumps({"welcomed": list(welcomed_at.values()), "errors": errors,
+            first_welcome: dict[int, float] = {}
+            for (i, _), at in welcomed_at.items():
+                first_welcome[i] = min(at, first_welcome.get(i, at))
+            print(json.dumps({"welcomed": list(first_welcome.values()),
+                              "streams": list(welcomed_at.values()), "errors": errors,
                               "details": dict(sorted(details.items(), key=lambda d: -d[1])[:5]),
                               "attempts": attempts, "count": count,
                               "cpu_s": time.process_time()}), flush=True)
-    for task in tasks:
+    for task in [*tasks, *streams]:
         task.cancel()
     os._exit(0)  # never wait on gRPC's shutdown of thousands of calls
 
@@ -130,21 +150,40 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+def grpc_thread_cpu(pid: int) -> float:
+    """CPU seconds of a process's gRPC core threads (`event_engine`: connections, HTTP/2,
+    TCP), outside the GIL; the rest of a referee's CPU is its Python threads (the event
+    loop with gRPC's Cython layer, our handlers, the tables; the token checks and the
+    pool heartbeat in worker threads)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            stat = (task / "stat").read_text()
+            name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+            if name.startswith("event_engine"):
+                fields = rest.split()
+                total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def open_files(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+REFEREE_LOG: Path | None = None  # --referee-log: the referees' logs appended there
 CHILDREN: list[subprocess.Popen[Any]] = []  # every process started, killed at the end
 
 
-def start_referee(token_file: Path, extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+def start_referee(root: Path, store: list[str], log_level: str,
+                  extra: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TIENLEN_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
-           "TIENLEN_LOG_LEVEL": "warning"}
+    env = {**os.environ, "PYTHONPATH": str(root), "TIENLEN_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
+           "TIENLEN_LOG_LEVEL": log_level}
     proc = subprocess.Popen(
         [sys.executable, "-m", "referee_service", "--listen", f"127.0.0.1:{port}",
-         "--token-store", f"file:{token_file}", "--pool", "none", "--shutdown-grace", "0",
-         *extra], cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
+         "--advertise", f"127.0.0.1:{port}", *store, "--shutdown-grace", "0",
+         *extra], cwd=root, env=env,
+        stderr=open(REFEREE_LOG, "ab") if REFEREE_LOG else subprocess.DEVNULL)  # noqa: SIM115
     CHILDREN.append(proc)
     target = f"127.0.0.1:{port}"
     wait_serving(target, proc)
@@ -193,13 +232,61 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
-async def measure(args: argparse.Namespace) -> dict[str, Any]:
-    tmp = Path(tempfile.mkdtemp(prefix="connbench-"))
-    token_file = tmp / "tokens.json"
+def file_store(bots: int) -> list[str]:
+    """The bots' tokens in a JSON file; no pool (the referees are told nothing of each other)."""
+    token_file = Path(tempfile.mkdtemp(prefix="connbench-")) / "tokens.json"
     token_file.write_text(json.dumps({"bots": [
-        {"bot_id": f"idle-{i}", "token": token_of(i)} for i in range(args.bots)]}))
+        {"bot_id": f"idle-{i}", "token": token_of(i)} for i in range(bots)]}))
+    return ["--token-store", f"file:{token_file}", "--pool", "none"]
+
+
+def django_store(bots: int) -> list[str]:
+    """The referees as deployed: the platform's token store (a Bot row per bot, its token's
+    SHA-256 in PostgreSQL, in a database emptied and migrated for the run) and its pool
+    (`--pool auto`: every referee's heartbeat writes its row with its connected bots)."""
+    db_url = os.environ.get("DATABASE_URL", "")
+    if not db_url.startswith("postgres"):
+        sys.exit("--store django needs PostgreSQL: set DATABASE_URL=postgres://...")
+    sys.path.insert(0, str(ROOT / "platform"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tienlen_site.settings")
+    from bench_db import fresh_database
+
+    fresh_database(db_url, os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/4"))
+    from django.contrib.auth.models import User
+    from django.db import connections
+    from django.utils import timezone
+
+    from tournaments.models import Bot
+    from tournaments.tokens import token_hash
+
+    owner = User.objects.create_user("connections-bench")
+    now = timezone.now()
+    Bot.objects.bulk_create([
+        Bot(owner=owner, name=f"idle-{i}", token_hash=token_hash(token_of(i)),
+            token_prefix=token_of(i)[:8], token_created_at=now) for i in range(bots)],
+        batch_size=2000)
+    connections.close_all()
+    return ["--token-store", "tournaments.token_store:DjangoTokenStore", "--pool", "auto"]
+
+
+def postgres_backends() -> list[int]:
+    """The PostgreSQL server processes serving this run's database (the referees' token
+    checks and heartbeats): their CPU is the database's share of a connect."""
+    import psycopg
+
+    url = os.environ["DATABASE_URL"]
+    name = url.rpartition("/")[2]
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s "
+                            "AND pid <> pg_backend_pid()", (name,)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    store = args.store_flags
     extra = [f for flag in args.referee_flag for f in flag.split()]
-    referees = [start_referee(token_file, extra) for _ in range(args.referees)]
+    referees = [start_referee(args.referee_root, store, args.referee_log_level, extra)
+                for _ in range(args.referees)]
     targets = [t for _, t in referees]
     pids = {f"referee {n + 1}": p.pid for n, (p, _) in enumerate(referees)}
     clients: list[subprocess.Popen[str]] = []
@@ -211,7 +298,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         clients.append(subprocess.Popen(
             ["nice", "-n", str(args.client_nice), sys.executable, __file__, "--child",
              json.dumps(targets), str(first), str(count), str(args.per_channel), "1.0",
-             str(args.ramp_s), str(args.bots)],
+             str(args.ramp_s), str(args.bots), str(int(args.follow_pool))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             text=True))
         CHILDREN.append(clients[-1])
@@ -228,12 +315,21 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     cpu: dict[str, dict[str, float]] = {}
 
     last_cpu: dict[str, float] = {}
+    backend_cpu: dict[int, float] = {}
 
     def mark(phase: str) -> None:
         marks[phase] = time.time()
         for name, pid in pids.items():  # a client that left keeps its last figure
             with contextlib.suppress(OSError):
                 last_cpu[name] = cpu_seconds(pid)
+                if name.startswith("referee"):
+                    last_cpu[f"{name}: gRPC core threads"] = grpc_thread_cpu(pid)
+        last_cpu["this process (the canary's client)"] = time.process_time()
+        if args.store == "django":  # backends live as long as the referees' threads
+            for pid in postgres_backends():
+                with contextlib.suppress(OSError):
+                    backend_cpu[pid] = cpu_seconds(pid)
+            last_cpu["postgres"] = sum(backend_cpu.values())
         cpu[phase] = dict(last_cpu)
         with contextlib.suppress(OSError):
             cpu[phase]["load_1min"] = os.getloadavg()[0]
@@ -262,7 +358,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(2)
         reports = await report()
         welcomed = sum(len(r["welcomed"]) for r in reports)
-        if welcomed >= args.bots or time.time() > deadline:
+        streams = sum(len(r["streams"]) for r in reports)
+        expected = args.bots * (args.referees if args.follow_pool else 1)
+        if (welcomed >= args.bots and streams >= expected) or time.time() > deadline:
             break
     mark("idle")
     await asyncio.sleep(args.idle_s)
@@ -285,6 +383,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         proc.kill()
         proc.wait()
     latencies = [t for r in reports for t in r["welcomed"]]
+    stream_latencies = [t for r in reports for t in r["streams"]]
     errors: dict[str, int] = {}
     for r in reports:
         for code, n in r["errors"].items():
@@ -299,6 +398,9 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "within_30s": sum(1 for t in latencies if t <= 30),
         "p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
         "max": max(latencies, default=float("nan")),
+        "streams": len(stream_latencies),
+        "streams_within_30s": sum(1 for t in stream_latencies if t <= 30),
+        "streams_max": max(stream_latencies, default=float("nan")),
         "attempts": sum(r["attempts"] for r in reports), "errors": errors,
         "details": [r.get("details", {}) for r in reports],
         "canary": {p: canary.rate(*span) for p, span in spans.items()},
@@ -308,7 +410,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "referees": {name: {"rss_before": before[name][0], "rss_after": after[name][0],
                             "fds_before": before[name][1], "fds_after": after[name][1]}
                      for name in before},
-        "cpu": {p: {name: cpu[q].get(name, 0) - cpu[p].get(name, 0) for name in pids}
+        "cpu": {p: {name: cpu[q].get(name, 0) - cpu[p].get(name, 0)
+                    for name in cpu["baseline"] if name != "load_1min"}
                 for p, q in zip(phases, phases[1:], strict=False)},
         "load": {p: cpu[p].get("load_1min") for p in phases},
         "wall": {p: span[1] - span[0] for p, span in spans.items()},
@@ -316,18 +419,27 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
-    print(f"{result['bots']} idle bots over {args.referees} referees, {args.clients} client "
+    print(f"{result['bots']} idle bots over {args.referees} referees ({args.store} token store"
+          f"{', the pool' if args.store == 'django' else ''}, referee log level "
+          f"{args.referee_log_level}), {args.clients} client "
           f"processes at nice {args.client_nice}, {args.per_channel} stream(s) per "
           f"connection, starts spread over {args.ramp_s:g} s; load average at the phases: "
           + ", ".join(f"{p} {v:.2f}" for p, v in result["load"].items() if v is not None))
     print()
-    print("| bots | welcomed | within 30 s | Welcome p50 s | p99 s | max s | stream attempts "
-          "| ended before Welcome |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| bots | welcomed | within 30 s | Welcome p50 s | p99 s | max s | streams welcomed "
+          "(within 30 s, last s) | stream attempts | ended before Welcome |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |")
     errors = ", ".join(f"{c} {n}" for c, n in sorted(result["errors"].items())) or "none"
     print(f"| {result['bots']} | {result['welcomed']} | {result['within_30s']} "
           f"| {result['p50']:.2f} | {result['p99']:.2f} | {result['max']:.2f} "
-          f"| {result['attempts']} | {errors} |")
+          f"| {result['streams']} ({result['streams_within_30s']}, "
+          f"{result['streams_max']:.2f}) | {result['attempts']} | {errors} |")
+    details: dict[str, int] = {}
+    for client in result["details"]:
+        for text, n in client.items():
+            details[text] = details.get(text, 0) + n
+    for text, n in sorted(details.items(), key=lambda d: -d[1])[:4]:
+        print(f"\n- {n} x {text}")
     print()
     rates = result["canary"]
     known = [r for r in (rates["baseline"], rates["after"]) if r]
@@ -351,7 +463,8 @@ def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
     print("| referee | RSS before MB | RSS after MB | per connected bot KB | open files before "
           "| after |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    share = result["bots"] / max(1, len(result["referees"]))
+    # the bots each referee holds: all of them when each follows the pool
+    share = result["bots"] / (1 if args.follow_pool else max(1, len(result["referees"])))
     for name, r in result["referees"].items():
         per_bot = (r["rss_after"] - r["rss_before"]) * 1024 / share
         print(f"| {name} | {r['rss_before']:.0f} | {r['rss_after']:.0f} | {per_bot:.1f} "
@@ -364,7 +477,9 @@ def print_table(result: dict[str, Any], args: argparse.Namespace) -> None:
     for name in names:
         print(f"| {name} | " + " | ".join(
             f"{result['cpu'][p][name]:.2f}" for p in ("baseline", "connect", "idle")) + " |")
-    total = {p: sum(result["cpu"][p].values()) for p in ("baseline", "connect", "idle")}
+    # a referee's gRPC core threads are a part of it, not added again
+    total = {p: sum(v for name, v in result["cpu"][p].items() if ":" not in name)
+             for p in ("baseline", "connect", "idle")}
     print("| all of these / (2 cores x wall) | " + " | ".join(
         f"{total[p] / (2 * result['wall'][p]):.2f}" for p in ("baseline", "connect", "idle"))
         + " |")
@@ -386,10 +501,11 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        targets_json, first_s, count_s, per_channel_s, retry_s, ramp_s, total_s = sys.argv[2:9]
+        targets_json, first_s, count_s, per_channel_s, retry_s, ramp_s, total_s, follow_s = (
+            sys.argv[2:10])
         asyncio.run(idle_clients(json.loads(targets_json), int(first_s), int(count_s),
                                  int(per_channel_s), float(retry_s), float(ramp_s),
-                                 int(total_s)))
+                                 int(total_s), follow_s == "1"))
     else:
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
         parser.add_argument("--bots", type=int, default=10_000)
@@ -407,5 +523,25 @@ if __name__ == "__main__":
         parser.add_argument("--connect-timeout", type=float, default=60)
         parser.add_argument("--referee-flag", action="append", default=[],
                             help="extra flags for every referee, e.g. '--capacity 8'")
+        parser.add_argument("--store", choices=("file", "django"), default="file",
+                            help="the referees' token store: file (a JSON file, no pool) or "
+                                 "django (as deployed: the platform's DjangoTokenStore, bots "
+                                 "in PostgreSQL at DATABASE_URL, and its pool)")
+        parser.add_argument("--referee-log-level", default="warning",
+                            help="the referees' log level (warning; info as deployed logs "
+                                 "every connect)")
+        parser.add_argument("--follow-pool", action="store_true",
+                            help="each bot also connects to every referee its pool lists, "
+                                 "as the SDK does (needs --store django: a pool)")
+        parser.add_argument("--referee-root", type=Path, default=ROOT,
+                            help="run the referees of this checkout (e.g. an export of the "
+                                 "commit before a change, for a before/after side by side)")
+        parser.add_argument("--referee-log", type=Path, default=None,
+                            help="append the referees' logs (stderr) to this file")
         parser.add_argument("--json", action="store_true")
-        asyncio.run(main(parser.parse_args()))
+        arguments = parser.parse_args()
+        REFEREE_LOG = arguments.referee_log
+        # Django's set-up refuses to run inside an event loop: the bots first, then the run.
+        arguments.store_flags = (django_store(arguments.bots) if arguments.store == "django"
+                                 else file_store(arguments.bots))
+        asyncio.run(main(arguments))

@@ -10,6 +10,12 @@ own, so the relay never shares an interpreter with the referee): the same Python
   so the relay's share is visible on its own;
 - **sandboxed**: bubblewrap as a slot uid, cgroups, through the relay (a hosted bot),
 
+(the relay as a runner runs it: in a process of its own, tournaments.hosting.relay_process;
+`--nohop` adds **sandboxed-nohop**: the same sandboxed bot on a runner that shares the
+referee's host, straight on the referee's own unix socket (`--unix-dir`,
+tournaments.hosting.nohop); `--candidates` adds it and the other ways measured against it,
+CANDIDATES below),
+
 playing tables in turn (round-robin, so load drifts hit every variant alike; each table
 played by an organiser client in a process of its own, as a worker would, so the relay's
 loop never shares this process's interpreter lock with a table's stream), each round
@@ -30,7 +36,7 @@ side a process of its own, so the relay's event loop is what is compared.
 Needs root and bubblewrap (a host that passes `python -m tournaments.hosting.check`) and
 the built runtimes (`python -m tournaments.hosting.runtimes`).
 
-    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N] [--load N]
+    .venv/bin/python benchmarks/hosting_bench.py [--quick] [--rounds N] [--games N] [--load N] [--nohop]
 """
 
 from __future__ import annotations
@@ -46,16 +52,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from bots_sdk.client import referee_socket_name  # noqa: E402
 from bots_sdk.protocol.tienlen.v1 import organizer_pb2 as org  # noqa: E402
 from referee_service.organizer_client import OrganizerClient  # noqa: E402
 from tournaments.hosting import BotSpec, Host, HostingConfig  # noqa: E402
 from tournaments.hosting import runtimes as rt  # noqa: E402
 from tournaments.hosting.check import problems  # noqa: E402
+from tournaments.hosting.relay import RelayHub  # noqa: E402
 
 ORGANIZER = "bench-organizer"
 BOT = '''
@@ -73,7 +82,18 @@ class Shedder(Bot):
         return min(plays, key=lambda p: (max(p), -len(p))) if plays else view.pass_turn()
 '''
 VARIANTS = ("direct", "relay", "sandboxed")
-TOKENS = {v: f"bench-token-{v}-0123456789" for v in VARIANTS}
+NOHOP = "sandboxed-nohop"  # sandboxed, straight on the referee's own unix socket (--nohop)
+#: --candidates: ways of crossing to the referee measured against each other (the bar
+#: under contention, benchmarks/README.md)
+CANDIDATES = {
+    "direct-own": "unsandboxed on the TCP port, in a session of its own (as started from a shell)",
+    "sbx-thread-ns": "sandboxed, the relay in a thread of the runner, default slice (before)",
+    "socat": "unsandboxed, through socat (a C relay, a process of its own) to the TCP port",
+    "unix": "unsandboxed, on the referee's own unix socket (no hop)",
+    "unix-own": "unsandboxed, on the referee's own unix socket (no hop), in a session of its own",
+    "relay-proc-own": "unsandboxed, through a relay process, in a session of its own",
+}
+TOKENS = {v: f"bench-token-{v}-0123456789" for v in (*VARIANTS, NOHOP, *CANDIDATES)}
 
 
 BUSY = "while True: pass"
@@ -88,6 +108,8 @@ class Busy:
 
     def __enter__(self) -> Busy:
         self.procs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(self.n)]
+        if self.n:
+            time.sleep(1)  # the scheduler's load tracking sees them before the tables start
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -96,15 +118,17 @@ class Busy:
             proc.wait(10)
 
 
-def referee_start(tokens: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def referee_start(tokens: dict[str, str], unix_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     """A referee process on a free loopback port knowing `tokens` (bot id: token), and its
-    address; the organiser token is ORGANIZER."""
+    address; the organiser token is ORGANIZER. It also listens on its own unix socket in
+    `unix_dir` (`--unix-dir`: no hop)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         target = f"127.0.0.1:{s.getsockname()[1]}"
+    args = ["--listen", target, "--pool", "none", "--token-store", "env", "--log-level", "warning",
+            "--unix-dir", str(unix_dir)]
     referee = subprocess.Popen(
-        [sys.executable, "-m", "referee_service", "--listen", target, "--pool", "none",
-         "--token-store", "env", "--log-level", "warning"], cwd=ROOT,
+        [sys.executable, "-m", "referee_service", *args], cwd=ROOT,
         env={**os.environ, "TIENLEN_ORGANIZER_TOKEN": ORGANIZER, "PYTHONPATH": str(ROOT),
              "TIENLEN_BOT_TOKENS": ",".join(f"{b}:{t}" for b, t in tokens.items())})
     return referee, target
@@ -140,6 +164,14 @@ def seat_ms(events: list, bot_id_seat: int = 0) -> list[float]:
             out += [m["elapsed_ms"] for m in json.loads(event.timing_json)["moves"]
                     if m["seat"] == seat and m["fallback"] is None]
     return out
+
+
+def proc_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system) of process `pid`, all its threads."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_kib(pids: list[int]) -> int:
@@ -186,7 +218,7 @@ def _relay(directory: str, address: str, loop: str) -> None:
 
     if loop == "asyncio":
         relay._new_loop = asyncio.new_event_loop  # type: ignore[assignment]
-    relay.RelayHub().open(Path(directory), [address])
+    relay.RelayHub(short_slice=loop != "uvloop-noslice").open(Path(directory), [address])
     time.sleep(3600)
 
 
@@ -274,7 +306,18 @@ def main() -> int:
     parser.add_argument("--starts", type=int, default=5, help="start-ups timed per runtime")
     parser.add_argument("--load", type=int, default=2,
                         help="busy loops beside the loaded half of each round (default 2; 0: no loaded half)")
+    parser.add_argument("--candidates", action="store_true",
+                        help="also the other ways to the referee: " + "; ".join(
+                            f"{k}: {v}" for k, v in CANDIDATES.items()))
+    parser.add_argument("--nohop", action="store_true",
+                        help=f"also {NOHOP}: sandboxed, straight on the referee's own unix socket")
+    parser.add_argument("--no-startup", action="store_true", help="per move only")
     args = parser.parse_args()
+    variants: tuple[str, ...] = VARIANTS
+    if args.nohop or args.candidates:
+        variants = (*variants, NOHOP)
+    if args.candidates:
+        variants = (*variants, *CANDIDATES)
     if args.quick:
         args.rounds, args.games, args.starts = 2, 5, 2
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
@@ -282,7 +325,7 @@ def main() -> int:
     relay_table(300 if args.quick else 3000)
     state = Path(tempfile.mkdtemp(prefix="tlhb-", dir="/tmp"))
     config = HostingConfig(state_dir=state, runtimes_dir=rt.default_dir(),
-                           uid_base=1_650_000, slots=4, cgroup_base="tienlen-sandbox-bench")
+                           uid_base=1_650_000, slots=6, cgroup_base="tienlen-sandbox-bench")
     found = problems(config)
     if found:
         print("hosting_bench: this host cannot sandbox bots: " + "; ".join(found))
@@ -300,35 +343,76 @@ def main() -> int:
     (js / "bot.js").write_text((ROOT / "bots_sdk/examples/javascript/bot.js").read_text())
 
     tokens = {**TOKENS, "starter": "bench-start-token-0123456789"}
-    referee, target = referee_start(tokens)
+    sockets = state / "referees"
+    referee, target = referee_start(tokens, sockets)
+    unix = sockets / referee_socket_name(target)
     host = Host(config)
     dev = Host(dataclasses.replace(config, unsandboxed=True))
+    extra_hosts = []
+    if NOHOP in variants:
+        nohop_host = Host(dataclasses.replace(config, referee_sockets=sockets))
+        extra_hosts.append(nohop_host)
+    if args.candidates:
+        thread_ns = Host(config)
+        thread_ns.hub = RelayHub(short_slice=False)
+        extra_hosts.append(thread_ns)
     procs: list[subprocess.Popen[bytes]] = []
     bots = []
     try:
         with OrganizerClient(target, ORGANIZER, timeout=600) as client:
             referee_ready(client)
             # ---- per move, side by side
-            procs.append(subprocess.Popen(
-                [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),
-                 "--server", target, "--max-tables", "1"],
-                env={"PATH": "/usr/bin:/bin", "TIENLEN_TOKEN": TOKENS["direct"], "TIENLEN_STATUS_FD": ""},
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            def unsandboxed(variant: str, server: str) -> None:
+                procs.append(subprocess.Popen(start_new_session=variant.endswith("-own"), args=
+                    [*python.launcher(rt.Layout(runtime=str(python.root))), "run", str(code / "bot.py"),
+                     "--server", server, "--max-tables", "1"],
+                    env={"PATH": "/usr/bin:/bin", "TIENLEN_TOKEN": TOKENS[variant], "TIENLEN_STATUS_FD": ""},
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+            def hosted(variant: str, on: Host) -> Any:
+                return on.start(BotSpec(runtime="python3.11", code_dir=code, token=TOKENS[variant],
+                                        referees=[target], max_tables=1))
+
+            unsandboxed("direct", target)
             bots.append(dev.start(BotSpec(runtime="python3.11", code_dir=code, token=TOKENS["relay"],
                                           referees=[target], max_tables=1)))
-            bots.append(host.start(BotSpec(runtime="python3.11", code_dir=code,
-                                           token=TOKENS["sandboxed"], referees=[target],
-                                           max_tables=1)))
-            for variant in VARIANTS:
+            bots.append(hosted("sandboxed", host))
+            if NOHOP in variants:
+                bots.append(hosted(NOHOP, nohop_host))
+                if not bots[-1].local:
+                    raise SystemExit(f"{NOHOP}: the runner found no referee socket in {sockets}")
+            if args.candidates:
+                bots.append(hosted("sbx-thread-ns", thread_ns))
+                unsandboxed("direct-own", target)
+                unsandboxed("unix-own", f"unix:{unix}")
+                socat_sock = state / "socat.sock"
+                procs.append(subprocess.Popen(["socat", f"UNIX-LISTEN:{socat_sock},fork",
+                                               f"TCP:{target},nodelay"]))
+                while not socat_sock.exists():
+                    time.sleep(0.05)
+                unsandboxed("socat", f"unix:{socat_sock}")
+                unsandboxed("unix", f"unix:{unix}")
+                (state / "rp").mkdir()
+                procs.append(subprocess.Popen([sys.executable, __file__, "--_relay", str(state / "rp"),
+                                               target, "uvloop"]))
+                while not (state / "rp" / "seed.sock").exists():
+                    time.sleep(0.05)
+                unsandboxed("relay-proc-own", f"unix:{state / 'rp' / 'seed.sock'}")
+            for variant in variants:
                 wait_connected(client, variant)
+            relay_pids = [getattr(h.hub, "pid", None) for h in (dev, host)]  # "relay", "sandboxed"
+            print(f"the runner's relay: {'processes of their own' if all(relay_pids) else 'a thread'}")
+            relay_cpu0, wall0 = sum(map(proc_cpu_s, relay_pids)), time.monotonic()
             phases = [0, args.load] if args.load else [0]
-            samples: dict[tuple[int, str], list[float]] = {(p, v): [] for p in phases for v in VARIANTS}
+            samples: dict[tuple[int, str], list[float]] = {(p, v): [] for p in phases for v in variants}
             strikes = dict.fromkeys(samples, 0)
             loads: dict[int, list[float]] = {p: [] for p in phases}
             for r in range(args.rounds + 1):
                 for phase in phases:  # alternating: idle, loaded, idle, loaded, ...
                     with Busy(phase):
-                        for variant in VARIANTS:
+                        # each round in another order: no variant always first after the
+                        # busy loops start (the scheduler's load tracking takes a moment)
+                        for variant in variants[r % len(variants):] + variants[:r % len(variants)]:
                             # played from a process of its own: the organiser's stream never
                             # shares an interpreter (and its lock) with the relay's loop,
                             # as on a platform (the workers are not the runners)
@@ -344,20 +428,33 @@ def main() -> int:
                 what = f"with {phase} busy loops beside it" if phase else "as the machine is (no load of its own)"
                 print(f"\nper move, {what}: {args.rounds} tables x {args.games} games per variant, "
                       f"4 seats, round-robin; load average {min(loads[phase]):.1f}-{max(loads[phase]):.1f}")
-                print(f"{'variant':<10} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
+                print(f"{'variant':<15} {'moves':>7} {'mean ms':>8} {'median':>8} {'p90':>8} "
                       f"{'mean vs direct':>15} {'median vs direct':>17} {'strikes':>8}")
                 base = statistics.fmean(samples[phase, "direct"])
                 base_median = statistics.median(samples[phase, "direct"])
-                for variant in VARIANTS:
+                for variant in variants:
                     ms = samples[phase, variant]
                     p90 = statistics.quantiles(ms, n=10)[-1]
-                    print(f"{variant:<10} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
+                    print(f"{variant:<15} {len(ms):>7} {statistics.fmean(ms):>8.3f} "
                           f"{statistics.median(ms):>8.3f} {p90:>8.3f} "
                           f"{statistics.fmean(ms) / base:>14.2f}x "
                           f"{statistics.median(ms) / base_median:>16.2f}x {strikes[phase, variant]:>8}")
-                ratio = statistics.median(samples[phase, "sandboxed"]) / base_median
-                print(f"bar (sandboxed vs direct, median <= 1.2x): {ratio:.2f}x, "
-                      f"{'met' if ratio <= 1.2 else 'NOT met'}")
+                for hosted_variant in ("sandboxed", NOHOP):
+                    if hosted_variant in variants:
+                        ratio = statistics.median(samples[phase, hosted_variant]) / base_median
+                        print(f"bar ({hosted_variant} vs direct, median <= 1.2x): {ratio:.2f}x, "
+                              f"{'met' if ratio <= 1.2 else 'NOT met'}")
+            relayed = sum(len(samples[p, v]) for p in phases for v in ("relay", "sandboxed"))
+            relay_cpu = sum(map(proc_cpu_s, relay_pids)) - relay_cpu0
+            print(f"\nthe relay processes: {relay_cpu:.2f} CPU s in {time.monotonic() - wall0:.0f} s of wall time "
+                  f"({1e3 * relay_cpu / max(1, relayed):.3f} ms per move it relayed, two variants' tables; "
+                  f"the first round's not counted in the moves)")
+            if NOHOP in variants:
+                print(f"\n{NOHOP}: sandboxed, straight on the referee's own unix socket (no hop); "
+                      f"through its relay: {bots[2].relay.stats.accepted if bots[2].relay else 0} connections "
+                      "(every move straight)")
+            if args.candidates:
+                print("\n" + "\n".join(f"{k}: {v}" for k, v in CANDIDATES.items()))
             sandboxed = bots[1]
             usage = sandboxed.usage()
             rss = rss_kib(tree(sandboxed.sandbox_pid)) if sandboxed.sandbox_pid else 0
@@ -365,6 +462,8 @@ def main() -> int:
             for bot in bots:
                 bot.stop(0)
             bots.clear()
+            if args.no_startup:
+                return 0
 
             # ---- start-up
             print(f"\nstart-up of a hosted bot ({args.starts} starts each; median, min-max)")
@@ -419,6 +518,8 @@ def main() -> int:
             proc.wait(10)
         host.close()
         dev.close()
+        for extra in extra_hosts:
+            extra.close()
         import shutil
 
         shutil.rmtree(state, ignore_errors=True)

@@ -6,13 +6,13 @@ one referee process on loopback, with an SDK example bot (greedy) on the Python 
 - **start-up, on demand**: a cold start (claim a slot, copy the code, cgroups, relay,
   bwrap, the runtime's interpreter and the SDK) until the referee has its Welcome (it
   lists the bot), in wall time, and the CPU it costs: the bot's cgroup and the runner
-  process (this one: bwrap's set-up, the relay thread);
+  process (this one: bwrap's set-up; and its relay process);
 - **memory, warm**: RSS and PSS of the sandbox's processes (bwrap, the bot; PSS shares
   the interpreter's and libraries' pages between the bots that map them) with `--bots`
   bots resident at once, and what each one's cgroup is charged;
 - **CPU per move and per game**: the bot's cgroup CPU over its tables, divided by its
   moves (the referee's timing records) and by the games, plus the relay's share (the
-  runner's relay thread CPU over the same tables);
+  runner's relay process's CPU over the same tables);
 - **idle, warm**: the CPU a connected bot with no table uses per second (the SDK's pool
   following and keepalives);
 - **bots per core** at a game rate (`--game-rate`, games per second per bot): one core's
@@ -80,12 +80,24 @@ def pss_kib(pids: list[int]) -> int:
     return total
 
 
+def relay_process_cpu_s(host: Host) -> float:
+    """CPU seconds of the Host's relay process (0 when it relays in a thread: that is in
+    this process's own time already)."""
+    return thread_cpu_s(host) if getattr(host.hub, "pid", None) is not None else 0.0
+
+
 def thread_cpu_s(host: Host) -> float:
-    """CPU seconds (user + system) of the Host's relay thread (its event loop)."""
-    thread = host.hub._thread
-    if thread is None or thread.native_id is None:
-        return 0.0
-    fields = Path(f"/proc/self/task/{thread.native_id}/stat").read_text().rsplit(")", 1)[1].split()
+    """CPU seconds (user + system) of the Host's relay: its process (tournaments.hosting.
+    relay_process), or its thread when it relays in one."""
+    pid = getattr(host.hub, "pid", None)
+    if pid is not None:
+        stat = Path(f"/proc/{pid}/stat")
+    else:
+        thread = getattr(host.hub, "_thread", None)
+        if thread is None or thread.native_id is None:
+            return 0.0
+        stat = Path(f"/proc/self/task/{thread.native_id}/stat")
+    fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -140,12 +152,12 @@ def main() -> int:
             # ---- on demand: cold starts until the referee lists the bot
             starts_wall, starts_bot_cpu, starts_runner_cpu = [], [], []
             for _ in range(args.starts):
-                cpu0, t0 = time.process_time(), time.monotonic()
+                cpu0, t0 = time.process_time() + relay_process_cpu_s(host), time.monotonic()
                 bot = host.start(BotSpec(runtime="python3.11", code_dir=code, token=tokens["cold"],
                                          referees=[target], max_tables=1))
                 wait_connected(client, "cold")
                 starts_wall.append(time.monotonic() - t0)
-                starts_runner_cpu.append(time.process_time() - cpu0)
+                starts_runner_cpu.append(time.process_time() + relay_process_cpu_s(host) - cpu0)
                 usage = bot.usage()
                 starts_bot_cpu.append((usage.cpu_seconds or 0.0) if usage else 0.0)
                 bot.stop(0)
@@ -227,7 +239,7 @@ def main() -> int:
         ("CPU per move of the bot (its cgroup), ms", f"{per_move_ms:.2f}"),
         ("moves per game of the bot", f"{moves / games:.1f}"),
         ("CPU per game: the bot + its relay share, ms", f"{per_game_ms:.1f}"),
-        ("  of which the relay (runner's thread), ms", f"{relay_game_ms:.1f}"),
+        ("  of which the relay (the runner's relay process), ms", f"{relay_game_ms:.1f}"),
         ("CPU of a warm idle bot (with its relay), ms per s", f"{1000 * idle:.2f}"),
     ]
     width = max(len(r[0]) for r in rows)

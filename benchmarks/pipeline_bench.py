@@ -93,9 +93,9 @@ def children(pid: int) -> list[int]:
 
 
 class Proc:
-    def __init__(self, name: str, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
         self.name = name
-        self.popen = subprocess.Popen(argv, cwd=ROOT, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+        self.popen = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
 
     def pids(self) -> list[int]:
         return children(self.popen.pid)
@@ -147,20 +147,22 @@ def start_referee(number: int) -> tuple[Proc, str]:
 
 
 def start_worker(number: int | str, *, concurrency: int, pool: str, target: str, profile: str | None,
-                 queues: str = "celery") -> Proc:
-    argv = [sys.executable]
+                 queues: str = "celery", code: Path = ROOT) -> Proc:
+    """A Celery worker running the code of the checkout `code` (this one by default; `--code`
+    runs another checkout's workers against the same database, referees and API side)."""
+    argv = [sys.executable if code == ROOT else str(code / ".venv" / "bin" / "python")]
     if profile:
         argv += ["-m", "cProfile", "-o", profile]
     argv += ["-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--pool", pool, "--concurrency", str(concurrency),
              "--loglevel", os.environ.get("PIPE_WORKER_LOGLEVEL", "WARNING"), "--without-gossip", "--without-mingle", "--without-heartbeat",
              "--queues", queues, "--hostname", f"pipe-bench-{number}@%h"]
     return Proc(f"worker-{number}", argv, {
-        "PYTHONPATH": f"{ROOT}:{ROOT / 'platform'}", "REFEREE_TARGET": target,
+        "PYTHONPATH": f"{code}:{code / 'platform'}", "REFEREE_TARGET": target,
         "REFEREE_ORGANIZER_TOKEN": ORGANIZER_TOKEN,
-    })
+    }, cwd=code)
 
 
-def wait_workers(app, count: int, timeout: float = 60.0) -> None:
+def wait_workers(app, count: int, timeout: float = 180.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         replies = app.control.ping(timeout=0.5) or []
@@ -321,6 +323,10 @@ def setup() -> None:
     fresh_database(DB_URL, BROKER)
 
 
+def code_name(code: Path) -> str:
+    return "this" if code == ROOT else code.name
+
+
 def ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x]
 
@@ -332,26 +338,30 @@ def fmt_range(values: Iterable[float], digits: int = 0) -> str:
 
 
 def run_round(args, app, staff, bots, ref_procs: list[Proc], targets: list[str], bot_procs: list[Proc], *,
-              workers: int, mode: str, number: int, result: dict) -> None:
+              workers: int, mode: str, number: int, result: dict, group: int = 8, code: Path = ROOT) -> None:
     """One referee-alone run then one pipeline run, on workers started for `mode` (and warmed
     up with an unmetered one-cycle round robin, so no run pays a fresh process's first
     imports and connections)."""
+    from django.conf import settings
+
+    settings.TIENLEN_TABLES_PER_TASK = group  # read by the start service, in this process
     queues = "celery,analysis" if mode == "same" else "celery"
     # The referees register in the pool (the platform's database) and every worker
     # routes each table over it (tournaments.play.routing); REFEREE_TARGET is only the
     # fallback when no referee is registered.
     if args.pool == "threads":  # `workers` processes, each a threads pool
         worker_procs = [
-            start_worker(i, concurrency=args.threads or 4, pool="threads", target=targets[0], profile=None, queues=queues)
+            start_worker(i, concurrency=args.threads or 4, pool="threads", target=targets[0], profile=None, queues=queues,
+                         code=code)
             for i in range(workers)
         ]
     else:  # one Celery worker whose pool has `workers` processes
         worker_procs = [start_worker(0, concurrency=workers, pool=args.pool, target=targets[0],
-                                     profile=args.profile if workers == 1 else None, queues=queues)]
+                                     profile=args.profile if workers == 1 else None, queues=queues, code=code)]
     analysis_procs = []
     if mode == "separate":
         analysis_procs = [start_worker("analysis", concurrency=1, pool="prefork", target=targets[0], profile=None,
-                                       queues="analysis")]
+                                       queues="analysis", code=code)]
     try:
         wait_workers(app, len(worker_procs) + len(analysis_procs))
         pipeline(staff, bots, number=number * 10 + 9, cycles=1, sets=args.sets, meter=None)  # warm-up
@@ -389,15 +399,30 @@ def main() -> None:
     parser.add_argument("--bots", choices=("house", "remote"), default="house",
                         help="house bots in the referee, or 8 SDK bot processes (one per bot and referee)")
     parser.add_argument("--profile", help="cProfile the (single, solo-pool) worker into this file")
+    parser.add_argument("--group", type=ints, default=[1],
+                        help="tables per task (TIENLEN_TABLES_PER_TASK): 1 (the default: a task per table, one "
+                             "after another), 8 (a worker process streams a group of 8 tables at once); 1,8 "
+                             "alternates both in each round, each with its referee-alone run")
     parser.add_argument("--analysis", default="separate",
                         help="where the luck baselines run: separate (the analysis queue on a worker process of "
                              "its own, as compose), same (the recording worker consumes both queues, as before "
                              "issue 13's pipeline work), or both: same,separate (alternating in each round, each "
                              "with its referee-alone run)")
+    parser.add_argument("--code", default=".",
+                        help="checkouts whose workers play the pipeline runs, e.g. .,/work/wt/pipeline-base: "
+                             "alternated in each round (same database, referees and API side), each with its "
+                             "referee-alone run; a checkout's own .venv runs its workers. `path@N`: that "
+                             "checkout with N tables a task only (instead of each of --group), e.g. "
+                             ".@8,/work/main@1")
     args = parser.parse_args()
-    modes = [m for m in args.analysis.split(",") if m]
-    if not modes or set(modes) - {"same", "separate"}:
+    analysis = [m for m in args.analysis.split(",") if m]
+    if not analysis or set(analysis) - {"same", "separate"}:
         parser.error("--analysis: same, separate or same,separate")
+    modes = []
+    for entry in (c for c in args.code.split(",") if c):
+        path, _, group = entry.partition("@")  # `path@N`: that checkout with N tables a task only
+        code = ROOT if path == "." else Path(path).resolve()
+        modes += [(m, g, code) for g in ([int(group)] if group else args.group) for m in analysis]
     setup()
 
     from django.contrib.auth.models import User
@@ -430,9 +455,11 @@ def main() -> None:
                 for r in range(args.rounds):
                     for mode in modes:
                         run_round(args, app, staff, bots, list(ref_procs), list(targets), bot_procs, workers=workers,
-                                  mode=mode, number=(len(rows) * 10 + r) * 10 + modes.index(mode), result=results[mode])
+                                  mode=mode[0], group=mode[1], code=mode[2],
+                                  number=(len(rows) * 10 + r) * 10 + modes.index(mode), result=results[mode])
                         res = results[mode]
-                        print(f"  referees {referees}, workers {workers}, baselines {mode}, round {r + 1}: "
+                        print(f"  referees {referees}, workers {workers}, baselines {mode[0]}, tables per task "
+                              f"{mode[1]}, code {code_name(mode[2])}, round {r + 1}: "
                               f"alone {res['alone'][-1]:.1f} games/s, pipeline {res['pipeline'][-1]:.1f} games/s "
                               f"(baselines done after {res['baselines'][-1]:.1f} s)", flush=True)
                 rows.extend((referees, workers, mode, results[mode]) for mode in modes)
@@ -447,22 +474,26 @@ def main() -> None:
     print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x {4 * args.sets} games ({games_per_run} games) per run, "
           f"Celery pool {args.pool}, {args.rounds} alternating rounds; ranges over the rounds")
     print()
-    print("| referees | worker processes | baselines | referee alone, games/s | pipeline, games/s | pipeline / alone "
-          "| baselines done, s |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: |")
-    for referees, workers, mode, res in rows:
+    print("| code | referees | worker processes | baselines | tables per task | referee alone, games/s "
+          "| pipeline, games/s | pipeline / alone | worker CPU / referee CPU, per game | baselines done, s |")
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for referees, workers, (mode, group, code), res in rows:
         ratios = [p / a for a, p in zip(res["alone"], res["pipeline"], strict=True)]
-        print(f"| {referees} | {workers} | {mode} | {fmt_range(res['alone'])} | {fmt_range(res['pipeline'])} | "
-              f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) | {fmt_range(res['baselines'], 1)} |")
+        print(f"| {code_name(code)} | {referees} | {workers} | {mode} | {group} | {fmt_range(res['alone'])} | "
+              f"{fmt_range(res['pipeline'])} | "
+              f"{fmt_range(ratios, 2)} (median {statistics.median(ratios):.2f}) | "
+              f"{fmt_range((c['worker'] / c['referee'] for c in res['cpu_pipeline']), 2)} | {fmt_range(res['baselines'], 1)} |")
     print()
     roles = ["referee", "worker", "worker main process", "analysis", "postgres", "bots", "api/client (this process)"]
     print("| CPU ms per game (worker: the one recording, of which its main process; analysis: the baselines' own) | "
           + " | ".join(roles) + " |")
     print("| --- |" + " ---: |" * len(roles))
-    for referees, workers, mode, res in rows:
+    for referees, workers, (mode, group, code), res in rows:
         for kind in ("alone", "pipeline"):
             cells = [fmt_range((1000 * c[role] for c in res[f"cpu_{kind}"]), 2) for role in roles]
-            print(f"| {kind}, {referees} referee(s), {workers} worker(s), baselines {mode} | " + " | ".join(cells) + " |")
+            print(f"| {kind}, {code_name(code)}, {referees} referee(s), {workers} worker(s), baselines {mode}, "
+                  f"{group} table(s) a task | "
+                  + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

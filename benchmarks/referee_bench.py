@@ -335,9 +335,12 @@ class _InstantBot:
             lambda: self.session.route_move(gw.BotMessage.FromString(raw).move))
 
 
-async def referee_only(games: int, repeats: int) -> float:
+async def referee_only(games: int, repeats: int, *, live_moves: bool = False,
+                       cpu: bool = False, runner_class: Any = None) -> float:
     """(d) the referee's own work per move: one table, the same TableRunner, sessions and
-    view encoding, but bots answering in-process at once; µs per move, best run."""
+    view encoding, but bots answering in-process at once; µs per move, best run (of the
+    process's CPU time with `cpu`, else wall). `live_moves`: the table streams a LiveMove
+    per public move (a casual table watched live), drained like the records."""
     from referee_service.house import house_bot_names
     from referee_service.sessions import BotSession, SessionRegistry
     from referee_service.spec import table_spec
@@ -358,12 +361,14 @@ async def referee_only(games: int, repeats: int) -> float:
 
         drains.append(asyncio.get_running_loop().create_task(drain()))
 
+    clock = time.process_time if cpu else time.perf_counter
+
     async def one(table_id: str, n: int) -> float:
         spec = table_spec(org.PlayTableRequest(
-            table_id=table_id, games=n, seed=table_id,
+            table_id=table_id, games=n, seed=table_id, live_moves=live_moves,
             seats=[org.SeatSpec(bot_id=b) for b in BOTS]), house_bot_names())
-        runner = TableRunner(spec, registry)
-        started = time.perf_counter()
+        runner = (runner_class or TableRunner)(spec, registry)
+        started = clock()
         runner.start()
         moves = 0
         while True:
@@ -374,13 +379,52 @@ async def referee_only(games: int, repeats: int) -> float:
                 assert not any(m["fallback"] for m in timing)
                 moves += len(timing)
             elif kind == "result":
-                return (time.perf_counter() - started) / moves * 1e6
+                return (clock() - started) / moves * 1e6
 
     await one("only-warmup", 2)
     best = min([await one(f"only-{rep}", games) for rep in range(repeats)])
     for task in drains:
         task.cancel()
     return best
+
+
+async def live_moves_overhead(games: int, repeats: int, before: str | None) -> None:
+    """What streaming live moves costs the referee per move, side by side: (d) on CPU time
+    for tables without it (every tournament table) and with it (a casual table watched
+    live), and with `before` (a copy of referee_service/table.py from before live moves,
+    e.g. `git show <commit>:referee_service/table.py > /tmp/table_before.py`) the same
+    tables on that TableRunner; alternating, best and median of `repeats` runs each; and
+    the one test a table without live moves pays per move (`if live:`), timed alone."""
+    import importlib.util
+    import timeit
+
+    variants: dict[str, tuple[bool, Any]] = {"tournament (live_moves off)": (False, None),
+                                             "casual watched live (live_moves on)": (True, None)}
+    if before:
+        spec = importlib.util.spec_from_file_location("table_before", before)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        variants = {"tournament, before live moves": (False, module.TableRunner), **variants}
+    runs: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for rep in range(repeats):
+        for name in (names if rep % 2 == 0 else names[::-1]):
+            live, runner = variants[name]
+            runs[name].append(await referee_only(games, 1, live_moves=live, cpu=True,
+                                                 runner_class=runner))
+    live = False
+    branch_ns = min(timeit.repeat("if live: pass", globals={"live": live}, number=1_000_000,
+                                  repeat=5)) * 1e3  # ns per test
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+          f"{repeats} alternating runs of {games} games each (one table, 4 in-process instant "
+          "bots), CPU µs per move of the referee process\n")
+    print("| table | best | median |")
+    print("| --- | ---: | ---: |")
+    for name in names:
+        print(f"| {name} | {min(runs[name]):.1f} µs | {statistics.median(runs[name]):.1f} µs |")
+    print(f"| the `if live:` test a table without live moves pays per move | {branch_ns / 1000:.3f} µs | |")
 
 
 async def ring_budget(seconds: float, repeats: int) -> None:
@@ -507,8 +551,16 @@ if __name__ == "__main__":
         parser.add_argument("--quick", action="store_true", help="shorter runs")
         parser.add_argument("--ring-budget", action="store_true",
                             help="only the experiment: (a') with CPU work added per pass")
+        parser.add_argument("--live-moves", action="store_true",
+                            help="only (d) with and without live moves, side by side")
+        parser.add_argument("--before", metavar="TABLE_PY",
+                            help="with --live-moves: also the TableRunner of this copy of "
+                                 "referee_service/table.py (the code before live moves)")
         args = parser.parse_args()
-        if args.ring_budget:
+        if args.live_moves:
+            asyncio.run(live_moves_overhead(10 if args.quick else 30, 6 if args.quick else 12,
+                                            args.before))
+        elif args.ring_budget:
             asyncio.run(ring_budget(1.0 if args.quick else 2.0, 2 if args.quick else 3))
         else:
             asyncio.run(main(args.quick))

@@ -17,7 +17,7 @@ At the end beat stops, the running tables drain, and the checks: every game reco
 once (no table with a duplicate or missing game index), ratings equal to a full recompute,
 no table stuck (all closed within `--drain-timeout`, none failed), the games/s per window
 after warm-up, the RSS of every referee and worker instance after warm-up (least-squares
-slope, MB/min), and the time from each fault to the next recorded game.
+slope, MB/min, over all of it and over its later half), and the time from each fault to the next recorded game.
 
     .venv/bin/python benchmarks/soak.py [--duration 1200] [--fault-every 180] [--json]
 
@@ -423,8 +423,12 @@ def play(args: argparse.Namespace, env: dict[str, str], run: Run, pg: OwnPostgre
         after = [p for p in points if p[0] >= since]
         slope = slope_per_min(after)
         if slope is not None and after[-1][0] - after[0][0] >= args.min_series:
+            # the later half alone: a cache filling up makes the whole series slope even
+            # when the RSS has levelled off by the end, a leak slopes in both halves
+            middle = (after[0][0] + after[-1][0]) / 2
             slopes[instance] = {"slope_mb_per_min": slope, "first_mb": after[0][1],
-                                "last_mb": after[-1][1], "minutes": (after[-1][0] - after[0][0]) / 60}
+                                "last_mb": after[-1][1], "minutes": (after[-1][0] - after[0][0]) / 60,
+                                "late_slope_mb_per_min": slope_per_min([p for p in after if p[0] >= middle])}
     checks = {
         "every game recorded once": not bad_tables and len(set(recorded)) == len(recorded),
         "ratings equal a full recompute": report.max_difference < 1e-6 and report.games == len(recorded),
@@ -468,11 +472,13 @@ def print_report(result: dict[str, Any], args: argparse.Namespace) -> None:
           + (f"min {min(w):.2f}, median {statistics.median(w):.2f}, max {max(w):.2f}" if w else "none")
           + "\n")
     print("(#n: the n-th start of that process; a worker's RSS includes its pool's)\n")
-    print("| process (instance) | RSS after warm-up MB | at the end MB | minutes | slope MB/min |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| process (instance) | RSS after warm-up MB | at the end MB | minutes | slope MB/min "
+          "| slope, later half MB/min |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, s in sorted(result["rss"].items()):
+        late = s["late_slope_mb_per_min"]
         print(f"| {name} | {s['first_mb']:.0f} | {s['last_mb']:.0f} | {s['minutes']:.1f} "
-              f"| {s['slope_mb_per_min']:+.2f} |")
+              f"| {s['slope_mb_per_min']:+.2f} | {'-' if late is None else f'{late:+.2f}'} |")
     print("\n| check | |")
     print("| --- | --- |")
     for check, ok in result["checks"].items():
