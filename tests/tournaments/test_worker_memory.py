@@ -76,3 +76,64 @@ def test_a_worker_starts_every_task_with_an_empty_query_log(settings, logs) -> N
     assert [n for _, at, n in logs if at == "start"] == [0] * (len(logs) // 2), logs
     # what a table's task leaves in the log is its own queries, not those of every task before it
     assert tables[-1] < 2 * tables[0], tables
+
+
+def test_the_reaper_thread_empties_its_query_log_after_every_pass(settings) -> None:
+    """The reaper is a thread of its own, not a task: nothing else ever empties its log."""
+    from tournaments import tasks
+    from tournaments.play import leases
+
+    settings.DEBUG = True
+    met: list[int] = []
+
+    def reap() -> None:
+        met.append(len(connection.queries_log))
+        tasks.tables_reap()
+
+    reaper = leases.Reaper(reap, interval_s=0.02).start()
+    try:
+        deadline = time.monotonic() + 30
+        while len(met) < 6:
+            assert time.monotonic() < deadline, "the reaper did not pass six times"
+            time.sleep(0.02)
+    finally:
+        reaper.stop()
+    # a pass meets at most what the bounded lock wait set before it, never the passes before
+    assert len(set(met[:6])) == 1 and met[0] <= 1, met
+
+
+def test_the_lease_keeper_empties_its_query_log_after_every_round_of_renewals(settings) -> None:
+    """The keeper's thread renews the leases of every table the process plays, for as long
+    as the process lives: each round of renewals must start with an empty log."""
+    from django.db import transaction
+    from django.utils import timezone
+
+    from tests.tournaments.conftest import running_round_robin
+    from tournaments.models import Table
+    from tournaments.play.leases import TableLease
+    from tournaments.play.lifecycle import LeaseTimes, table_start
+
+    settings.DEBUG = True
+    staff = User.objects.create_user("house", is_staff=True)
+    organiser = User.objects.create_user("organiser", is_staff=True)
+    bots = [bot_create(owner=staff, name=f"house-{i}", house_bot="random")[0] for i in range(4)]
+    table = running_round_robin(organiser, bots, seats_per_table=4).tables.get()
+    met: list[int] = []
+
+    class Recorded(TableLease):
+        def renew(self) -> bool:
+            met.append(len(connection.queries_log))
+            return super().renew()
+
+    times = LeaseTimes(lease_s=1.0, renew_s=0.05, reap_s=0)
+    with Recorded(table.pk, times=times) as lease:
+        with transaction.atomic():
+            locked = Table.objects.select_for_update().get(pk=table.pk)
+            assert table_start(table=locked, now=timezone.now(), owner=lease.owner, lease_s=times.lease_s)
+        lease.keep()
+        deadline = time.monotonic() + 30
+        while len(met) < 6:
+            assert time.monotonic() < deadline, "the lease was not renewed six times"
+            time.sleep(0.02)
+    assert lease.renewals >= 5, "the renewals failed: the test would prove nothing"
+    assert met[:6] == [0] * 6, met
