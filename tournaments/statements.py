@@ -26,7 +26,8 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Model, signals
+from django.db.models.base import ModelState
 
 M = TypeVar("M", bound=Model)
 
@@ -221,27 +222,54 @@ def models_insert(insert: Insert, objs: Sequence[Model]) -> None:
 def model_from_row(model: type[M], row: Sequence[Any]) -> M:
     """An instance of `model` from the values of `Names(model).ALL`, converted as the ORM
     would: the backend's converters (SQLite hands back datetimes as naive text and booleans
-    as integers) and the fields' own (JSON columns decoded)."""
-    values = []
-    for (column, converters), value in zip(_converters(model), row, strict=True):
+    as integers) and the fields' own (JSON columns decoded).
+
+    It is built as `Model.from_db` builds a loaded row, without `Model.__init__`'s
+    per-field walk (its defaults, keyword handling and a `setattr` per field: a third of
+    the recording worker's model cost, issue 26) where no `pre_init`/`post_init` receiver
+    listens for the model; and only the fields that have converters are looked at."""
+    shape = _shape_of(model)
+    if len(row) != len(shape.attnames):
+        raise ValueError(f"{model.__name__}: {len(row)} values for {len(shape.attnames)} fields")
+    values = list(row)
+    for i, column, converters in shape.converted:
+        value = values[i]
         if value is not None:
             for convert in converters:
                 value = convert(value, column, connection)
-        values.append(value)
-    return model.from_db(connection.alias, [f.attname for f in model._meta.concrete_fields], values)
+            values[i] = value
+    if shape.signals:
+        return model.from_db(connection.alias, shape.attnames, values)
+    obj = model.__new__(model)
+    obj.__dict__.update(zip(shape.attnames, values, strict=True))
+    state = obj._state = ModelState()
+    state.adding, state.db = False, connection.alias
+    return obj
 
 
-_converter_cache: dict[tuple[str, type], list[tuple[Any, list[Any]]]] = {}
+class _Shape:
+    """What `model_from_row` needs of a model, read once per database vendor."""
 
-
-def _converters(model: type) -> list[tuple[Any, list[Any]]]:
-    """Per concrete field: its column expression and the converters the ORM applies to it."""
-    key = (connection.vendor, model)
-    found = _converter_cache.get(key)
-    if found is None:
-        found = []
-        for f in model._meta.concrete_fields:
+    def __init__(self, model: type[Model]) -> None:
+        fields = model._meta.concrete_fields
+        self.attnames = [f.attname for f in fields]
+        self.converted: list[tuple[int, Any, list[Any]]] = []
+        for i, f in enumerate(fields):
             column = f.get_col(model._meta.db_table)
-            found.append((column, connection.ops.get_db_converters(column) + f.get_db_converters(connection)))
-        _converter_cache[key] = found
+            converters = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            if converters:
+                self.converted.append((i, column, converters))
+        # Model.__init__ is skipped only where nothing could notice: no receivers, no override.
+        self.signals = (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model)
+                        or model.__init__ is not Model.__init__)
+
+
+_shape_cache: dict[tuple[str, type], _Shape] = {}
+
+
+def _shape_of(model: type[Model]) -> _Shape:
+    key = (connection.vendor, model)
+    found = _shape_cache.get(key)
+    if found is None:
+        found = _shape_cache[key] = _Shape(model)
     return found

@@ -68,3 +68,39 @@ def test_a_field_the_model_does_not_have_fails_when_the_statement_is_built() -> 
     with pytest.raises(FieldDoesNotExist):
         Names(Table, "t").games_recordd  # noqa: B018
     assert Names(Table, "t").games_recorded == 't."games_recorded"'
+
+
+@pytest.mark.django_db
+def test_an_instance_built_from_a_row_is_the_one_the_orm_loads() -> None:
+    """`model_from_row` skips Model.__init__: what it builds must still be the ORM's own
+    (every value converted the same, JSON decoded, datetimes aware, a saved instance that
+    saves and follows its relations as a loaded one does)."""
+    from django.contrib.auth.models import User
+
+    from tests.tournaments.conftest import running_round_robin
+    from tournaments.models import Bot, Entrant, Table, TableSeat, Tournament
+    from tournaments.services.accounts import bot_create
+    from tournaments.statements import model_from_row
+
+    owner = User.objects.create_user("owner", is_staff=True)
+    bots = [bot_create(owner=owner, name=f"b{i}", house_bot="random")[0] for i in range(4)]
+    tournament = running_round_robin(owner, bots, seats_per_table=4)
+    seat = TableSeat.objects.filter(table__tournament=tournament).first()
+    for model, pk in ((Tournament, tournament.pk), (Table, seat.table_id), (TableSeat, seat.pk),
+                      (Entrant, seat.entrant_id), (Bot, bots[0].pk)):
+        n = Names(model)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {n.ALL} FROM {n} WHERE {n.col(model._meta.pk.name)} = %s", [pk])
+            built = model_from_row(model, cursor.fetchone())
+        loaded = model.objects.get(pk=pk)
+        fields = [f.attname for f in model._meta.concrete_fields]
+        assert [getattr(built, f) for f in fields] == [getattr(loaded, f) for f in fields], model
+        assert (built._state.adding, built._state.db) == (False, "default")
+        assert built == loaded and hash(built) == hash(loaded)
+    built_seat = model_from_row(TableSeat, [getattr(seat, f.attname) for f in TableSeat._meta.concrete_fields])
+    assert built_seat.entrant.bot.name in {b.name for b in bots}  # relations load as from a query
+    built_seat.points = 7
+    built_seat.save(update_fields=["points"])  # an UPDATE of a row that exists, not an INSERT
+    assert TableSeat.objects.get(pk=seat.pk).points == 7
+    with pytest.raises(ValueError, match="values for"):
+        model_from_row(Bot, [1, 2])
