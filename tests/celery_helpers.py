@@ -26,7 +26,7 @@ from tests.logsafe import preserved_logging
 from tests.needs import unavailable
 
 _MISSING = object()
-_CONF_KEYS = ("broker_url", "broker_transport_options", "result_backend", "task_default_queue")
+_CONF_KEYS = ("broker_url", "broker_transport", "broker_transport_options", "result_backend", "task_default_queue")
 
 
 def test_broker_url() -> str:
@@ -101,6 +101,9 @@ def isolated_celery_worker(*, pool: str = "threads", concurrency: int | None = N
             if saved_env is not None:
                 os.environ["CELERY_BROKER_URL"] = url
             app.conf.broker_url = url
+            # The no-server settings name the filesystem transport itself, which would
+            # win over `url`'s scheme: the worker then looked for a spool that is not there.
+            app.conf.broker_transport = None
             app.conf.broker_transport_options = {}
             # Pools bound to the configured broker: new ones are made for `url` on demand
             # (kombu keeps them in its registry for the next test; `url` is only ever the
