@@ -55,7 +55,16 @@ BROKER = os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/5"
 if not BROKER.startswith("redis"):
     sys.exit("pipeline_bench needs Redis: set CELERY_BROKER_URL=redis://...")
 os.environ["CELERY_BROKER_URL"] = BROKER
+# As deployed (docker/compose.yml): DEBUG off, unless `--debug`. With DEBUG on (the
+# development default) every query of every process goes through Django's debug cursor
+# (timed, its SQL formatted and kept in the connection's log): the figures of issue 26 up
+# to 2026-12-07 were measured so, and that overhead is not the platform's.
+DEBUG = "--debug" in sys.argv[1:]
+os.environ["DJANGO_DEBUG"] = "1" if DEBUG else "0"
+if not DEBUG:
+    os.environ.setdefault("DJANGO_SECRET_KEY", os.urandom(32).hex())  # every process of the run shares it
 ORGANIZER_TOKEN = "pipe-bench-organizer-token"
+os.environ.setdefault("REFEREE_ORGANIZER_TOKEN", ORGANIZER_TOKEN)  # this process's settings, with DEBUG off
 HOUSE = ["random", "greedy", "heuristic", "greedy", "random", "heuristic", "greedy", "heuristic"]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -152,7 +161,7 @@ def start_worker(number: int | str, *, concurrency: int, pool: str, target: str,
     runs another checkout's workers against the same database, referees and API side)."""
     argv = [sys.executable if code == ROOT else str(code / ".venv" / "bin" / "python")]
     if profile:
-        argv += ["-m", "cProfile", "-o", profile]
+        argv += [str(ROOT / "benchmarks" / "cpu_profile.py"), profile]  # by CPU time, not the wall
     argv += ["-m", "celery", "-A", "tienlen_site.celery:app", "worker", "--pool", pool, "--concurrency", str(concurrency),
              "--loglevel", os.environ.get("PIPE_WORKER_LOGLEVEL", "WARNING"), "--without-gossip", "--without-mingle", "--without-heartbeat",
              "--queues", queues, "--hostname", f"pipe-bench-{number}@%h"]
@@ -398,7 +407,7 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=8, help="concurrent organiser calls of the referee-alone run")
     parser.add_argument("--bots", choices=("house", "remote"), default="house",
                         help="house bots in the referee, or 8 SDK bot processes (one per bot and referee)")
-    parser.add_argument("--profile", help="cProfile the (single, solo-pool) worker into this file")
+    parser.add_argument("--profile", help="cProfile the (single, solo-pool) worker by CPU time into this file")
     parser.add_argument("--group", type=ints, default=[1],
                         help="tables per task (TIENLEN_TABLES_PER_TASK): 1 (the default: a task per table, one "
                              "after another), 8 (a worker process streams a group of 8 tables at once); 1,8 "
@@ -414,6 +423,8 @@ def main() -> None:
                              "referee-alone run; a checkout's own .venv runs its workers. `path@N`: that "
                              "checkout with N tables a task only (instead of each of --group), e.g. "
                              ".@8,/work/main@1")
+    parser.add_argument("--debug", action="store_true",
+                        help="every process with DJANGO_DEBUG=1 (the development default) instead of as deployed")
     args = parser.parse_args()
     analysis = [m for m in args.analysis.split(",") if m]
     if not analysis or set(analysis) - {"same", "separate"}:
@@ -472,7 +483,8 @@ def main() -> None:
     games_per_run = 14 * args.cycles * 4 * args.sets
     print()
     print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x {4 * args.sets} games ({games_per_run} games) per run, "
-          f"Celery pool {args.pool}, {args.rounds} alternating rounds; ranges over the rounds")
+          f"Celery pool {args.pool}, {args.rounds} alternating rounds, DEBUG {'on' if DEBUG else 'off (as deployed)'}; "
+          "ranges over the rounds")
     print()
     print("| code | referees | worker processes | baselines | tables per task | referee alone, games/s "
           "| pipeline, games/s | pipeline / alone | worker CPU / referee CPU, per game | baselines done, s |")

@@ -218,7 +218,13 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             "TIENLEN_LEASE_REAP_SECONDS": "2", "TIENLEN_STALE_TABLE_SECONDS": "20",
             "TIENLEN_TICK_SECONDS": "2", "TIENLEN_LOG_LEVEL": "warning",
             MARKER_VARIABLE: marker,
+            # As deployed (docker/compose.yml) unless --debug: with DEBUG on, Django keeps
+            # every query's SQL in each long-lived connection's log, which is not what a
+            # deployment's memory does (the fixed keeper and reaper logs grew so).
+            "DJANGO_DEBUG": "1" if args.debug else "0",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         }
+        os.environ.update({k: env[k] for k in ("DJANGO_DEBUG", "DJANGO_SECRET_KEY", "REFEREE_ORGANIZER_TOKEN")})  # this process's too
         subprocess.run([sys.executable, "manage.py", "migrate", "--no-input", "-v", "0"],
                        cwd=ROOT, env=processes.child_env(env), check=True, timeout=600)
         django_setup(database_url, args.broker)
@@ -524,6 +530,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--recovery-timeout", type=float, default=90,
                         help="after the duration, seconds the play goes on while a fault has had no "
                         "game after it yet (90): past that it counts as not recovered")
+    parser.add_argument("--debug", action="store_true",
+                        help="every process with DJANGO_DEBUG=1 (the development default) instead of as deployed")
     parser.add_argument("--log-dir")
     parser.add_argument("--json", action="store_true")
     return parser
