@@ -20,7 +20,10 @@ tournament, and the referee-alone client).
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tienlen_pipe \
     CELERY_BROKER_URL=redis://127.0.0.1:6379/5 \
       .venv/bin/python benchmarks/pipeline_bench.py [--rounds 3] [--cycles 4] \
-        [--workers 1] [--referees 1] [--pool prefork] [--bots house|remote] [--profile FILE]
+        [--workers 1] [--referees 1] [--pool prefork] [--bots house|remote] [--profile FILE] [--debug]
+
+Every process runs as deployed, `DJANGO_DEBUG=0` (`--debug`: the development default,
+whose debug cursor costs every process about a third of its CPU per game).
 
 `--workers 1,2,4` and `--referees 1,2` measure each combination in turn (every pipeline
 run with its referee-alone run just before it). The referees register in the referee pool

@@ -19,8 +19,9 @@ no table stuck (all closed within `--drain-timeout`, none failed), the games/s p
 after warm-up, the RSS of every referee and worker instance after warm-up (least-squares
 slope, MB/min, over all of it and over its later half), and the time from each fault to the next recorded game.
 
-    .venv/bin/python benchmarks/soak.py [--duration 1200] [--fault-every 180] [--json]
+    .venv/bin/python benchmarks/soak.py [--duration 1200] [--fault-every 180] [--json] [--debug]
 
+Every process runs as deployed, `DJANGO_DEBUG=0` (`--debug`: the development default).
 Exit status 0 when every check passed, 1 otherwise. tests/e2e/test_soak.py runs a
 2-minute version.
 """
