@@ -204,7 +204,11 @@ def test_no_page_is_sent_another_seats_card_over_whole_games(settings, preset, p
         played = {c for m in replay["moves"] for c in m.get("cards", [])}
         secret = {c for s, hand in enumerate(replay["hands"]) if s != seat for c in hand} - played
         during = [(w, s) for w, s in seen if s["status"] == "running" and s["public"].get("game_index") == game.index]
-        assert during
+        if not during:
+            # An instant win ends the game at the deal (docs/rules.md): no state of it was
+            # running to be polled (a fresh-clone CI run met one in danang).
+            assert replay["result"]["instant_winner"] is not None, replay["result"]
+            continue
         for who, state in during:
             assert not _cards_in(state) & secret, who
             if who != "owner":
