@@ -60,8 +60,14 @@ def _read_stream(url: str, client: Client, into: list[dict], done: threading.Eve
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(("preset", "players"), [("south", 4), ("south_extended", 3), ("hue", 2),
                                                  ("danang", 4), ("north", 3)])
-def test_the_public_stream_carries_every_play_one_by_one_and_no_hand(settings, preset, players):
+def test_the_public_stream_carries_every_play_one_by_one_and_no_hand(settings, monkeypatch, preset, players):
     from tests.needs import need_postgresql
+    from web import views_play
+
+    # The stream looks every 0.25 s: a game of ~30 moves plays in a second or two, and on
+    # a loaded machine a stalled look or two left the stream one state of a whole game (a
+    # fresh-clone CI run). Looking five times as often keeps "move by move" observable.
+    monkeypatch.setattr(views_play, "CHECK_SECONDS", 0.05)
 
     need_postgresql("the gateway's thread, the stream's and the test's write and read at once")
     from bots_sdk.rules import PRESETS
