@@ -58,16 +58,7 @@ BROKER = os.environ.get("CELERY_BROKER_URL") or "redis://127.0.0.1:6379/5"
 if not BROKER.startswith("redis"):
     sys.exit("pipeline_bench needs Redis: set CELERY_BROKER_URL=redis://...")
 os.environ["CELERY_BROKER_URL"] = BROKER
-# As deployed (docker/compose.yml): DEBUG off, unless `--debug`. With DEBUG on (the
-# development default) every query of every process goes through Django's debug cursor
-# (timed, its SQL formatted and kept in the connection's log): the figures of issue 26 up
-# to 2026-12-07 were measured so, and that overhead is not the platform's.
-DEBUG = "--debug" in sys.argv[1:]
-os.environ["DJANGO_DEBUG"] = "1" if DEBUG else "0"
-if not DEBUG:
-    os.environ.setdefault("DJANGO_SECRET_KEY", os.urandom(32).hex())  # every process of the run shares it
 ORGANIZER_TOKEN = "pipe-bench-organizer-token"
-os.environ.setdefault("REFEREE_ORGANIZER_TOKEN", ORGANIZER_TOKEN)  # this process's settings, with DEBUG off
 HOUSE = ["random", "greedy", "heuristic", "greedy", "random", "heuristic", "greedy", "heuristic"]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -429,6 +420,15 @@ def main() -> None:
     parser.add_argument("--debug", action="store_true",
                         help="every process with DJANGO_DEBUG=1 (the development default) instead of as deployed")
     args = parser.parse_args()
+    # As deployed (docker/compose.yml): DEBUG off, unless `--debug`. With DEBUG on (the
+    # development default) every query of every process goes through Django's debug cursor
+    # (timed, its SQL formatted and kept in the connection's log): the figures of issue 26
+    # up to 2026-12-07 were measured so, and that overhead is not the platform's. Set before
+    # Django starts here (setup()) and inherited by every process the run starts.
+    os.environ["DJANGO_DEBUG"] = "1" if args.debug else "0"
+    if not args.debug:
+        os.environ.setdefault("DJANGO_SECRET_KEY", os.urandom(32).hex())
+        os.environ.setdefault("REFEREE_ORGANIZER_TOKEN", ORGANIZER_TOKEN)  # this process's settings
     analysis = [m for m in args.analysis.split(",") if m]
     if not analysis or set(analysis) - {"same", "separate"}:
         parser.error("--analysis: same, separate or same,separate")
@@ -486,7 +486,7 @@ def main() -> None:
     games_per_run = 14 * args.cycles * 4 * args.sets
     print()
     print(f"8-bot round robin, {args.bots} bots, {14 * args.cycles} tables x {4 * args.sets} games ({games_per_run} games) per run, "
-          f"Celery pool {args.pool}, {args.rounds} alternating rounds, DEBUG {'on' if DEBUG else 'off (as deployed)'}; "
+          f"Celery pool {args.pool}, {args.rounds} alternating rounds, DEBUG {'on' if args.debug else 'off (as deployed)'}; "
           "ranges over the rounds")
     print()
     print("| code | referees | worker processes | baselines | tables per task | referee alone, games/s "

@@ -226,8 +226,9 @@ def model_from_row(model: type[M], row: Sequence[Any]) -> M:
 
     It is built as `Model.from_db` builds a loaded row, without `Model.__init__`'s
     per-field walk (its defaults, keyword handling and a `setattr` per field: a third of
-    the recording worker's model cost, issue 26) where no `pre_init`/`post_init` receiver
-    listens for the model; and only the fields that have converters are looked at."""
+    the recording worker's model cost, issue 26) where nothing could notice (no
+    `pre_init`/`post_init` receiver, no `__init__` of the model's own); and only the
+    fields that have converters are looked at."""
     shape = _shape_of(model)
     if len(row) != len(shape.attnames):
         raise ValueError(f"{model.__name__}: {len(row)} values for {len(shape.attnames)} fields")
@@ -238,7 +239,7 @@ def model_from_row(model: type[M], row: Sequence[Any]) -> M:
             for convert in converters:
                 value = convert(value, column, connection)
             values[i] = value
-    if shape.signals:
+    if shape.needs_init:
         return model.from_db(connection.alias, shape.attnames, values)
     obj = model.__new__(model)
     obj.__dict__.update(zip(shape.attnames, values, strict=True))
@@ -260,7 +261,7 @@ class _Shape:
             if converters:
                 self.converted.append((i, column, converters))
         # Model.__init__ is skipped only where nothing could notice: no receivers, no override.
-        self.signals = (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model)
+        self.needs_init = (signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model)
                         or model.__init__ is not Model.__init__)
 
 
